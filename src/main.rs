@@ -1,0 +1,222 @@
+//! The `coplan` binary: parse arguments, read files, call the library, render, exit.
+
+mod cli;
+
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use cli::{Cli, Command, SchemaKind, TopologyFormat};
+use coplan::report::diagnostic::{self, PlainDiagnostic, Style};
+use coplan::report::{summary, topology as topo_report};
+use coplan::spec::{self, Expect, InvalidSpec, LoadedSpec, SourceFile, Spec, SpecKind};
+use coplan::topology::Cluster;
+use coplan::topology::state::{ClusterState, running_state};
+
+/// Why a command failed, mapped to an exit code.
+enum Failure {
+    /// Invalid spec files (exit 2).
+    Invalid(Vec<InvalidSpec>),
+    /// Other invalid input: unreadable file, bad argument (exit 2).
+    Input(PlainDiagnostic),
+    /// A bug or an unexpected failure of the library (exit 1).
+    #[allow(dead_code)]
+    Internal(String),
+}
+
+impl Failure {
+    fn input(message: String, help: Option<String>) -> Self {
+        Failure::Input(PlainDiagnostic {
+            message,
+            help,
+            code: "coplan::input",
+        })
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let style = if std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none() {
+        Style::Color
+    } else {
+        Style::Plain
+    };
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => {
+            let (text, code) = match failure {
+                Failure::Invalid(list) => (
+                    list.iter()
+                        .map(|i| diagnostic::render_invalid(i, style))
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                    2,
+                ),
+                Failure::Input(d) => (diagnostic::render(&d, style), 2),
+                Failure::Internal(m) => (format!("internal error: {m}\n"), 1),
+            };
+            let _ = std::io::stderr().write_all(text.as_bytes());
+            ExitCode::from(code)
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<(), Failure> {
+    match cli.command {
+        Command::Validate { files } => validate(&files),
+        Command::Schema { kind } => {
+            let kind = match kind {
+                SchemaKind::Cluster => SpecKind::Cluster,
+                SchemaKind::Preemption => SpecKind::Preemption,
+                SchemaKind::Colocation => SpecKind::Colocation,
+            };
+            print(&schema_text(kind))
+        }
+        Command::Topology {
+            cluster,
+            workload,
+            format,
+        } => topology(&cluster, workload.as_deref(), format),
+    }
+}
+
+fn schema_text(kind: SpecKind) -> String {
+    let mut text = serde_json::to_string_pretty(&spec::json_schema(kind)).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+fn print(text: &str) -> Result<(), Failure> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        // A closed pipe (`| head`) is not an error worth reporting.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(Failure::input(format!("cannot write output: {e}"), None)),
+    }
+}
+
+fn read_source(path: &Path) -> Result<SourceFile, Failure> {
+    let name = path.display().to_string();
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(SourceFile::new(name, text)),
+        Err(e) => Err(Failure::input(
+            format!("cannot read `{name}`: {e}"),
+            Some("check the path; spec files are UTF-8 TOML".into()),
+        )),
+    }
+}
+
+fn load(path: &Path, expect: Expect) -> Result<LoadedSpec, Failure> {
+    let source = read_source(path)?;
+    spec::load(source, expect).map_err(|e| Failure::Invalid(vec![e]))
+}
+
+fn validate(files: &[std::path::PathBuf]) -> Result<(), Failure> {
+    let mut invalid = Vec::new();
+    let mut unreadable = Vec::new();
+    let mut loaded = Vec::new();
+    for path in files {
+        match read_source(path) {
+            Ok(source) => match spec::load(source, Expect::Any) {
+                Ok(l) => loaded.push(l),
+                Err(e) => invalid.push(e),
+            },
+            Err(Failure::Input(d)) => unreadable.push(d),
+            Err(other) => return Err(other),
+        }
+    }
+    let clusters: Vec<&LoadedSpec> = loaded
+        .iter()
+        .filter(|l| l.spec.kind() == SpecKind::Cluster)
+        .collect();
+    let cluster = match clusters.as_slice() {
+        [only] => match &only.spec {
+            Spec::Cluster(c) => Some(Cluster::from_spec(c)),
+            _ => None,
+        },
+        _ => None,
+    };
+    let mut lines = String::new();
+    for l in &loaded {
+        let cross = match (&cluster, &l.spec) {
+            (Some(c), Spec::Preemption(w)) => running_state(c, w).err().unwrap_or_default(),
+            (Some(c), Spec::Colocation(w)) => spec::validate::colocation_on_cluster(c, w),
+            _ => Vec::new(),
+        };
+        match l.check(cross) {
+            Ok(()) => lines.push_str(&format!(
+                "{}: {}\n",
+                l.source.name,
+                summary::summary(&l.spec)
+            )),
+            Err(e) => invalid.push(e),
+        }
+    }
+    if clusters.len() > 1 {
+        let note = format!(
+            "note: {} clusters given; cross-file checks (running pods' nodes, stages) need exactly one\n",
+            clusters.len()
+        );
+        let _ = std::io::stderr().write_all(note.as_bytes());
+    }
+    print(&lines)?;
+    if !unreadable.is_empty() {
+        let style = Style::Plain;
+        let text: String = unreadable
+            .iter()
+            .map(|d| diagnostic::render(d, style))
+            .collect();
+        let _ = std::io::stderr().write_all(text.as_bytes());
+        if invalid.is_empty() {
+            return Err(Failure::Invalid(Vec::new()));
+        }
+    }
+    if invalid.is_empty() {
+        Ok(())
+    } else {
+        Err(Failure::Invalid(invalid))
+    }
+}
+
+fn topology(cluster_path: &Path, workload: Option<&Path>, format: TopologyFormat) -> Result<(), Failure> {
+    let loaded = load(cluster_path, Expect::Cluster)?;
+    let Spec::Cluster(cluster_spec) = &loaded.spec else {
+        return Err(Failure::Internal("a cluster file loaded as a workload".into()));
+    };
+    let cluster = Cluster::from_spec(cluster_spec);
+    let state: Option<ClusterState> = match workload {
+        None => None,
+        Some(path) => {
+            let w = load(path, Expect::Workload)?;
+            match &w.spec {
+                Spec::Preemption(p) => match running_state(&cluster, p) {
+                    Ok(state) => Some(state),
+                    Err(findings) => {
+                        w.check(findings).map_err(|e| Failure::Invalid(vec![e]))?;
+                        None
+                    }
+                },
+                Spec::Colocation(c) => {
+                    w.check(spec::validate::colocation_on_cluster(&cluster, c))
+                        .map_err(|e| Failure::Invalid(vec![e]))?;
+                    None
+                }
+                Spec::Cluster(_) => None,
+            }
+        }
+    };
+    let text = match format {
+        TopologyFormat::Json => {
+            let mut t = serde_json::to_string_pretty(&topo_report::to_json(&cluster, state.as_ref()))
+                .map_err(|e| Failure::Internal(e.to_string()))?;
+            t.push('\n');
+            t
+        }
+        TopologyFormat::Dot => topo_report::to_dot(&cluster, state.as_ref()),
+        TopologyFormat::Table => topo_report::to_table(&cluster, state.as_ref()),
+    };
+    print(&text)
+}

@@ -1,0 +1,5 @@
+//! Renderers: one printer per output format. Nothing here decides anything.
+
+pub mod diagnostic;
+pub mod summary;
+pub mod topology;

@@ -1,0 +1,91 @@
+//! One-line summaries of valid spec files (`coplan validate`).
+
+use crate::spec::colocation::ArrivalProcess;
+use crate::spec::preemption::IdsOrCount;
+use crate::spec::{ClusterSpec, ColocationSpec, PreemptionSpec, Spec};
+use crate::topology::Cluster;
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+pub fn summary(spec: &Spec) -> String {
+    match spec {
+        Spec::Cluster(c) => cluster(c),
+        Spec::Preemption(w) => preemption(w),
+        Spec::Colocation(w) => colocation(w),
+    }
+}
+
+fn cluster(spec: &ClusterSpec) -> String {
+    let c = Cluster::from_spec(spec);
+    format!(
+        "cluster `{}`: {}, {}, {}, {}, {}",
+        spec.name,
+        plural(c.types.len(), "server type", "server types"),
+        plural(spec.pool.len(), "pool", "pools"),
+        plural(c.servers.len(), "server", "servers"),
+        plural(c.gpu_count(), "GPU", "GPUs"),
+        plural(c.core_count(), "core", "cores"),
+    )
+}
+
+fn preemption(spec: &PreemptionSpec) -> String {
+    let preemptors: i64 = spec.preempt.iter().map(|e| e.count).sum();
+    let explicit = spec
+        .running
+        .iter()
+        .filter(|r| matches!(r.gpus, Some(IdsOrCount::Ids(_))) || matches!(r.cores, Some(IdsOrCount::Ids(_))))
+        .count();
+    let fill = spec.fill.as_ref().map_or(String::new(), |f| {
+        format!(
+            ", fill to {:.0}% GPUs ({} allocator, {} churn rounds, seed {})",
+            f.target_gpu_utilization * 100.0,
+            match f.allocator {
+                crate::spec::preemption::FillAllocator::Random => "random",
+                crate::spec::preemption::FillAllocator::BestFit => "best-fit",
+                crate::spec::preemption::FillAllocator::Spread => "spread",
+            },
+            f.churn_rounds,
+            f.seed
+        )
+    });
+    format!(
+        "preemption{}: {}, {} ({} with explicit ids){}, {}; planners {}",
+        spec.name.as_ref().map_or(String::new(), |n| format!(" `{n}`")),
+        plural(spec.workload.len(), "workload", "workloads"),
+        plural(spec.running.len(), "running pod", "running pods"),
+        explicit,
+        fill,
+        plural(preemptors.max(0) as usize, "preemptor", "preemptors"),
+        spec.planners.run.join(","),
+    )
+}
+
+fn colocation(spec: &ColocationSpec) -> String {
+    let inf = &spec.inference;
+    let arrivals = match (&inf.arrival, &inf.trace) {
+        (Some(a), _) => format!(
+            "{} {} rps",
+            match a.process {
+                ArrivalProcess::Poisson => "poisson",
+                ArrivalProcess::Uniform => "uniform",
+            },
+            a.rate_rps
+        ),
+        (None, Some(t)) => format!("trace {t}"),
+        (None, None) => "no arrivals".into(),
+    };
+    let rate = spec.training.rate;
+    let n_train = (inf.count as f64 * rate / (1.0 - rate)).round() as i64;
+    format!(
+        "colocation{}: {} × {} stages ({}), {} inference requests ({arrivals}), {} (rate {rate}); planners {}",
+        spec.name.as_ref().map_or(String::new(), |n| format!(" `{n}`")),
+        spec.nodes.map_or("cluster nodes".into(), |n| plural(n.max(0) as usize, "node", "nodes")),
+        spec.model.stages,
+        spec.model.name,
+        inf.count,
+        plural(n_train.max(0) as usize, "training task", "training tasks"),
+        spec.planners.run.join(","),
+    )
+}

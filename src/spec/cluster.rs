@@ -1,0 +1,164 @@
+//! Cluster spec (DESIGN §3): server types (hardware templates) and pools of servers.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::SpecKind;
+
+/// A cluster: server types and pools of servers of each type.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterSpec {
+    /// `"cluster"`, or absent: a file without `kind` is read as a cluster.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<SpecKind>,
+    /// Cluster name, used in reports.
+    pub name: String,
+    /// Hardware templates. The built-in types `rtx4090-8g`, `a100-8g` and `gpu-2s4n8g` may be
+    /// referenced by pools without being defined here.
+    #[serde(default)]
+    pub server_type: Vec<ServerTypeSpec>,
+    /// Pools of identical servers.
+    pub pool: Vec<PoolSpec>,
+}
+
+/// One hardware template.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ServerTypeSpec {
+    /// Name referenced by pools, kebab-case.
+    pub name: String,
+    /// GPU model, for reports only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_model: Option<String>,
+    /// Memory of one GPU in MiB (used by co-location memory checks).
+    #[serde(default)]
+    pub gpu_memory_mib: u64,
+    /// CPU sockets per server (≥ 1).
+    pub sockets: i64,
+    /// NUMA nodes per socket (≥ 1). NUMA nodes are numbered socket-major.
+    pub numa_per_socket: i64,
+    /// CPU cores per NUMA node (≥ 1). NUMA j holds cores j·cores_per_numa … (j+1)·cores_per_numa − 1.
+    pub cores_per_numa: i64,
+    /// FlexTopo CoreGroup size (≥ 1); defaults to `cores_per_numa` (one group per NUMA node).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub core_group_size: Option<i64>,
+    /// GPU i is attached to NUMA node `gpu_numa[i]`; `[]` for a CPU-only server.
+    #[serde(default)]
+    pub gpu_numa: Vec<i64>,
+    /// Measured slowdown of a placement at each level relative to a single-NUMA one
+    /// (each ≥ 1.0, `numa ≤ socket ≤ cross_socket`).
+    #[serde(default)]
+    pub penalty: Penalty,
+}
+
+/// Slowdown factors per placement level.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct Penalty {
+    /// Slowdown of a single-NUMA placement (normally 1.0).
+    pub numa: f64,
+    /// Slowdown of a placement within one socket over several NUMA nodes.
+    pub socket: f64,
+    /// Slowdown of a placement across sockets.
+    pub cross_socket: f64,
+}
+
+// Written by hand so the schema's default matches serde's (a derived one would say 0.0).
+impl Default for Penalty {
+    fn default() -> Self {
+        Self {
+            numa: 1.0,
+            socket: 1.0,
+            cross_socket: 1.0,
+        }
+    }
+}
+
+/// A pool of `count` servers of one type, named `<name_prefix><index>`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PoolSpec {
+    /// A server type defined in this file or a built-in one.
+    pub server_type: String,
+    /// Number of servers (≥ 1).
+    pub count: i64,
+    /// Prefix of server names; the index is zero-padded to the width of `count − 1`.
+    #[serde(default = "default_name_prefix")]
+    pub name_prefix: String,
+}
+
+fn default_name_prefix() -> String {
+    "node-".to_string()
+}
+
+/// The server types that pools may reference without defining them.
+pub fn builtin_server_types() -> Vec<ServerTypeSpec> {
+    vec![
+        ServerTypeSpec {
+            name: "rtx4090-8g".into(),
+            gpu_model: Some("RTX4090".into()),
+            gpu_memory_mib: 24564,
+            sockets: 2,
+            numa_per_socket: 4,
+            cores_per_numa: 8,
+            core_group_size: Some(8),
+            gpu_numa: (0..8).collect(),
+            penalty: Penalty {
+                numa: 1.0,
+                socket: 1.2,
+                cross_socket: 3.2,
+            },
+        },
+        ServerTypeSpec {
+            name: "a100-8g".into(),
+            gpu_model: Some("A100".into()),
+            gpu_memory_mib: 81920,
+            sockets: 2,
+            numa_per_socket: 1,
+            cores_per_numa: 32,
+            core_group_size: Some(8),
+            gpu_numa: vec![0, 0, 0, 0, 1, 1, 1, 1],
+            penalty: Penalty {
+                numa: 1.0,
+                socket: 1.0,
+                cross_socket: 2.0,
+            },
+        },
+        ServerTypeSpec {
+            name: "gpu-2s4n8g".into(),
+            gpu_model: Some("generic".into()),
+            gpu_memory_mib: 81920,
+            sockets: 2,
+            numa_per_socket: 2,
+            cores_per_numa: 24,
+            core_group_size: Some(8),
+            gpu_numa: vec![0, 0, 1, 1, 2, 2, 3, 3],
+            penalty: Penalty {
+                numa: 1.0,
+                socket: 1.2,
+                cross_socket: 2.0,
+            },
+        },
+    ]
+}
+
+impl ClusterSpec {
+    /// The definition of a server type: this file's, else a built-in one.
+    pub fn server_type(&self, name: &str) -> Option<ServerTypeSpec> {
+        self.server_type
+            .iter()
+            .find(|t| t.name == name)
+            .cloned()
+            .or_else(|| builtin_server_types().into_iter().find(|t| t.name == name))
+    }
+
+    /// Server names of a pool in index order.
+    pub fn pool_server_names(pool: &PoolSpec) -> Vec<String> {
+        let count = pool.count.max(0) as usize;
+        let width = count.saturating_sub(1).to_string().len();
+        (0..count)
+            .map(|i| format!("{}{:0width$}", pool.name_prefix, i))
+            .collect()
+    }
+}

@@ -1,0 +1,289 @@
+//! Co-location workload spec (DESIGN §6.2).
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::SpecKind;
+
+/// Planners of `kind = "colocation"`, in report order.
+pub const COLOCATION_PLANNERS: [&str; 5] = ["separate", "mix-rr", "mix-luf", "lemix", "ilp"];
+
+/// A co-location workload: model profile, inference and training streams, planner settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ColocationSpec {
+    /// Must be `"colocation"`.
+    pub kind: SpecKind,
+    /// Optional name for reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Number of nodes (pipeline replicas); absent = every server of the cluster.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<i64>,
+    pub model: ModelProfile,
+    pub inference: InferenceSpec,
+    #[serde(default)]
+    pub training: TrainingSpec,
+    #[serde(default)]
+    pub lemix: LemixSettings,
+    #[serde(default)]
+    pub objective: ColocationObjective,
+    #[serde(default)]
+    pub planners: ColocationPlanners,
+}
+
+/// Profiled latency and memory model of one pipeline-parallel replica.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ModelProfile {
+    pub name: String,
+    /// Pipeline stages per node (stage s on GPU s), ≥ 1.
+    pub stages: i64,
+    /// Δ_F = eta_forward · batch · tokens² seconds per stage.
+    pub eta_forward: f64,
+    /// Δ_B = eta_backward · batch · tokens² seconds per stage.
+    pub eta_backward: f64,
+    /// δ_0: seconds per decode iteration per stage.
+    pub decode_base_s: f64,
+    /// δ_1: extra seconds per decode iteration per token of context.
+    pub decode_per_token_s: f64,
+    /// Weights per stage, MiB.
+    pub weights_mib: f64,
+    /// KV cache per token per stage, MiB.
+    pub kv_mib_per_token: f64,
+    /// Activations per token per stage of an in-flight training task, MiB.
+    pub activation_mib_per_token: f64,
+}
+
+/// The inference request stream.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InferenceSpec {
+    /// Synthetic arrivals; exactly one of `arrival` and `trace` is given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arrival: Option<Arrival>,
+    /// A trace file (path relative to the workload file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
+    /// Format of `trace`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<TraceFormat>,
+    /// Prompt length distribution (synthetic arrivals).
+    #[serde(default = "default_prompt")]
+    pub prompt_tokens: TokenDist,
+    /// Output length distribution (synthetic arrivals).
+    #[serde(default = "default_output")]
+    pub output_tokens: TokenDist,
+    /// Number of requests (a trace: its rows, up to count).
+    pub count: i64,
+    /// τ_R = slo_factor × profiled full-pipeline prefill latency.
+    #[serde(default = "default_slo_factor")]
+    pub slo_factor: f64,
+}
+
+fn default_prompt() -> TokenDist {
+    TokenDist::lognormal(600.0, 400.0, 4096)
+}
+fn default_output() -> TokenDist {
+    TokenDist::lognormal(200.0, 150.0, 1024)
+}
+fn default_slo_factor() -> f64 {
+    5.0
+}
+
+/// An arrival process.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Arrival {
+    pub process: ArrivalProcess,
+    /// Mean arrival rate, requests per second (> 0).
+    pub rate_rps: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ArrivalProcess {
+    /// Exponential inter-arrival times.
+    Poisson,
+    /// Fixed inter-arrival time 1 / rate.
+    Uniform,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum TraceFormat {
+    /// Azure LLM inference trace 2023 (`TIMESTAMP,ContextTokens,GeneratedTokens`).
+    AzureLlm,
+}
+
+/// A token-count distribution, clipped to [min, max].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TokenDist {
+    pub dist: DistKind,
+    pub mean: f64,
+    #[serde(default)]
+    pub sd: f64,
+    #[serde(default = "one_token")]
+    pub min: i64,
+    pub max: i64,
+}
+
+fn one_token() -> i64 {
+    1
+}
+
+impl TokenDist {
+    pub fn lognormal(mean: f64, sd: f64, max: i64) -> Self {
+        Self {
+            dist: DistKind::Lognormal,
+            mean,
+            sd,
+            min: 1,
+            max,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum DistKind {
+    Lognormal,
+    Constant,
+    Uniform,
+}
+
+/// The training task stream.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct TrainingSpec {
+    /// Training share of all tasks in [0, 1): n_train = round(count · rate / (1 − rate)).
+    pub rate: f64,
+    pub batch_size: i64,
+    pub tokens: TokenDist,
+}
+
+impl Default for TrainingSpec {
+    fn default() -> Self {
+        Self {
+            rate: 0.0,
+            batch_size: 1,
+            tokens: TokenDist::lognormal(500.0, 300.0, 2048),
+        }
+    }
+}
+
+/// LeMix settings (research notes B3–B7).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct LemixSettings {
+    pub lambda1: f64,
+    pub lambda2: f64,
+    pub tau: f64,
+    pub score: LemixScore,
+    /// false = released-code quirk (stages planned independently).
+    pub chain_stages: bool,
+    pub deprioritize: Deprioritize,
+    /// κ: share of GPU memory usable before tasks wait.
+    pub memory_threshold: f64,
+    /// T_max: wait this long for memory, then offload or drop.
+    pub max_wait_s: f64,
+    pub on_memory_timeout: MemoryTimeout,
+    pub offload_gbps: f64,
+    /// Continuous batching: at most this many requests per batch.
+    pub batch_max: i64,
+    /// T_w = factor × inference latency.
+    pub batch_wait_factor: f64,
+    /// false = paper's prefill-only planning model.
+    pub decode_occupancy: bool,
+}
+
+impl Default for LemixSettings {
+    fn default() -> Self {
+        Self {
+            lambda1: 0.15,
+            lambda2: 0.05,
+            tau: 0.2,
+            score: LemixScore::Fixed,
+            chain_stages: true,
+            deprioritize: Deprioritize::Lookahead,
+            memory_threshold: 0.8,
+            max_wait_s: 10.0,
+            on_memory_timeout: MemoryTimeout::Offload,
+            offload_gbps: 25.0,
+            batch_max: 8,
+            batch_wait_factor: 0.5,
+            decode_occupancy: true,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum LemixScore {
+    Fixed,
+    Faithful,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Deprioritize {
+    Lookahead,
+    Threshold,
+    Off,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum MemoryTimeout {
+    Offload,
+    Drop,
+}
+
+/// Weights of the canonical co-location cost (DESIGN §6.4).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct ColocationObjective {
+    pub slo_miss: f64,
+    pub dropped: f64,
+}
+
+impl Default for ColocationObjective {
+    fn default() -> Self {
+        Self {
+            slo_miss: 10.0,
+            dropped: 20.0,
+        }
+    }
+}
+
+/// Planner selection and settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct ColocationPlanners {
+    pub run: Vec<String>,
+    /// Share of nodes for training in SEPARATE.
+    pub separate_split: f64,
+    /// Weight sync interval of SEPARATE, in training tasks.
+    pub separate_sync_every: i64,
+    pub ilp_time_limit_s: f64,
+    /// Slot length of the time-indexed ILP.
+    pub ilp_slot_s: f64,
+    /// Above this many binary variables the ILP is skipped as too large.
+    pub ilp_max_binaries: i64,
+    pub seed: u64,
+}
+
+impl Default for ColocationPlanners {
+    fn default() -> Self {
+        Self {
+            run: COLOCATION_PLANNERS.iter().map(|s| s.to_string()).collect(),
+            separate_split: 0.5,
+            separate_sync_every: 100,
+            ilp_time_limit_s: 30.0,
+            ilp_slot_s: 0.05,
+            ilp_max_binaries: 20_000,
+            seed: 1,
+        }
+    }
+}

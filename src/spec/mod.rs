@@ -1,0 +1,240 @@
+//! Spec files: typed serde models of the three kinds, loading with located diagnostics, and
+//! validation (single-file and cross-file).
+
+pub mod cluster;
+pub mod colocation;
+pub mod preemption;
+pub mod source;
+pub mod validate;
+
+use std::fmt;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use toml::de::DeValue;
+
+pub use cluster::{ClusterSpec, Penalty, PoolSpec, ServerTypeSpec};
+pub use colocation::ColocationSpec;
+pub use preemption::PreemptionSpec;
+pub use source::{Finding, Issue, SourceFile, SpanIndex};
+
+/// The `kind` key of a spec file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum SpecKind {
+    Cluster,
+    Preemption,
+    Colocation,
+}
+
+impl SpecKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SpecKind::Cluster => "cluster",
+            SpecKind::Preemption => "preemption",
+            SpecKind::Colocation => "colocation",
+        }
+    }
+}
+
+impl fmt::Display for SpecKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What a command expects a file argument to be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expect {
+    Any,
+    Cluster,
+    Workload,
+}
+
+/// A parsed spec of any kind.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Spec {
+    Cluster(ClusterSpec),
+    Preemption(PreemptionSpec),
+    Colocation(ColocationSpec),
+}
+
+impl Spec {
+    pub fn kind(&self) -> SpecKind {
+        match self {
+            Spec::Cluster(_) => SpecKind::Cluster,
+            Spec::Preemption(_) => SpecKind::Preemption,
+            Spec::Colocation(_) => SpecKind::Colocation,
+        }
+    }
+}
+
+/// A spec with the source it came from, so later (cross-file) checks can point into it.
+#[derive(Debug, Clone)]
+pub struct LoadedSpec {
+    pub source: SourceFile,
+    pub spans: SpanIndex,
+    pub spec: Spec,
+}
+
+/// A spec file that failed to load: every issue found, located in its source.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{} invalid: {} error(s)", source_file.name, issues.len())]
+pub struct InvalidSpec {
+    pub source_file: SourceFile,
+    pub issues: Vec<Issue>,
+}
+
+impl LoadedSpec {
+    /// Resolves cross-file findings against this file; `Ok` when there are none.
+    pub fn check(&self, findings: Vec<Finding>) -> Result<(), InvalidSpec> {
+        if findings.is_empty() {
+            return Ok(());
+        }
+        Err(InvalidSpec {
+            source_file: self.source.clone(),
+            issues: findings
+                .into_iter()
+                .map(|f| self.spans.resolve(f))
+                .collect(),
+        })
+    }
+}
+
+/// Structural deserialization, then semantic validation of whatever could be built (skipping
+/// findings on placeholder values), so one run reports as many independent errors as it can.
+fn structural<T: serde::de::DeserializeOwned>(
+    root: &toml::Spanned<toml::de::DeTable<'_>>,
+    spans: &SpanIndex,
+    wrap: fn(T) -> Spec,
+    check: fn(&T) -> Vec<Finding>,
+) -> (Option<Spec>, Vec<Issue>) {
+    let s = source::deserialize_all::<T>(root);
+    let mut issues = s.issues;
+    if let Some(value) = &s.value
+        && !s.removed_elements
+    {
+        for finding in check(value) {
+            let issue = spans.resolve(finding);
+            if !s.placeholders.contains(&issue.span) {
+                issues.push(issue);
+            }
+        }
+    }
+    issues.sort_by_key(|i| (i.span.start, i.span.end));
+    (s.value.map(wrap), issues)
+}
+
+/// Parses, type-checks and validates one spec file.
+pub fn load(source: SourceFile, expect: Expect) -> Result<LoadedSpec, InvalidSpec> {
+    let fail = |source: &SourceFile, issues: Vec<Issue>| InvalidSpec {
+        source_file: source.clone(),
+        issues,
+    };
+    let root = source::parse_document(&source).map_err(|issues| fail(&source, issues))?;
+    let spans = SpanIndex::build(&root);
+    let kind = detect_kind(&root, &spans, expect).map_err(|i| fail(&source, vec![i]))?;
+    let no_kind_help = (kind == SpecKind::Cluster && !spans.contains("kind")).then_some(
+        "this file has no `kind`, so it was read as a cluster; a workload file starts with \
+         kind = \"preemption\" or kind = \"colocation\"",
+    );
+    let (spec, mut issues) = match kind {
+        SpecKind::Cluster => structural(&root, &spans, Spec::Cluster, validate::cluster),
+        SpecKind::Preemption => structural(&root, &spans, Spec::Preemption, validate::preemption),
+        SpecKind::Colocation => structural(&root, &spans, Spec::Colocation, validate::colocation),
+    };
+    if let (Some(help), Some(first)) = (no_kind_help, issues.first_mut())
+        && first.code.starts_with("spec::unknown-key")
+    {
+        first.help = Some(help.to_string());
+    }
+    let spec = match spec {
+        Some(spec) if issues.is_empty() => spec,
+        _ => return Err(fail(&source, issues)),
+    };
+    let loaded = LoadedSpec {
+        source,
+        spans,
+        spec,
+    };
+    Ok(loaded)
+}
+
+fn detect_kind(
+    root: &toml::Spanned<toml::de::DeTable<'_>>,
+    spans: &SpanIndex,
+    expect: Expect,
+) -> Result<SpecKind, Issue> {
+    let value = root.get_ref().get("kind");
+    let kind = match value.map(|v| v.get_ref()) {
+        None => SpecKind::Cluster,
+        Some(DeValue::String(s)) => match s.as_ref() {
+            "cluster" => SpecKind::Cluster,
+            "preemption" => SpecKind::Preemption,
+            "colocation" => SpecKind::Colocation,
+            other => {
+                return Err(Issue {
+                    code: "spec::unknown-kind",
+                    message: format!("unknown spec kind `{other}`"),
+                    label: "unknown kind".into(),
+                    help: Some(
+                        "expected `cluster`, `preemption` or `colocation`".into(),
+                    ),
+                    span: spans.value_span("kind"),
+                });
+            }
+        },
+        Some(_) => {
+            return Err(Issue {
+                code: "spec::wrong-type",
+                message: "`kind` must be a string".into(),
+                label: "not a string".into(),
+                help: Some("expected `cluster`, `preemption` or `colocation`".into()),
+                span: spans.value_span("kind"),
+            });
+        }
+    };
+    let mismatch = match (expect, kind) {
+        (Expect::Cluster, SpecKind::Preemption | SpecKind::Colocation) => Some((
+            format!("expected a cluster spec, found a `{kind}` workload"),
+            "pass the cluster file first: coplan <command> CLUSTER WORKLOAD",
+        )),
+        (Expect::Workload, SpecKind::Cluster) => Some((
+            if value.is_none() {
+                "expected a workload spec, but this file has no `kind` (read as a cluster)".into()
+            } else {
+                "expected a workload spec, found a cluster".into()
+            },
+            "a workload file starts with kind = \"preemption\" or kind = \"colocation\"",
+        )),
+        _ => None,
+    };
+    match mismatch {
+        Some((message, help)) => Err(Issue {
+            code: "spec::wrong-kind",
+            message,
+            label: if value.is_some() {
+                "this kind".into()
+            } else {
+                "`kind` missing".into()
+            },
+            help: Some(help.into()),
+            span: if value.is_some() {
+                spans.value_span("kind")
+            } else {
+                0..0
+            },
+        }),
+        None => Ok(kind),
+    }
+}
+
+/// JSON Schema of a spec kind, as committed under `schemas/`.
+pub fn json_schema(kind: SpecKind) -> serde_json::Value {
+    let schema = match kind {
+        SpecKind::Cluster => schemars::schema_for!(ClusterSpec),
+        SpecKind::Preemption => schemars::schema_for!(PreemptionSpec),
+        SpecKind::Colocation => schemars::schema_for!(ColocationSpec),
+    };
+    schema.to_value()
+}

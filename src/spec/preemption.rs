@@ -1,0 +1,397 @@
+//! Preemption workload spec (DESIGN §5.1).
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use schemars::JsonSchema;
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::{Deserialize, Serialize};
+
+use super::SpecKind;
+
+/// Planners of `kind = "preemption"`, in report order.
+pub const PREEMPTION_PLANNERS: [&str; 5] = [
+    "k8s-default",
+    "flextopo-imp",
+    "flextopo-exhaustive",
+    "ilp",
+    "ilp-batch",
+];
+
+/// A preemption workload: workload classes, the initial state and the preemptors to plan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PreemptionSpec {
+    /// Must be `"preemption"`.
+    pub kind: SpecKind,
+    /// Optional name for reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Reference time for `gpu_hours_evicted` (pods need `start_time_s`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub now_s: Option<f64>,
+    /// Workload classes: each a set of identical instances.
+    pub workload: Vec<WorkloadClass>,
+    /// Pods running at the start, placed explicitly or by the node allocator.
+    #[serde(default)]
+    pub running: Vec<RunningPod>,
+    /// Fill the cluster by seeded churn to a target GPU utilisation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fill: Option<FillSpec>,
+    /// Preemptors to plan, in arrival order.
+    #[serde(default)]
+    pub preempt: Vec<PreemptEntry>,
+    /// FlexTopo scoring settings.
+    #[serde(default)]
+    pub flextopo: FlextopoSettings,
+    /// Weights of the canonical cost every planner is measured by.
+    #[serde(default)]
+    pub objective: PreemptionObjective,
+    /// Which planners run and their budgets.
+    #[serde(default)]
+    pub planners: PreemptionPlanners,
+    /// Settings of `coplan simulate`.
+    #[serde(default)]
+    pub simulation: SimulationSettings,
+}
+
+/// A class of identical pods.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadClass {
+    /// Unique name; instances are named `<name>-<index>`.
+    pub name: String,
+    /// Kubernetes PriorityClass value; higher is more important.
+    pub priority: i64,
+    /// GPUs per instance (≥ 0).
+    #[serde(default)]
+    pub gpus: i64,
+    /// CPU cores per instance (≥ 0).
+    #[serde(default)]
+    pub cores: i64,
+    /// Topology QoS when this workload preempts.
+    #[serde(default)]
+    pub topology_qos: TopologyQos,
+    /// Whether instances may be evicted by higher-priority pods (default false).
+    #[serde(default)]
+    pub preemptible: bool,
+}
+
+/// FlexTopo topology QoS of a preemptor.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum TopologyQos {
+    /// A placement below the required level is refused (fails admission).
+    Guaranteed,
+    /// Admitted at any level; a worse level is a miss.
+    BestEffort,
+    /// Topology is ignored.
+    #[default]
+    None,
+}
+
+impl TopologyQos {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TopologyQos::Guaranteed => "guaranteed",
+            TopologyQos::BestEffort => "best-effort",
+            TopologyQos::None => "none",
+        }
+    }
+}
+
+/// One running pod of the initial state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunningPod {
+    /// The workload class of the pod.
+    pub workload: String,
+    /// Server name.
+    pub node: String,
+    /// Explicit GPU ids, or a count the node allocator places; default: the workload's GPUs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpus: Option<IdsOrCount>,
+    /// Explicit core ids, or a count the node allocator places; default: the workload's cores.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cores: Option<IdsOrCount>,
+    /// Start time for the start-time tie-break; absent = latest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_time_s: Option<f64>,
+}
+
+/// Either a list of explicit ids or a count.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum IdsOrCount {
+    Count(i64),
+    Ids(Vec<i64>),
+}
+
+impl<'de> Deserialize<'de> for IdsOrCount {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = IdsOrCount;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a count (integer) or a list of ids")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+                Ok(IdsOrCount::Count(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+                i64::try_from(v)
+                    .map(IdsOrCount::Count)
+                    .map_err(|_| E::custom("count too large"))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut ids = Vec::new();
+                while let Some(id) = seq.next_element::<i64>()? {
+                    ids.push(id);
+                }
+                Ok(IdsOrCount::Ids(ids))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Seeded churn that fills the cluster before planning.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FillSpec {
+    /// Weights over workload names.
+    pub mix: BTreeMap<String, f64>,
+    /// Target share of GPUs in use, in (0, 1].
+    #[serde(default = "one")]
+    pub target_gpu_utilization: f64,
+    /// How the topology-blind default scheduler placed the fill pods.
+    #[serde(default)]
+    pub allocator: FillAllocator,
+    /// Rounds of random departures and refills, which fragment the cluster.
+    #[serde(default = "default_churn_rounds")]
+    pub churn_rounds: i64,
+    /// Seed of the fill; `--seed` overrides it.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+}
+
+fn one() -> f64 {
+    1.0
+}
+fn default_churn_rounds() -> i64 {
+    3
+}
+fn default_seed() -> u64 {
+    1
+}
+
+/// Topology-blind placement of fill pods.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum FillAllocator {
+    /// Random free GPUs and cores of a random server with room.
+    #[default]
+    Random,
+    /// The server with the fewest free GPUs that fits; lowest ids.
+    BestFit,
+    /// The server with the most free GPUs; lowest ids.
+    Spread,
+}
+
+/// `count` preemptors of one workload class.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PreemptEntry {
+    pub workload: String,
+    /// Number of instances (≥ 1).
+    #[serde(default = "one_i64")]
+    pub count: i64,
+}
+
+fn one_i64() -> i64 {
+    1
+}
+
+/// FlexTopo Eq. 1 settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct FlextopoSettings {
+    /// Trade-off in [0, 1]: α·P + (1 − α)·T.
+    pub alpha: f64,
+    /// Topology score per level, or `"calibrated"` for 1/penalty of the server type.
+    pub topology_score: TopologyScore,
+    /// Level scored: of the placement, or of the victims' span (released-code rule).
+    pub score_basis: ScoreBasis,
+    /// Enumeration budget per server and event.
+    pub max_subset_evaluations: u64,
+}
+
+impl Default for FlextopoSettings {
+    fn default() -> Self {
+        Self {
+            alpha: 0.5,
+            topology_score: TopologyScore::default(),
+            score_basis: ScoreBasis::Placement,
+            max_subset_evaluations: 100_000,
+        }
+    }
+}
+
+/// Per-level topology scores in [0, 1].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LevelScores {
+    pub numa: f64,
+    pub socket: f64,
+    pub cross_socket: f64,
+}
+
+/// Explicit scores, or `"calibrated"`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum TopologyScore {
+    Scores(LevelScores),
+    Named(TopologyScoreName),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum TopologyScoreName {
+    /// 1 / penalty of the server type's level.
+    Calibrated,
+}
+
+impl Default for TopologyScore {
+    fn default() -> Self {
+        TopologyScore::Scores(LevelScores {
+            numa: 1.0,
+            socket: 0.8,
+            cross_socket: 0.467,
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for TopologyScore {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = TopologyScore;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str(r#"a table { numa, socket, cross_socket } or "calibrated""#)
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                match v {
+                    "calibrated" => Ok(TopologyScore::Named(TopologyScoreName::Calibrated)),
+                    other => Err(E::unknown_variant(other, &["calibrated"])),
+                }
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                LevelScores::deserialize(de::value::MapAccessDeserializer::new(map))
+                    .map(TopologyScore::Scores)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// What the topology score T of a candidate is computed from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ScoreBasis {
+    /// The level of the preemptor's placement after eviction.
+    #[default]
+    Placement,
+    /// The span of the victims' resources (released FlexTopo code).
+    Victims,
+}
+
+/// Weights of the canonical preemption cost (DESIGN §5.4).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct PreemptionObjective {
+    pub unplaced: f64,
+    pub per_victim: f64,
+    pub victim_priority: f64,
+    pub topology: f64,
+}
+
+impl Default for PreemptionObjective {
+    fn default() -> Self {
+        Self {
+            unplaced: 1000.0,
+            per_victim: 1.0,
+            victim_priority: 1.0,
+            topology: 2.0,
+        }
+    }
+}
+
+/// Planner selection and budgets.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct PreemptionPlanners {
+    /// Planners to run, in report order.
+    pub run: Vec<String>,
+    /// Time limit of each MILP solve, in seconds.
+    pub ilp_time_limit_s: f64,
+}
+
+impl Default for PreemptionPlanners {
+    fn default() -> Self {
+        Self {
+            run: PREEMPTION_PLANNERS.iter().map(|s| s.to_string()).collect(),
+            ilp_time_limit_s: 30.0,
+        }
+    }
+}
+
+/// Settings of `coplan simulate`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct SimulationSettings {
+    /// Cycles per seed.
+    pub cycles: i64,
+    /// A count (seeds 1..=N) or an explicit list.
+    pub seeds: Seeds,
+    /// What happens between cycles.
+    pub reset: ResetMode,
+}
+
+impl Default for SimulationSettings {
+    fn default() -> Self {
+        Self {
+            cycles: 100,
+            seeds: Seeds::Count(10),
+            reset: ResetMode::Refill,
+        }
+    }
+}
+
+/// Seeds of a simulation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Seeds {
+    Count(u64),
+    List(Vec<u64>),
+}
+
+impl Seeds {
+    pub fn values(&self) -> Vec<u64> {
+        match self {
+            Seeds::Count(n) => (1..=*n).collect(),
+            Seeds::List(v) => v.clone(),
+        }
+    }
+}
+
+/// Between cycles: preemptors leave and the cluster is refilled by churn (`refill`), or the
+/// starting state of the seed is restored exactly (`restore`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ResetMode {
+    #[default]
+    Refill,
+    Restore,
+}

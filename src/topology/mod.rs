@@ -1,0 +1,368 @@
+//! The FlexTopo model (DESIGN §4): server layouts with their domains, the cluster, allocation
+//! state, placement levels and the node allocator shared by every planner.
+
+pub mod bits;
+pub mod graph;
+pub mod state;
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::spec::{ClusterSpec, Penalty};
+pub use bits::{CoreSet, GpuSet};
+
+macro_rules! typed_id {
+    ($(#[$doc:meta])* $name:ident($inner:ty)) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        pub struct $name(pub $inner);
+
+        impl $name {
+            pub fn index(self) -> usize {
+                self.0 as usize
+            }
+        }
+    };
+}
+
+typed_id!(
+    /// Index of a server in [`Cluster::servers`].
+    ServerId(u32)
+);
+typed_id!(
+    /// Index of a server type in [`Cluster::types`].
+    ServerTypeId(u16)
+);
+typed_id!(
+    /// Index of a pod in a state's pod table.
+    PodId(u32)
+);
+
+/// A placement level: the smallest domain that contains a set of GPUs and cores.
+/// Ordered from best (`Numa`) to worst (`CrossSocket`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Level {
+    Numa,
+    Socket,
+    CrossSocket,
+}
+
+impl Level {
+    pub const ALL: [Level; 3] = [Level::Numa, Level::Socket, Level::CrossSocket];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Numa => "numa",
+            Level::Socket => "socket",
+            Level::CrossSocket => "cross-socket",
+        }
+    }
+
+    /// The server type's measured slowdown of a placement at this level.
+    pub fn penalty(self, p: &Penalty) -> f64 {
+        match self {
+            Level::Numa => p.numa,
+            Level::Socket => p.socket,
+            Level::CrossSocket => p.cross_socket,
+        }
+    }
+}
+
+impl fmt::Display for Level {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A request of whole GPUs and cores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Request {
+    pub gpus: u32,
+    pub cores: u32,
+}
+
+/// The GPUs and cores of one domain (a NUMA node, a socket, or the whole server).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Domain {
+    pub gpus: GpuSet,
+    pub cores: CoreSet,
+}
+
+/// A resolved, validated server type with its domains precomputed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerType {
+    pub name: String,
+    pub gpu_model: Option<String>,
+    pub gpu_memory_mib: u64,
+    pub sockets: usize,
+    pub numa_per_socket: usize,
+    pub cores_per_numa: usize,
+    pub core_group_size: usize,
+    /// NUMA node of each GPU.
+    pub gpu_numa: Vec<usize>,
+    pub penalty: Penalty,
+    numa: Vec<Domain>,
+    socket: Vec<Domain>,
+    whole: Domain,
+}
+
+impl ServerType {
+    /// Builds the layout; the spec must have passed validation.
+    pub fn new(spec: &crate::spec::ServerTypeSpec) -> Self {
+        let sockets = spec.sockets.max(1) as usize;
+        let numa_per_socket = spec.numa_per_socket.max(1) as usize;
+        let cores_per_numa = spec.cores_per_numa.max(1) as usize;
+        let numa_count = sockets * numa_per_socket;
+        let gpu_numa: Vec<usize> = spec
+            .gpu_numa
+            .iter()
+            .map(|&n| (n.max(0) as usize).min(numa_count - 1))
+            .collect();
+        let numa: Vec<Domain> = (0..numa_count)
+            .map(|j| Domain {
+                gpus: GpuSet::from_ids(
+                    gpu_numa
+                        .iter()
+                        .enumerate()
+                        .filter(|&(_, &n)| n == j)
+                        .map(|(g, _)| g),
+                ),
+                cores: CoreSet::range(j * cores_per_numa, (j + 1) * cores_per_numa),
+            })
+            .collect();
+        let socket: Vec<Domain> = (0..sockets)
+            .map(|s| {
+                numa[s * numa_per_socket..(s + 1) * numa_per_socket]
+                    .iter()
+                    .fold(Domain::empty(), |acc, d| acc.union(d))
+            })
+            .collect();
+        let whole = socket.iter().fold(Domain::empty(), |acc, d| acc.union(d));
+        ServerType {
+            name: spec.name.clone(),
+            gpu_model: spec.gpu_model.clone(),
+            gpu_memory_mib: spec.gpu_memory_mib,
+            sockets,
+            numa_per_socket,
+            cores_per_numa,
+            core_group_size: spec
+                .core_group_size
+                .map_or(cores_per_numa, |g| g.max(1) as usize),
+            gpu_numa,
+            penalty: spec.penalty,
+            numa,
+            socket,
+            whole,
+        }
+    }
+
+    pub fn numa_count(&self) -> usize {
+        self.numa.len()
+    }
+
+    pub fn gpu_count(&self) -> usize {
+        self.gpu_numa.len()
+    }
+
+    pub fn core_count(&self) -> usize {
+        self.numa.len() * self.cores_per_numa
+    }
+
+    pub fn socket_of_numa(&self, numa: usize) -> usize {
+        numa / self.numa_per_socket
+    }
+
+    pub fn numa_of_core(&self, core: usize) -> usize {
+        core / self.cores_per_numa
+    }
+
+    pub fn numa_domain(&self, numa: usize) -> &Domain {
+        &self.numa[numa]
+    }
+
+    pub fn socket_domain(&self, socket: usize) -> &Domain {
+        &self.socket[socket]
+    }
+
+    pub fn whole(&self) -> &Domain {
+        &self.whole
+    }
+
+    /// The domains of one level, in index order.
+    pub fn domains(&self, level: Level) -> &[Domain] {
+        match level {
+            Level::Numa => &self.numa,
+            Level::Socket => &self.socket,
+            Level::CrossSocket => std::slice::from_ref(&self.whole),
+        }
+    }
+
+    /// The smallest domain kind that contains all of `gpus` and `cores`.
+    pub fn level_of(&self, gpus: GpuSet, cores: CoreSet) -> Level {
+        let within = |d: &Domain| gpus.is_subset(&d.gpus) && cores.is_subset(&d.cores);
+        if self.numa.iter().any(within) {
+            Level::Numa
+        } else if self.socket.iter().any(within) {
+            Level::Socket
+        } else {
+            Level::CrossSocket
+        }
+    }
+
+    /// The smallest domain kind that could hold `req` on an empty server of this type, or
+    /// `None` when the request exceeds the server.
+    pub fn required_level(&self, req: Request) -> Option<Level> {
+        place(self, self.whole.gpus, self.whole.cores, req).map(|p| p.level)
+    }
+}
+
+impl Domain {
+    fn empty() -> Self {
+        Domain {
+            gpus: GpuSet::empty(),
+            cores: CoreSet::empty(),
+        }
+    }
+
+    fn union(self, other: &Domain) -> Domain {
+        Domain {
+            gpus: self.gpus.or(other.gpus),
+            cores: self.cores.or(other.cores),
+        }
+    }
+}
+
+/// Where the node allocator put a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Placement {
+    pub gpus: GpuSet,
+    pub cores: CoreSet,
+    pub level: Level,
+}
+
+/// The node allocator (DESIGN §4): place `req` on the free GPUs and cores of a server at the
+/// best level it can reach. Within a level, the domain with the fewest free resources left
+/// over wins (GPUs first, then cores), ties by lowest index. Inside the domain it takes the
+/// lowest free GPU ids, then cores on those GPUs' NUMA nodes first, then the lowest other ids.
+pub fn place(t: &ServerType, free_gpus: GpuSet, free_cores: CoreSet, req: Request) -> Option<Placement> {
+    for level in Level::ALL {
+        let mut best: Option<(u32, u32, &Domain)> = None;
+        for d in t.domains(level) {
+            let g = free_gpus.and(d.gpus).len();
+            let c = free_cores.and(d.cores).len();
+            if g < req.gpus || c < req.cores {
+                continue;
+            }
+            let left = (g - req.gpus, c - req.cores);
+            if best.is_none_or(|(bg, bc, _)| left < (bg, bc)) {
+                best = Some((left.0, left.1, d));
+            }
+        }
+        if let Some((_, _, d)) = best {
+            let gpus = free_gpus.and(d.gpus).lowest(req.gpus)?;
+            let cores = pick_cores(t, gpus, free_cores.and(d.cores), req.cores)?;
+            return Some(Placement {
+                gpus,
+                cores,
+                level: t.level_of(gpus, cores),
+            });
+        }
+    }
+    None
+}
+
+fn pick_cores(t: &ServerType, gpus: GpuSet, free: CoreSet, n: u32) -> Option<CoreSet> {
+    let near = gpus
+        .iter()
+        .map(|g| t.numa[t.gpu_numa[g]].cores)
+        .fold(CoreSet::empty(), CoreSet::or)
+        .and(free);
+    let first = near.lowest(n.min(near.len()))?;
+    let rest = free.minus(first).lowest(n - first.len())?;
+    Some(first.or(rest))
+}
+
+/// A server of the cluster.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Server {
+    pub name: String,
+    pub type_id: ServerTypeId,
+}
+
+/// The resolved cluster: server types and servers in pool order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cluster {
+    pub name: String,
+    pub types: Vec<ServerType>,
+    pub servers: Vec<Server>,
+    by_name: BTreeMap<String, ServerId>,
+}
+
+impl Cluster {
+    /// Builds the cluster from a validated spec.
+    pub fn from_spec(spec: &ClusterSpec) -> Self {
+        let mut types: Vec<ServerType> = Vec::new();
+        let mut servers = Vec::new();
+        for pool in &spec.pool {
+            let Some(ts) = spec.server_type(&pool.server_type) else {
+                continue;
+            };
+            let type_id = match types.iter().position(|t| t.name == ts.name) {
+                Some(i) => i,
+                None => {
+                    types.push(ServerType::new(&ts));
+                    types.len() - 1
+                }
+            };
+            for name in ClusterSpec::pool_server_names(pool) {
+                servers.push(Server {
+                    name,
+                    type_id: ServerTypeId(type_id as u16),
+                });
+            }
+        }
+        let by_name = servers
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.name.clone(), ServerId(i as u32)))
+            .collect();
+        Cluster {
+            name: spec.name.clone(),
+            types,
+            servers,
+            by_name,
+        }
+    }
+
+    pub fn server_id(&self, name: &str) -> Option<ServerId> {
+        self.by_name.get(name).copied()
+    }
+
+    pub fn server(&self, id: ServerId) -> &Server {
+        &self.servers[id.index()]
+    }
+
+    pub fn type_of(&self, id: ServerId) -> &ServerType {
+        &self.types[self.servers[id.index()].type_id.index()]
+    }
+
+    pub fn gpu_count(&self) -> usize {
+        self.servers
+            .iter()
+            .map(|s| self.types[s.type_id.index()].gpu_count())
+            .sum()
+    }
+
+    pub fn core_count(&self) -> usize {
+        self.servers
+            .iter()
+            .map(|s| self.types[s.type_id.index()].core_count())
+            .sum()
+    }
+}
+
+#[cfg(test)]
+mod tests;

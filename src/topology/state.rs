@@ -1,0 +1,322 @@
+//! Allocation state: which pod holds which GPUs and cores, and the initial state of a
+//! preemption workload's `[[running]]` pods.
+
+use std::collections::BTreeMap;
+
+use super::{Cluster, CoreSet, GpuSet, PodId, Request, ServerId, place};
+use crate::p;
+use crate::spec::Finding;
+use crate::spec::preemption::{IdsOrCount, PreemptionSpec, RunningPod};
+
+/// A running pod.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pod {
+    /// `<workload>-<index>`.
+    pub name: String,
+    /// Index of its workload class in the spec.
+    pub workload: usize,
+    pub priority: i64,
+    pub preemptible: bool,
+    pub server: ServerId,
+    pub gpus: GpuSet,
+    pub cores: CoreSet,
+    /// Absent = latest (for the start-time tie-break).
+    pub start_time_s: Option<f64>,
+}
+
+/// Free resources and resident pods of one server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerAlloc {
+    pub free_gpus: GpuSet,
+    pub free_cores: CoreSet,
+    /// Resident pods, ascending id.
+    pub pods: Vec<PodId>,
+}
+
+/// The allocation state of a whole cluster.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClusterState {
+    pub servers: Vec<ServerAlloc>,
+    pods: BTreeMap<PodId, Pod>,
+    next_pod: u32,
+    /// Next instance index per workload class.
+    next_index: BTreeMap<usize, u32>,
+}
+
+/// Why a state change was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StateError {
+    #[error("{what} {id} on {server} is already used by {holder}")]
+    Taken {
+        what: &'static str,
+        id: usize,
+        server: String,
+        holder: String,
+    },
+    #[error("no pod {0:?}")]
+    NoPod(PodId),
+}
+
+impl ClusterState {
+    /// Every server empty.
+    pub fn empty(cluster: &Cluster) -> Self {
+        ClusterState {
+            servers: cluster
+                .servers
+                .iter()
+                .map(|s| {
+                    let t = &cluster.types[s.type_id.index()];
+                    ServerAlloc {
+                        free_gpus: t.whole().gpus,
+                        free_cores: t.whole().cores,
+                        pods: Vec::new(),
+                    }
+                })
+                .collect(),
+            pods: BTreeMap::new(),
+            next_pod: 0,
+            next_index: BTreeMap::new(),
+        }
+    }
+
+    /// The next instance name of a workload class, `<name>-<index>`.
+    pub fn next_name(&mut self, workload: usize, workload_name: &str) -> String {
+        let counter = self.next_index.entry(workload).or_insert(0);
+        let name = format!("{workload_name}-{counter}");
+        *counter += 1;
+        name
+    }
+
+    pub fn pod(&self, id: PodId) -> Option<&Pod> {
+        self.pods.get(&id)
+    }
+
+    pub fn pods(&self) -> impl Iterator<Item = (PodId, &Pod)> {
+        self.pods.iter().map(|(&id, p)| (id, p))
+    }
+
+    pub fn pod_count(&self) -> usize {
+        self.pods.len()
+    }
+
+    /// The pod holding a GPU or core, for used-by marks and messages.
+    pub fn holder(&self, server: ServerId, gpu: Option<usize>, core: Option<usize>) -> Option<&Pod> {
+        self.servers[server.index()]
+            .pods
+            .iter()
+            .filter_map(|id| self.pods.get(id))
+            .find(|p| gpu.is_some_and(|g| p.gpus.contains(g)) || core.is_some_and(|c| p.cores.contains(c)))
+    }
+
+    /// Adds a pod on resources that must be free.
+    pub fn add(&mut self, cluster: &Cluster, pod: Pod) -> Result<PodId, StateError> {
+        let alloc = &self.servers[pod.server.index()];
+        if let Some(g) = pod.gpus.minus(alloc.free_gpus).iter().next() {
+            return Err(self.taken("GPU", g, cluster, pod.server, Some(g), None));
+        }
+        if let Some(c) = pod.cores.minus(alloc.free_cores).iter().next() {
+            return Err(self.taken("core", c, cluster, pod.server, None, Some(c)));
+        }
+        let id = PodId(self.next_pod);
+        self.next_pod += 1;
+        let alloc = &mut self.servers[pod.server.index()];
+        alloc.free_gpus = alloc.free_gpus.minus(pod.gpus);
+        alloc.free_cores = alloc.free_cores.minus(pod.cores);
+        alloc.pods.push(id);
+        self.pods.insert(id, pod);
+        Ok(id)
+    }
+
+    fn taken(
+        &self,
+        what: &'static str,
+        id: usize,
+        cluster: &Cluster,
+        server: ServerId,
+        gpu: Option<usize>,
+        core: Option<usize>,
+    ) -> StateError {
+        StateError::Taken {
+            what,
+            id,
+            server: cluster.server(server).name.clone(),
+            holder: self
+                .holder(server, gpu, core)
+                .map_or_else(|| "nothing (out of range)".into(), |p| p.name.clone()),
+        }
+    }
+
+    /// Removes a pod and frees its resources.
+    pub fn evict(&mut self, id: PodId) -> Result<Pod, StateError> {
+        let pod = self.pods.remove(&id).ok_or(StateError::NoPod(id))?;
+        let alloc = &mut self.servers[pod.server.index()];
+        alloc.free_gpus = alloc.free_gpus.or(pod.gpus);
+        alloc.free_cores = alloc.free_cores.or(pod.cores);
+        alloc.pods.retain(|&p| p != id);
+        Ok(pod)
+    }
+}
+
+/// Places the `[[running]]` pods of a preemption workload on an empty cluster. Cross-file
+/// problems (unknown node, ids outside the server or already taken, no room) are findings that
+/// point into the workload file.
+pub fn running_state(cluster: &Cluster, spec: &PreemptionSpec) -> Result<ClusterState, Vec<Finding>> {
+    let mut state = ClusterState::empty(cluster);
+    let mut findings = Vec::new();
+    for (i, running) in spec.running.iter().enumerate() {
+        match place_running(cluster, spec, &state, i, running) {
+            Ok(mut pod) => {
+                pod.name = state.next_name(pod.workload, &spec.workload[pod.workload].name);
+                if let Err(e) = state.add(cluster, pod) {
+                    findings.push(Finding::new(
+                        "spec::resource-taken",
+                        p!["running", i],
+                        e.to_string(),
+                        "conflicts with an earlier pod",
+                    ));
+                }
+            }
+            Err(f) => findings.extend(f),
+        }
+    }
+    if findings.is_empty() {
+        Ok(state)
+    } else {
+        Err(findings)
+    }
+}
+
+fn place_running(
+    cluster: &Cluster,
+    spec: &PreemptionSpec,
+    state: &ClusterState,
+    i: usize,
+    running: &RunningPod,
+) -> Result<Pod, Vec<Finding>> {
+    let Some(wi) = spec.workload.iter().position(|w| w.name == running.workload) else {
+        // Reported by single-file validation.
+        return Err(Vec::new());
+    };
+    let class = &spec.workload[wi];
+    let Some(server) = cluster.server_id(&running.node) else {
+        let names = &cluster.servers;
+        let range = match (names.first(), names.last()) {
+            (Some(a), Some(b)) => format!("{} … {}", a.name, b.name),
+            _ => "none".into(),
+        };
+        return Err(vec![
+            Finding::new(
+                "spec::undefined-reference",
+                p!["running", i, "node"],
+                format!("no server `{}` in cluster `{}`", running.node, cluster.name),
+                "no such server",
+            )
+            .help(format!("servers of this cluster: {range}")),
+        ]);
+    };
+    let t = cluster.type_of(server);
+    let alloc = &state.servers[server.index()];
+    let mut findings = Vec::new();
+    let mut explicit = |key: &str, ids: &[i64], capacity: usize, free_mask: &dyn Fn(usize) -> bool, holder: &dyn Fn(usize) -> String| {
+        let mut out = Vec::new();
+        for (j, &id) in ids.iter().enumerate() {
+            let id = id.max(0) as usize;
+            let noun = if key == "gpus" { "GPU" } else { "core" };
+            if id >= capacity {
+                findings.push(
+                    Finding::new(
+                        "spec::id-out-of-range",
+                        p!["running", i, key, j],
+                        format!("{noun} {id} does not exist on {}", running.node),
+                        "outside the server",
+                    )
+                    .help(format!(
+                        "server type `{}` has {noun}s 0…{}",
+                        t.name,
+                        capacity as i64 - 1
+                    )),
+                );
+            } else if !free_mask(id) {
+                findings.push(Finding::new(
+                    "spec::resource-taken",
+                    p!["running", i, key, j],
+                    format!("{noun} {id} on {} is already used by {}", running.node, holder(id)),
+                    "already taken",
+                ));
+            } else {
+                out.push(id);
+            }
+        }
+        out
+    };
+    let holder_gpu = |g: usize| state.holder(server, Some(g), None).map_or("?".into(), |p| p.name.clone());
+    let holder_core = |c: usize| state.holder(server, None, Some(c)).map_or("?".into(), |p| p.name.clone());
+    let fixed_gpus = match &running.gpus {
+        Some(IdsOrCount::Ids(ids)) => Some(GpuSet::from_ids(explicit("gpus", ids, t.gpu_count(), &|g| alloc.free_gpus.contains(g), &holder_gpu))),
+        _ => None,
+    };
+    let fixed_cores = match &running.cores {
+        Some(IdsOrCount::Ids(ids)) => Some(CoreSet::from_ids(explicit("cores", ids, t.core_count(), &|c| alloc.free_cores.contains(c), &holder_core))),
+        _ => None,
+    };
+    if !findings.is_empty() {
+        return Err(findings);
+    }
+    let count = |v: &Option<IdsOrCount>, default: i64| match v {
+        Some(IdsOrCount::Count(n)) => (*n).max(0) as u32,
+        _ => default.max(0) as u32,
+    };
+    let want = Request {
+        gpus: count(&running.gpus, class.gpus),
+        cores: count(&running.cores, class.cores),
+    };
+    let no_room = |key: &str, what: &str, free: u32, need: u32| {
+        vec![
+            Finding::new(
+                "spec::no-room",
+                p!["running", i, key],
+                format!("{} has {free} free {what}, the pod needs {need}", running.node),
+                "does not fit",
+            )
+            .help("the [[running]] pods are placed in file order; move or shrink one"),
+        ]
+    };
+    let (gpus, cores) = match (fixed_gpus, fixed_cores) {
+        (Some(g), Some(c)) => (g, c),
+        (None, None) => match place(t, alloc.free_gpus, alloc.free_cores, want) {
+            Some(pl) => (pl.gpus, pl.cores),
+            None if alloc.free_gpus.len() < want.gpus => {
+                return Err(no_room("gpus", "GPUs", alloc.free_gpus.len(), want.gpus));
+            }
+            None => return Err(no_room("cores", "cores", alloc.free_cores.len(), want.cores)),
+        },
+        (Some(g), None) => {
+            let near = g.iter().map(|x| t.numa_domain(t.gpu_numa[x]).cores).fold(CoreSet::empty(), CoreSet::or);
+            let free = alloc.free_cores;
+            let first = free.and(near).lowest(want.cores.min(free.and(near).len())).unwrap_or_default();
+            match free.minus(first).lowest(want.cores - first.len()) {
+                Some(rest) => (g, first.or(rest)),
+                None => return Err(no_room("cores", "cores", free.len(), want.cores)),
+            }
+        }
+        (None, Some(c)) => {
+            let near = c.iter().map(|x| t.numa_domain(t.numa_of_core(x)).gpus).fold(GpuSet::empty(), GpuSet::or);
+            let free = alloc.free_gpus;
+            let first = free.and(near).lowest(want.gpus.min(free.and(near).len())).unwrap_or_default();
+            match free.minus(first).lowest(want.gpus - first.len()) {
+                Some(rest) => (first.or(rest), c),
+                None => return Err(no_room("gpus", "GPUs", free.len(), want.gpus)),
+            }
+        }
+    };
+    Ok(Pod {
+        name: String::new(),
+        workload: wi,
+        priority: class.priority,
+        preemptible: class.preemptible,
+        server,
+        gpus,
+        cores,
+        start_time_s: running.start_time_s,
+    })
+}
