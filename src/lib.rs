@@ -3,6 +3,6 @@
 //! The library is the pure core: spec models and validation, the topology graph and node
 //! allocator, the planners and the verifier. The `coplan` binary is a thin shell over it.
 
+pub mod report;
 pub mod spec;
 pub mod topology;
-pub mod report;

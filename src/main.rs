@@ -181,10 +181,16 @@ fn validate(files: &[std::path::PathBuf]) -> Result<(), Failure> {
     }
 }
 
-fn topology(cluster_path: &Path, workload: Option<&Path>, format: TopologyFormat) -> Result<(), Failure> {
+fn topology(
+    cluster_path: &Path,
+    workload: Option<&Path>,
+    format: TopologyFormat,
+) -> Result<(), Failure> {
     let loaded = load(cluster_path, Expect::Cluster)?;
     let Spec::Cluster(cluster_spec) = &loaded.spec else {
-        return Err(Failure::Internal("a cluster file loaded as a workload".into()));
+        return Err(Failure::Internal(
+            "a cluster file loaded as a workload".into(),
+        ));
     };
     let cluster = Cluster::from_spec(cluster_spec);
     let state: Option<ClusterState> = match workload {
@@ -210,8 +216,9 @@ fn topology(cluster_path: &Path, workload: Option<&Path>, format: TopologyFormat
     };
     let text = match format {
         TopologyFormat::Json => {
-            let mut t = serde_json::to_string_pretty(&topo_report::to_json(&cluster, state.as_ref()))
-                .map_err(|e| Failure::Internal(e.to_string()))?;
+            let mut t =
+                serde_json::to_string_pretty(&topo_report::to_json(&cluster, state.as_ref()))
+                    .map_err(|e| Failure::Internal(e.to_string()))?;
             t.push('\n');
             t
         }

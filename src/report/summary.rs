@@ -35,7 +35,10 @@ fn preemption(spec: &PreemptionSpec) -> String {
     let explicit = spec
         .running
         .iter()
-        .filter(|r| matches!(r.gpus, Some(IdsOrCount::Ids(_))) || matches!(r.cores, Some(IdsOrCount::Ids(_))))
+        .filter(|r| {
+            matches!(r.gpus, Some(IdsOrCount::Ids(_)))
+                || matches!(r.cores, Some(IdsOrCount::Ids(_)))
+        })
         .count();
     let fill = spec.fill.as_ref().map_or(String::new(), |f| {
         format!(
@@ -52,7 +55,9 @@ fn preemption(spec: &PreemptionSpec) -> String {
     });
     format!(
         "preemption{}: {}, {} ({} with explicit ids){}, {}; planners {}",
-        spec.name.as_ref().map_or(String::new(), |n| format!(" `{n}`")),
+        spec.name
+            .as_ref()
+            .map_or(String::new(), |n| format!(" `{n}`")),
         plural(spec.workload.len(), "workload", "workloads"),
         plural(spec.running.len(), "running pod", "running pods"),
         explicit,
@@ -80,8 +85,14 @@ fn colocation(spec: &ColocationSpec) -> String {
     let n_train = (inf.count as f64 * rate / (1.0 - rate)).round() as i64;
     format!(
         "colocation{}: {} × {} stages ({}), {} inference requests ({arrivals}), {} (rate {rate}); planners {}",
-        spec.name.as_ref().map_or(String::new(), |n| format!(" `{n}`")),
-        spec.nodes.map_or("cluster nodes".into(), |n| plural(n.max(0) as usize, "node", "nodes")),
+        spec.name
+            .as_ref()
+            .map_or(String::new(), |n| format!(" `{n}`")),
+        spec.nodes.map_or("cluster nodes".into(), |n| plural(
+            n.max(0) as usize,
+            "node",
+            "nodes"
+        )),
         spec.model.stages,
         spec.model.name,
         inf.count,

@@ -120,7 +120,12 @@ pub fn to_dot(cluster: &Cluster, state: Option<&ClusterState>) -> String {
         let prefix = format!("s{}", sid.0);
         let _ = writeln!(out, "  subgraph cluster_{prefix} {{");
         if let TopoNode::Server { name, server_type } = &g[NodeIndex::new(0)] {
-            let _ = writeln!(out, "    label=\"{} ({})\";", escape(name), escape(server_type));
+            let _ = writeln!(
+                out,
+                "    label=\"{} ({})\";",
+                escape(name),
+                escape(server_type)
+            );
         }
         for n in g.node_indices() {
             let (label, extra) = dot_node(&g[n]);
@@ -166,7 +171,10 @@ fn dot_node(n: &TopoNode) -> (String, &'static str) {
             None => (format!("core-{id}"), ", shape=ellipse"),
         },
         TopoNode::Gpu { id, used_by } => match used_by {
-            Some(p) => (format!("gpu-{id}\\n{p}"), ", shape=octagon, style=filled, fillcolor=\"#f4a582\""),
+            Some(p) => (
+                format!("gpu-{id}\\n{p}"),
+                ", shape=octagon, style=filled, fillcolor=\"#f4a582\"",
+            ),
             None => (format!("gpu-{id}"), ", shape=octagon"),
         },
     }

@@ -177,9 +177,7 @@ fn detect_kind(
                     code: "spec::unknown-kind",
                     message: format!("unknown spec kind `{other}`"),
                     label: "unknown kind".into(),
-                    help: Some(
-                        "expected `cluster`, `preemption` or `colocation`".into(),
-                    ),
+                    help: Some("expected `cluster`, `preemption` or `colocation`".into()),
                     span: spans.value_span("kind"),
                 });
             }

@@ -315,7 +315,11 @@ fn replace_value<'i>(table: &mut DeTable<'i>, span: &Range<usize>, new: DeValue<
     false
 }
 
-fn replace_in<'i>(value: &mut Spanned<DeValue<'i>>, span: &Range<usize>, new: &DeValue<'i>) -> bool {
+fn replace_in<'i>(
+    value: &mut Spanned<DeValue<'i>>,
+    span: &Range<usize>,
+    new: &DeValue<'i>,
+) -> bool {
     if value.span() == *span && !value.get_ref().is_table() {
         *value = Spanned::new(span.clone(), new.clone());
         return true;
@@ -359,7 +363,9 @@ fn structural_issue(message: &str, span: Range<usize>) -> Issue {
             Some("add the key; `coplan schema <kind>` lists every key".to_string()),
         )
     } else if message.starts_with("invalid type") || message.starts_with("invalid value") {
-        let expected = message.split_once(", expected ").map(|(_, e)| humanize_type(e));
+        let expected = message
+            .split_once(", expected ")
+            .map(|(_, e)| humanize_type(e));
         let found = message
             .split_once(", expected ")
             .map_or(message, |(m, _)| m)
@@ -389,7 +395,9 @@ fn structural_issue(message: &str, span: Range<usize>) -> Issue {
     } else {
         ("spec::invalid", "here", None)
     };
-    let message = message.split_once(", expected ").map_or(message, |(m, _)| m);
+    let message = message
+        .split_once(", expected ")
+        .map_or(message, |(m, _)| m);
     Issue {
         code,
         message: message.to_string(),
@@ -406,7 +414,12 @@ fn prune<'i>(table: &mut DeTable<'i>, span: &Range<usize>) -> Option<(Range<usiz
         let hit = covers(&k.span(), span) || value_covers(v, span);
         hit.then(|| k.get_ref().to_string())
     })?;
-    let descend = {
+    let key_hit = table
+        .iter()
+        .any(|(k, _)| k.get_ref().as_ref() == hit.as_str() && covers(&k.span(), span));
+    let descend = if key_hit {
+        None
+    } else {
         let (_, value) = table
             .iter_mut()
             .find(|(k, _)| k.get_ref().as_ref() == hit.as_str())?;
@@ -446,11 +459,12 @@ fn prune_value<'i>(
             if inner.is_some() {
                 return Some(inner);
             }
-            let kept: toml::de::DeArray<'i> = std::mem::replace(items, std::iter::empty().collect())
-                .into_iter()
-                .enumerate()
-                .filter_map(|(i, item)| (i != pos).then_some(item))
-                .collect();
+            let kept: toml::de::DeArray<'i> =
+                std::mem::replace(items, std::iter::empty().collect())
+                    .into_iter()
+                    .enumerate()
+                    .filter_map(|(i, item)| (i != pos).then_some(item))
+                    .collect();
             *items = kept;
             Some(Some((element_span, String::new())))
         }

@@ -89,7 +89,9 @@ impl Findings {
                 format!("duplicate {what} name `{name}`"),
                 "defined again here",
             )
-            .help(format!("names must be unique; `{name}` is first defined at {first}")),
+            .help(format!(
+                "names must be unique; `{name}` is first defined at {first}"
+            )),
         );
     }
 
@@ -146,7 +148,12 @@ pub fn cluster(spec: &ClusterSpec) -> Vec<Finding> {
             "`cores_per_numa`",
         );
         if let Some(g) = t.core_group_size {
-            out.at_least(p!["server_type", i, "core_group_size"], g, 1, "`core_group_size`");
+            out.at_least(
+                p!["server_type", i, "core_group_size"],
+                g,
+                1,
+                "`core_group_size`",
+            );
         }
         let numa_count = t.sockets.max(0) * t.numa_per_socket.max(0);
         if t.sockets > 0 && t.numa_per_socket > 0 {
@@ -191,7 +198,9 @@ pub fn cluster(spec: &ClusterSpec) -> Vec<Finding> {
                 Finding::new(
                     "spec::too-large",
                     p!["server_type", i, "cores_per_numa"],
-                    format!("{cores} cores per server; at most {MAX_CORES_PER_SERVER} are supported"),
+                    format!(
+                        "{cores} cores per server; at most {MAX_CORES_PER_SERVER} are supported"
+                    ),
                     "too many cores",
                 )
                 .help("model SMT siblings as one core, or use fewer cores per NUMA node"),
@@ -211,7 +220,9 @@ pub fn cluster(spec: &ClusterSpec) -> Vec<Finding> {
                         format!("penalty `{key}` is {v}, below 1.0"),
                         "below 1.0",
                     )
-                    .help("penalties are slowdowns relative to a single-NUMA placement: each ≥ 1.0"),
+                    .help(
+                        "penalties are slowdowns relative to a single-NUMA placement: each ≥ 1.0",
+                    ),
                 );
             }
         }
@@ -226,7 +237,7 @@ pub fn cluster(spec: &ClusterSpec) -> Vec<Finding> {
                     "spec::bad-penalty",
                     p!["server_type", i, "penalty", key],
                     format!(
-                        "penalties are not monotone: numa {} , socket {}, cross_socket {}",
+                        "penalties are not monotone: numa {}, socket {}, cross_socket {}",
                         pen.numa, pen.socket, pen.cross_socket
                     ),
                     "smaller than the level below it",
@@ -392,7 +403,12 @@ pub fn preemption(spec: &PreemptionSpec) -> Vec<Finding> {
                 );
             }
         }
-        out.at_least(p!["fill", "churn_rounds"], fill.churn_rounds, 0, "`churn_rounds`");
+        out.at_least(
+            p!["fill", "churn_rounds"],
+            fill.churn_rounds,
+            0,
+            "`churn_rounds`",
+        );
     }
     for (i, e) in spec.preempt.iter().enumerate() {
         if !names.contains_key(e.workload.as_str()) {
@@ -443,7 +459,12 @@ pub fn preemption(spec: &PreemptionSpec) -> Vec<Finding> {
         spec.planners.ilp_time_limit_s,
         "`ilp_time_limit_s`",
     );
-    out.at_least(p!["simulation", "cycles"], spec.simulation.cycles, 1, "`cycles`");
+    out.at_least(
+        p!["simulation", "cycles"],
+        spec.simulation.cycles,
+        1,
+        "`cycles`",
+    );
     match &spec.simulation.seeds {
         Seeds::Count(0) => out.at_least(p!["simulation", "seeds"], 0, 1, "`seeds`"),
         Seeds::List(list) if list.is_empty() => out.push(
@@ -487,8 +508,16 @@ pub fn colocation(spec: &ColocationSpec) -> Vec<Finding> {
     let m = &spec.model;
     out.at_least(p!["model", "stages"], m.stages, 1, "`stages`");
     out.positive(p!["model", "eta_forward"], m.eta_forward, "`eta_forward`");
-    out.positive(p!["model", "eta_backward"], m.eta_backward, "`eta_backward`");
-    out.non_negative(p!["model", "decode_base_s"], m.decode_base_s, "`decode_base_s`");
+    out.positive(
+        p!["model", "eta_backward"],
+        m.eta_backward,
+        "`eta_backward`",
+    );
+    out.non_negative(
+        p!["model", "decode_base_s"],
+        m.decode_base_s,
+        "`decode_base_s`",
+    );
     out.non_negative(
         p!["model", "decode_per_token_s"],
         m.decode_per_token_s,
@@ -524,12 +553,20 @@ pub fn colocation(spec: &ColocationSpec) -> Vec<Finding> {
         _ => {}
     }
     if let Some(a) = &inf.arrival {
-        out.positive(p!["inference", "arrival", "rate_rps"], a.rate_rps, "`rate_rps`");
+        out.positive(
+            p!["inference", "arrival", "rate_rps"],
+            a.rate_rps,
+            "`rate_rps`",
+        );
     }
     token_dist(&mut out, "inference.prompt_tokens", &inf.prompt_tokens);
     token_dist(&mut out, "inference.output_tokens", &inf.output_tokens);
     out.at_least(p!["inference", "count"], inf.count, 1, "`count`");
-    out.positive(p!["inference", "slo_factor"], inf.slo_factor, "`slo_factor`");
+    out.positive(
+        p!["inference", "slo_factor"],
+        inf.slo_factor,
+        "`slo_factor`",
+    );
     let tr = &spec.training;
     if !(tr.rate >= 0.0 && tr.rate < 1.0) {
         out.push(
@@ -542,10 +579,19 @@ pub fn colocation(spec: &ColocationSpec) -> Vec<Finding> {
             .help("the training share of all tasks; 0 = inference only"),
         );
     }
-    out.at_least(p!["training", "batch_size"], tr.batch_size, 1, "`batch_size`");
+    out.at_least(
+        p!["training", "batch_size"],
+        tr.batch_size,
+        1,
+        "`batch_size`",
+    );
     token_dist(&mut out, "training.tokens", &tr.tokens);
     let l = &spec.lemix;
-    for (key, v) in [("lambda1", l.lambda1), ("lambda2", l.lambda2), ("tau", l.tau)] {
+    for (key, v) in [
+        ("lambda1", l.lambda1),
+        ("lambda2", l.lambda2),
+        ("tau", l.tau),
+    ] {
         out.non_negative(p!["lemix", key], v, &format!("`{key}`"));
     }
     if !(l.memory_threshold > 0.0 && l.memory_threshold <= 1.0) {
@@ -558,15 +604,27 @@ pub fn colocation(spec: &ColocationSpec) -> Vec<Finding> {
         );
     }
     out.non_negative(p!["lemix", "max_wait_s"], l.max_wait_s, "`max_wait_s`");
-    out.positive(p!["lemix", "offload_gbps"], l.offload_gbps, "`offload_gbps`");
+    out.positive(
+        p!["lemix", "offload_gbps"],
+        l.offload_gbps,
+        "`offload_gbps`",
+    );
     out.at_least(p!["lemix", "batch_max"], l.batch_max, 1, "`batch_max`");
     out.non_negative(
         p!["lemix", "batch_wait_factor"],
         l.batch_wait_factor,
         "`batch_wait_factor`",
     );
-    out.non_negative(p!["objective", "slo_miss"], spec.objective.slo_miss, "`slo_miss`");
-    out.non_negative(p!["objective", "dropped"], spec.objective.dropped, "`dropped`");
+    out.non_negative(
+        p!["objective", "slo_miss"],
+        spec.objective.slo_miss,
+        "`slo_miss`",
+    );
+    out.non_negative(
+        p!["objective", "dropped"],
+        spec.objective.dropped,
+        "`dropped`",
+    );
     let pl = &spec.planners;
     out.planner_names("planners", &pl.run, &COLOCATION_PLANNERS);
     if !(pl.separate_split > 0.0 && pl.separate_split < 1.0) {
@@ -574,7 +632,10 @@ pub fn colocation(spec: &ColocationSpec) -> Vec<Finding> {
             Finding::new(
                 "spec::out-of-range",
                 p!["planners", "separate_split"],
-                format!("`separate_split` must be in (0, 1), got {}", pl.separate_split),
+                format!(
+                    "`separate_split` must be in (0, 1), got {}",
+                    pl.separate_split
+                ),
                 "out of range",
             )
             .help("the share of nodes SEPARATE gives to training"),
@@ -586,14 +647,26 @@ pub fn colocation(spec: &ColocationSpec) -> Vec<Finding> {
         1,
         "`separate_sync_every`",
     );
-    out.positive(p!["planners", "ilp_time_limit_s"], pl.ilp_time_limit_s, "`ilp_time_limit_s`");
+    out.positive(
+        p!["planners", "ilp_time_limit_s"],
+        pl.ilp_time_limit_s,
+        "`ilp_time_limit_s`",
+    );
     out.positive(p!["planners", "ilp_slot_s"], pl.ilp_slot_s, "`ilp_slot_s`");
-    out.at_least(p!["planners", "ilp_max_binaries"], pl.ilp_max_binaries, 1, "`ilp_max_binaries`");
+    out.at_least(
+        p!["planners", "ilp_max_binaries"],
+        pl.ilp_max_binaries,
+        1,
+        "`ilp_max_binaries`",
+    );
     out.0
 }
 
 /// Cross-file checks of a co-location workload against its cluster.
-pub fn colocation_on_cluster(cluster: &crate::topology::Cluster, spec: &ColocationSpec) -> Vec<Finding> {
+pub fn colocation_on_cluster(
+    cluster: &crate::topology::Cluster,
+    spec: &ColocationSpec,
+) -> Vec<Finding> {
     let mut out = Vec::new();
     let available = cluster.servers.len() as i64;
     if let Some(n) = spec.nodes
@@ -603,7 +676,10 @@ pub fn colocation_on_cluster(cluster: &crate::topology::Cluster, spec: &Colocati
             Finding::new(
                 "spec::too-large",
                 p!["nodes"],
-                format!("{n} nodes requested, cluster `{}` has {available} servers", cluster.name),
+                format!(
+                    "{n} nodes requested, cluster `{}` has {available} servers",
+                    cluster.name
+                ),
                 "more than the cluster has",
             )
             .help("lower `nodes`, or omit it to use every server"),

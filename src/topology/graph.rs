@@ -43,11 +43,17 @@ impl TopoEdge {
 pub type TopoGraph = DiGraph<TopoNode, TopoEdge>;
 
 /// Builds the graph of one server; `state` adds used-by marks.
-pub fn server_graph(cluster: &Cluster, server: ServerId, state: Option<&ClusterState>) -> TopoGraph {
+pub fn server_graph(
+    cluster: &Cluster,
+    server: ServerId,
+    state: Option<&ClusterState>,
+) -> TopoGraph {
     let s = cluster.server(server);
     let t = cluster.type_of(server);
     let used_by = |gpu: Option<usize>, core: Option<usize>| {
-        state.and_then(|st| st.holder(server, gpu, core)).map(|p| p.name.clone())
+        state
+            .and_then(|st| st.holder(server, gpu, core))
+            .map(|p| p.name.clone())
     };
     let mut g = TopoGraph::new();
     let root = g.add_node(TopoNode::Server {
@@ -67,7 +73,7 @@ pub fn server_graph(cluster: &Cluster, server: ServerId, state: Option<&ClusterS
             let mut group_node = None;
             for core in first..first + t.cores_per_numa {
                 let index = (core - first) / t.core_group_size;
-                if (core - first) % t.core_group_size == 0 {
+                if (core - first).is_multiple_of(t.core_group_size) {
                     let gn = g.add_node(TopoNode::CoreGroup { numa, index });
                     g.add_edge(nn, gn, TopoEdge::Contains);
                     group_node = Some(gn);

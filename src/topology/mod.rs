@@ -247,7 +247,12 @@ pub struct Placement {
 /// best level it can reach. Within a level, the domain with the fewest free resources left
 /// over wins (GPUs first, then cores), ties by lowest index. Inside the domain it takes the
 /// lowest free GPU ids, then cores on those GPUs' NUMA nodes first, then the lowest other ids.
-pub fn place(t: &ServerType, free_gpus: GpuSet, free_cores: CoreSet, req: Request) -> Option<Placement> {
+pub fn place(
+    t: &ServerType,
+    free_gpus: GpuSet,
+    free_cores: CoreSet,
+    req: Request,
+) -> Option<Placement> {
     for level in Level::ALL {
         let mut best: Option<(u32, u32, &Domain)> = None;
         for d in t.domains(level) {

@@ -100,12 +100,19 @@ impl ClusterState {
     }
 
     /// The pod holding a GPU or core, for used-by marks and messages.
-    pub fn holder(&self, server: ServerId, gpu: Option<usize>, core: Option<usize>) -> Option<&Pod> {
+    pub fn holder(
+        &self,
+        server: ServerId,
+        gpu: Option<usize>,
+        core: Option<usize>,
+    ) -> Option<&Pod> {
         self.servers[server.index()]
             .pods
             .iter()
             .filter_map(|id| self.pods.get(id))
-            .find(|p| gpu.is_some_and(|g| p.gpus.contains(g)) || core.is_some_and(|c| p.cores.contains(c)))
+            .find(|p| {
+                gpu.is_some_and(|g| p.gpus.contains(g)) || core.is_some_and(|c| p.cores.contains(c))
+            })
     }
 
     /// Adds a pod on resources that must be free.
@@ -160,7 +167,10 @@ impl ClusterState {
 /// Places the `[[running]]` pods of a preemption workload on an empty cluster. Cross-file
 /// problems (unknown node, ids outside the server or already taken, no room) are findings that
 /// point into the workload file.
-pub fn running_state(cluster: &Cluster, spec: &PreemptionSpec) -> Result<ClusterState, Vec<Finding>> {
+pub fn running_state(
+    cluster: &Cluster,
+    spec: &PreemptionSpec,
+) -> Result<ClusterState, Vec<Finding>> {
     let mut state = ClusterState::empty(cluster);
     let mut findings = Vec::new();
     for (i, running) in spec.running.iter().enumerate() {
@@ -193,7 +203,11 @@ fn place_running(
     i: usize,
     running: &RunningPod,
 ) -> Result<Pod, Vec<Finding>> {
-    let Some(wi) = spec.workload.iter().position(|w| w.name == running.workload) else {
+    let Some(wi) = spec
+        .workload
+        .iter()
+        .position(|w| w.name == running.workload)
+    else {
         // Reported by single-file validation.
         return Err(Vec::new());
     };
@@ -217,46 +231,105 @@ fn place_running(
     let t = cluster.type_of(server);
     let alloc = &state.servers[server.index()];
     let mut findings = Vec::new();
-    let mut explicit = |key: &str, ids: &[i64], capacity: usize, free_mask: &dyn Fn(usize) -> bool, holder: &dyn Fn(usize) -> String| {
-        let mut out = Vec::new();
+    // One finding per key and kind of problem, pointing at the first offending id.
+    let mut explicit = |key: &str,
+                        ids: &[i64],
+                        capacity: usize,
+                        is_free: &dyn Fn(usize) -> bool,
+                        holder: &dyn Fn(usize) -> String| {
+        let noun = if key == "gpus" { "GPU" } else { "core" };
+        let mut outside: Vec<(usize, usize)> = Vec::new();
+        let mut taken: Vec<(usize, usize)> = Vec::new();
+        let mut ok = Vec::new();
         for (j, &id) in ids.iter().enumerate() {
             let id = id.max(0) as usize;
-            let noun = if key == "gpus" { "GPU" } else { "core" };
             if id >= capacity {
-                findings.push(
-                    Finding::new(
-                        "spec::id-out-of-range",
-                        p!["running", i, key, j],
-                        format!("{noun} {id} does not exist on {}", running.node),
-                        "outside the server",
-                    )
-                    .help(format!(
-                        "server type `{}` has {noun}s 0…{}",
-                        t.name,
-                        capacity as i64 - 1
-                    )),
-                );
-            } else if !free_mask(id) {
-                findings.push(Finding::new(
-                    "spec::resource-taken",
-                    p!["running", i, key, j],
-                    format!("{noun} {id} on {} is already used by {}", running.node, holder(id)),
-                    "already taken",
-                ));
+                outside.push((j, id));
+            } else if !is_free(id) {
+                taken.push((j, id));
             } else {
-                out.push(id);
+                ok.push(id);
             }
         }
-        out
+        let list = |v: &[(usize, usize)]| {
+            v.iter()
+                .map(|(_, id)| id.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        if let Some(&(j, _)) = outside.first() {
+            findings.push(
+                Finding::new(
+                    "spec::id-out-of-range",
+                    p!["running", i, key, j],
+                    format!(
+                        "{noun} {} not exist on {}",
+                        if outside.len() == 1 {
+                            format!("{} does", list(&outside))
+                        } else {
+                            format!("ids {} do", list(&outside))
+                        },
+                        running.node
+                    ),
+                    "outside the server",
+                )
+                .help(format!(
+                    "server type `{}` has {noun}s 0…{}",
+                    t.name,
+                    capacity as i64 - 1
+                )),
+            );
+        }
+        if let Some(&(j, id)) = taken.first() {
+            findings.push(
+                Finding::new(
+                    "spec::resource-taken",
+                    p!["running", i, key, j],
+                    format!(
+                        "{noun} {} on {} already in use (first: {id} by {})",
+                        if taken.len() == 1 {
+                            format!("{} is", list(&taken))
+                        } else {
+                            format!("ids {} are", list(&taken))
+                        },
+                        running.node,
+                        holder(id)
+                    ),
+                    "already taken",
+                )
+                .help("each GPU and core is held by at most one pod"),
+            );
+        }
+        ok
     };
-    let holder_gpu = |g: usize| state.holder(server, Some(g), None).map_or("?".into(), |p| p.name.clone());
-    let holder_core = |c: usize| state.holder(server, None, Some(c)).map_or("?".into(), |p| p.name.clone());
+    let holder_gpu = |g: usize| {
+        state
+            .holder(server, Some(g), None)
+            .map_or("?".into(), |p| p.name.clone())
+    };
+    let holder_core = |c: usize| {
+        state
+            .holder(server, None, Some(c))
+            .map_or("?".into(), |p| p.name.clone())
+    };
     let fixed_gpus = match &running.gpus {
-        Some(IdsOrCount::Ids(ids)) => Some(GpuSet::from_ids(explicit("gpus", ids, t.gpu_count(), &|g| alloc.free_gpus.contains(g), &holder_gpu))),
+        Some(IdsOrCount::Ids(ids)) => Some(GpuSet::from_ids(explicit(
+            "gpus",
+            ids,
+            t.gpu_count(),
+            &|g| alloc.free_gpus.contains(g),
+            &holder_gpu,
+        ))),
         _ => None,
     };
     let fixed_cores = match &running.cores {
-        Some(IdsOrCount::Ids(ids)) => Some(CoreSet::from_ids(explicit("cores", ids, t.core_count(), &|c| alloc.free_cores.contains(c), &holder_core))),
+        Some(IdsOrCount::Ids(ids)) => Some(CoreSet::from_ids(explicit(
+            "cores",
+            ids,
+            t.core_count(),
+            &|c| alloc.free_cores.contains(c),
+            &holder_core,
+        ))),
         _ => None,
     };
     if !findings.is_empty() {
@@ -275,7 +348,10 @@ fn place_running(
             Finding::new(
                 "spec::no-room",
                 p!["running", i, key],
-                format!("{} has {free} free {what}, the pod needs {need}", running.node),
+                format!(
+                    "{} has {free} free {what}, the pod needs {need}",
+                    running.node
+                ),
                 "does not fit",
             )
             .help("the [[running]] pods are placed in file order; move or shrink one"),
@@ -288,21 +364,40 @@ fn place_running(
             None if alloc.free_gpus.len() < want.gpus => {
                 return Err(no_room("gpus", "GPUs", alloc.free_gpus.len(), want.gpus));
             }
-            None => return Err(no_room("cores", "cores", alloc.free_cores.len(), want.cores)),
+            None => {
+                return Err(no_room(
+                    "cores",
+                    "cores",
+                    alloc.free_cores.len(),
+                    want.cores,
+                ));
+            }
         },
         (Some(g), None) => {
-            let near = g.iter().map(|x| t.numa_domain(t.gpu_numa[x]).cores).fold(CoreSet::empty(), CoreSet::or);
+            let near = g
+                .iter()
+                .map(|x| t.numa_domain(t.gpu_numa[x]).cores)
+                .fold(CoreSet::empty(), CoreSet::or);
             let free = alloc.free_cores;
-            let first = free.and(near).lowest(want.cores.min(free.and(near).len())).unwrap_or_default();
+            let first = free
+                .and(near)
+                .lowest(want.cores.min(free.and(near).len()))
+                .unwrap_or_default();
             match free.minus(first).lowest(want.cores - first.len()) {
                 Some(rest) => (g, first.or(rest)),
                 None => return Err(no_room("cores", "cores", free.len(), want.cores)),
             }
         }
         (None, Some(c)) => {
-            let near = c.iter().map(|x| t.numa_domain(t.numa_of_core(x)).gpus).fold(GpuSet::empty(), GpuSet::or);
+            let near = c
+                .iter()
+                .map(|x| t.numa_domain(t.numa_of_core(x)).gpus)
+                .fold(GpuSet::empty(), GpuSet::or);
             let free = alloc.free_gpus;
-            let first = free.and(near).lowest(want.gpus.min(free.and(near).len())).unwrap_or_default();
+            let first = free
+                .and(near)
+                .lowest(want.gpus.min(free.and(near).len()))
+                .unwrap_or_default();
             match free.minus(first).lowest(want.gpus - first.len()) {
                 Some(rest) => (first.or(rest), c),
                 None => return Err(no_room("gpus", "GPUs", free.len(), want.gpus)),

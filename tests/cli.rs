@@ -1,0 +1,233 @@
+//! Runs the `coplan` binary on every example and fixture and compares its output with the
+//! insta snapshot stored in the top-level `snapshots/` folder (one fixture file → one snapshot).
+//!
+//! A fixture may name its command in a first-lines comment `# coplan: <args>`, where `{file}`
+//! stands for the fixture's path; the default is `validate {file}`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Runs coplan from the repository root; returns a snapshot text of the call.
+pub fn run(args: &[String]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_coplan"))
+        .args(args)
+        .current_dir(root())
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("the coplan binary runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn transcript(args: &[String]) -> (i32, String) {
+    let (code, stdout, stderr) = run(args);
+    let text = format!(
+        "$ coplan {}\nexit: {code}\n--- stdout\n{stdout}--- stderr\n{stderr}",
+        args.join(" ")
+    );
+    (code, text)
+}
+
+fn fixture_args(path: &Path, rel: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(path).expect("fixture is readable");
+    let line = text
+        .lines()
+        .take(3)
+        .find_map(|l| l.strip_prefix("# coplan: "))
+        .unwrap_or("validate {file}");
+    line.split_whitespace()
+        .map(|a| a.replace("{file}", rel))
+        .collect()
+}
+
+fn files(dir: &str) -> Vec<(PathBuf, String)> {
+    let mut out: Vec<(PathBuf, String)> = std::fs::read_dir(root().join(dir))
+        .expect("fixture folder exists")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .map(|p| {
+            let rel = format!(
+                "{dir}/{}",
+                p.file_name().unwrap_or_default().to_string_lossy()
+            );
+            (p, rel)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+fn snapshot(name: &str, text: &str) {
+    insta::with_settings!({
+        snapshot_path => root().join("snapshots"),
+        prepend_module_to_snapshot => false,
+        omit_expression => true,
+    }, {
+        insta::assert_snapshot!(name, text);
+    });
+}
+
+fn stem(path: &Path) -> String {
+    path.file_stem()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned()
+}
+
+#[test]
+fn every_invalid_fixture_exits_2_with_a_located_diagnostic() {
+    let fixtures = files("tests/fixtures/invalid");
+    assert!(fixtures.len() >= 20, "expected one fixture per error case");
+    for (path, rel) in fixtures {
+        let args = fixture_args(&path, &rel);
+        let (code, text) = transcript(&args);
+        assert_eq!(code, 2, "{rel} must be rejected with exit 2:\n{text}");
+        assert!(
+            text.contains(&format!("─[{rel}:")),
+            "{rel}: the diagnostic must name the file with line and column:\n{text}"
+        );
+        assert!(!text.contains("panicked"), "{rel} panicked:\n{text}");
+        snapshot(&format!("invalid__{}", stem(&path)), &text);
+    }
+}
+
+#[test]
+fn every_valid_fixture_matches_its_snapshot() {
+    for (path, rel) in files("tests/fixtures/valid") {
+        let args = fixture_args(&path, &rel);
+        let (code, text) = transcript(&args);
+        assert_eq!(code, 0, "{rel} must succeed:\n{text}");
+        snapshot(&format!("valid__{}", stem(&path)), &text);
+    }
+}
+
+#[test]
+fn every_example_validates_and_renders() {
+    for dir in ["examples/clusters", "examples/workloads"] {
+        for (path, rel) in files(dir) {
+            let mut text = String::new();
+            let (code, t) = transcript(&["validate".into(), rel.clone()]);
+            assert_eq!(code, 0, "{rel} must validate:\n{t}");
+            text.push_str(&t);
+            if dir.ends_with("clusters") {
+                let (code, t) = transcript(&[
+                    "topology".into(),
+                    rel.clone(),
+                    "--format".into(),
+                    "table".into(),
+                ]);
+                assert_eq!(code, 0, "{rel} topology:\n{t}");
+                text.push_str(&t);
+            }
+            snapshot(&format!("example__{}", stem(&path)), &text);
+        }
+    }
+}
+
+#[test]
+fn all_examples_validate_together() {
+    let mut args = vec!["validate".to_string()];
+    for dir in ["examples/clusters", "examples/workloads"] {
+        args.extend(files(dir).into_iter().map(|(_, rel)| rel));
+    }
+    let (code, text) = transcript(&args);
+    assert_eq!(code, 0, "{text}");
+}
+
+#[test]
+fn each_workload_example_cross_checks_against_its_cluster() {
+    for (cluster, workload) in [
+        (
+            "examples/clusters/paper-4090-x100.toml",
+            "examples/workloads/paper-preemption.toml",
+        ),
+        (
+            "examples/clusters/paper-4090-x100.toml",
+            "examples/workloads/colocation-small.toml",
+        ),
+    ] {
+        let (code, text) = transcript(&["validate".into(), cluster.into(), workload.into()]);
+        assert_eq!(code, 0, "{text}");
+    }
+}
+
+#[test]
+fn unreadable_file_is_an_input_error() {
+    let (code, text) = transcript(&[
+        "validate".into(),
+        "tests/fixtures/does-not-exist.toml".into(),
+    ]);
+    assert_eq!(code, 2);
+    snapshot("unreadable_file", &text);
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    for args in [vec!["frobnicate"], vec!["topology"], vec!["schema", "gpu"]] {
+        let args: Vec<String> = args.into_iter().map(String::from).collect();
+        let (code, _, _) = run(&args);
+        assert_eq!(code, 2, "{args:?}");
+    }
+}
+
+#[test]
+fn dot_output_renders_with_graphviz_when_installed() {
+    let Ok(probe) = Command::new("dot").arg("-V").output() else {
+        eprintln!("graphviz not installed: skipping the render check");
+        return;
+    };
+    assert!(probe.status.success());
+    let (code, dot, _) = run(&[
+        "topology".into(),
+        "examples/clusters/gpu-2s4n8g-x4.toml".into(),
+        "--format".into(),
+        "dot".into(),
+    ]);
+    assert_eq!(code, 0);
+    let mut child = Command::new("dot")
+        .arg("-Tsvg")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("dot starts");
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(dot.as_bytes())
+        .expect("write dot");
+    let out = child.wait_with_output().expect("dot finishes");
+    assert!(
+        out.status.success(),
+        "dot rejected the output: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("<svg"));
+}
+
+#[test]
+fn topology_json_lists_servers_sockets_numa_cores_gpus_with_used_by() {
+    let (code, out, err) = run(&[
+        "topology".into(),
+        "tests/fixtures/valid/tiny-cluster.toml".into(),
+        "tests/fixtures/valid/tiny-running.toml".into(),
+        "--format".into(),
+        "json".into(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("valid JSON");
+    let numa0 = &v["servers"][0]["sockets"][0]["numa_nodes"][1];
+    assert_eq!(numa0["id"], 1);
+    assert_eq!(numa0["gpus"][0]["used_by"], "batch-0");
+    assert_eq!(numa0["cores"][0]["used_by"], "batch-0");
+    assert_eq!(v["pods"].as_array().map(Vec::len), Some(3));
+}
