@@ -35,6 +35,25 @@ pub enum Command {
         #[arg(value_enum)]
         kind: SchemaKind,
     },
+    /// Plan a workload on a cluster with every planner and compare them with the optimum.
+    Plan {
+        cluster: PathBuf,
+        workload: PathBuf,
+        #[arg(long, value_enum, default_value_t = PlanFormat::Table)]
+        format: PlanFormat,
+        /// Planners to run, comma-separated (default: the workload's [planners].run).
+        #[arg(long, value_delimiter = ',')]
+        planners: Option<Vec<String>>,
+        /// Seed of the initial fill (overrides [fill].seed).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Write the output to FILE (atomically) instead of stdout.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// Exit with code 3 when no planner places every preemptor.
+        #[arg(long)]
+        require_all_placed: bool,
+    },
     /// Print the topology graph of a cluster, with used-by marks from a workload's running pods.
     Topology {
         cluster: PathBuf,
@@ -42,6 +61,13 @@ pub enum Command {
         #[arg(long, value_enum, default_value_t = TopologyFormat::Table)]
         format: TopologyFormat,
     },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PlanFormat {
+    Table,
+    Json,
+    Csv,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

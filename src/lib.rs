@@ -6,3 +6,7 @@
 pub mod report;
 pub mod spec;
 pub mod topology;
+pub mod preempt;
+pub mod rng;
+pub mod solver;
+pub mod verify;

@@ -8,9 +8,10 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use cli::{Cli, Command, SchemaKind, TopologyFormat};
+use cli::{Cli, Command, PlanFormat, SchemaKind, TopologyFormat};
+use coplan::preempt::engine::{self, PlanFailure, PlanOptions};
 use coplan::report::diagnostic::{self, PlainDiagnostic, Style};
-use coplan::report::{summary, topology as topo_report};
+use coplan::report::{plan as plan_report, summary, topology as topo_report};
 use coplan::spec::{self, Expect, InvalidSpec, LoadedSpec, SourceFile, Spec, SpecKind};
 use coplan::topology::Cluster;
 use coplan::topology::state::{ClusterState, running_state};
@@ -22,8 +23,9 @@ enum Failure {
     /// Other invalid input: unreadable file, bad argument (exit 2).
     Input(PlainDiagnostic),
     /// A bug or an unexpected failure of the library (exit 1).
-    #[allow(dead_code)]
     Internal(String),
+    /// The output was written, but a requirement the user enforced does not hold (exit 3).
+    Infeasible(String),
 }
 
 impl Failure {
@@ -56,6 +58,7 @@ fn main() -> ExitCode {
                 ),
                 Failure::Input(d) => (diagnostic::render(&d, style), 2),
                 Failure::Internal(m) => (format!("internal error: {m}\n"), 1),
+                Failure::Infeasible(m) => (format!("infeasible: {m}\n"), 3),
             };
             let _ = std::io::stderr().write_all(text.as_bytes());
             ExitCode::from(code)
@@ -79,6 +82,22 @@ fn run(cli: Cli) -> Result<(), Failure> {
             workload,
             format,
         } => topology(&cluster, workload.as_deref(), format),
+        Command::Plan {
+            cluster,
+            workload,
+            format,
+            planners,
+            seed,
+            out,
+            require_all_placed,
+        } => plan(
+            &cluster,
+            &workload,
+            format,
+            PlanOptions { planners, seed },
+            out.as_deref(),
+            require_all_placed,
+        ),
     }
 }
 
@@ -226,4 +245,77 @@ fn topology(
         TopologyFormat::Table => topo_report::to_table(&cluster, state.as_ref()),
     };
     print(&text)
+}
+
+/// Writes to `--out` atomically (temporary file in the same folder, then rename), or stdout.
+fn emit(text: &str, out: Option<&Path>) -> Result<(), Failure> {
+    let Some(path) = out else {
+        return print(text);
+    };
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let file_name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = dir.join(format!(".{file_name}.{}.tmp", std::process::id()));
+    let result = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path));
+    result.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        Failure::input(format!("cannot write `{}`: {e}", path.display()), None)
+    })
+}
+
+fn load_pair(cluster_path: &Path, workload_path: &Path) -> Result<(Cluster, LoadedSpec), Failure> {
+    let loaded = load(cluster_path, Expect::Cluster)?;
+    let Spec::Cluster(cluster_spec) = &loaded.spec else {
+        return Err(Failure::Internal("a cluster file loaded as a workload".into()));
+    };
+    let cluster = Cluster::from_spec(cluster_spec);
+    let workload = load(workload_path, Expect::Workload)?;
+    Ok((cluster, workload))
+}
+
+fn plan(
+    cluster_path: &Path,
+    workload_path: &Path,
+    format: PlanFormat,
+    options: PlanOptions,
+    out: Option<&Path>,
+    require_all_placed: bool,
+) -> Result<(), Failure> {
+    let (cluster, workload) = load_pair(cluster_path, workload_path)?;
+    let spec = match &workload.spec {
+        Spec::Preemption(p) => p,
+        Spec::Colocation(c) => {
+            workload
+                .check(spec::validate::colocation_on_cluster(&cluster, c))
+                .map_err(|e| Failure::Invalid(vec![e]))?;
+            return Err(Failure::input(
+                format!("`{}`: co-location planning is not available in this version", workload.source.name),
+                Some("plan a `kind = \"preemption\"` workload, or check the README for the supported commands".into()),
+            ));
+        }
+        Spec::Cluster(_) => return Err(Failure::Internal("a workload file loaded as a cluster".into())),
+    };
+    let report = engine::plan(&cluster, spec, &options).map_err(|f| match f {
+        PlanFailure::Invalid(findings) => match workload.check(findings) {
+            Err(e) => Failure::Invalid(vec![e]),
+            Ok(()) => Failure::Internal("empty findings".into()),
+        },
+        PlanFailure::UnknownPlanner(name) => Failure::input(
+            format!("unknown planner `{name}`"),
+            Some(format!("expected one of {}", coplan::spec::preemption::PREEMPTION_PLANNERS.join(", "))),
+        ),
+        other => Failure::Internal(other.to_string()),
+    })?;
+    for w in &report.warnings {
+        let _ = writeln!(std::io::stderr(), "warning: {w}");
+    }
+    let text = match format {
+        PlanFormat::Table => plan_report::to_table(&report),
+        PlanFormat::Json => plan_report::to_json(&report),
+        PlanFormat::Csv => plan_report::to_csv(&report),
+    };
+    emit(&text, out)?;
+    if require_all_placed && !report.planners.iter().any(|p| p.objective.is_some() && p.metrics.unplaced == 0) {
+        return Err(Failure::Infeasible("no planner placed every preemptor (--require-all-placed)".into()));
+    }
+    Ok(())
 }

@@ -1,0 +1,73 @@
+//! `k8s-default`: Kubernetes/Gödel default preemption, topology-blind (DESIGN §5.2).
+//! Per server: a zero-victim candidate when the pod fits by counts; else remove every
+//! potential victim and reprieve them most important first while the pod still fits. The
+//! server is chosen by the candidate chain.
+
+use super::{ChainKey, Decision, PlanError, PreemptionPlanner, Preemptor, Problem, freed, more_important};
+use crate::topology::state::ClusterState;
+use crate::topology::{CoreSet, GpuSet, PodId, Request};
+
+pub struct K8sDefault;
+
+fn fits_by_counts(g: GpuSet, c: CoreSet, req: Request) -> bool {
+    g.len() >= req.gpus && c.len() >= req.cores
+}
+
+impl PreemptionPlanner for K8sDefault {
+    fn name(&self) -> &'static str {
+        "k8s-default"
+    }
+
+    fn decide(
+        &self,
+        problem: &Problem<'_>,
+        state: &ClusterState,
+        p: &Preemptor,
+    ) -> Result<Decision, PlanError> {
+        let mut evaluated = 0u64;
+        let mut best: Option<(ChainKey, Decision)> = None;
+        for server in problem.servers() {
+            let a = &state.servers[server.index()];
+            evaluated += 1;
+            let victims: Vec<PodId> = if fits_by_counts(a.free_gpus, a.free_cores, p.request) {
+                Vec::new()
+            } else {
+                let mut potential = problem.potential_victims(state, server, p);
+                let (mut g, mut c) = freed(state, server, &potential);
+                if !fits_by_counts(g, c, p.request) {
+                    continue;
+                }
+                potential.sort_by(|x, y| match (state.pod(*x), state.pod(*y)) {
+                    (Some(a), Some(b)) => more_important(a, b),
+                    _ => x.cmp(y),
+                });
+                let mut victims = Vec::new();
+                for id in potential {
+                    let Some(pod) = state.pod(id) else { continue };
+                    evaluated += 1;
+                    let (g2, c2) = (g.minus(pod.gpus), c.minus(pod.cores));
+                    if fits_by_counts(g2, c2, p.request) {
+                        (g, c) = (g2, c2);
+                    } else {
+                        victims.push(id);
+                    }
+                }
+                victims
+            };
+            let key = ChainKey::new(problem.cluster, state, server, &victims);
+            if best.as_ref().is_none_or(|(k, _)| key.compare(k).is_lt()) {
+                best = Some((
+                    key,
+                    Decision {
+                        server: Some(server),
+                        victims,
+                        ..Decision::default()
+                    },
+                ));
+            }
+        }
+        let mut decision = best.map(|(_, d)| d).unwrap_or_default();
+        decision.subsets_evaluated = evaluated;
+        Ok(decision)
+    }
+}

@@ -1,0 +1,243 @@
+//! Topology-aware preemption (DESIGN §5): the planners behind one trait, the shared candidate
+//! rules, and the engine that applies decisions, measures them and checks them.
+
+pub mod engine;
+pub mod flextopo;
+pub mod flextopo_exhaustive;
+pub mod flextopo_imp;
+pub mod ilp;
+pub mod ilp_batch;
+pub mod k8s_default;
+pub mod metrics;
+pub mod objective;
+pub mod scenario;
+
+use std::cmp::Ordering;
+
+use serde::Serialize;
+
+use crate::spec::PreemptionSpec;
+use crate::spec::preemption::TopologyQos;
+use crate::topology::state::{ClusterState, Pod};
+use crate::topology::{Cluster, Level, PodId, Request, ServerId};
+pub use objective::CostModel;
+
+/// One pod of the `[[preempt]]` list.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Preemptor {
+    pub name: String,
+    pub workload: usize,
+    pub priority: i64,
+    pub request: Request,
+    pub qos: TopologyQos,
+}
+
+/// The fixed context of one plan: cluster, spec and cost model.
+#[derive(Debug, Clone)]
+pub struct Problem<'a> {
+    pub cluster: &'a Cluster,
+    pub spec: &'a PreemptionSpec,
+    pub cost: CostModel,
+}
+
+impl<'a> Problem<'a> {
+    pub fn new(cluster: &'a Cluster, spec: &'a PreemptionSpec) -> Self {
+        Problem {
+            cluster,
+            spec,
+            cost: CostModel::new(spec),
+        }
+    }
+
+    /// The potential victims of `p` on `server`: preemptible pods of strictly lower priority,
+    /// ascending pod id.
+    pub fn potential_victims(&self, state: &ClusterState, server: ServerId, p: &Preemptor) -> Vec<PodId> {
+        state.servers[server.index()]
+            .pods
+            .iter()
+            .copied()
+            .filter(|id| {
+                state
+                    .pod(*id)
+                    .is_some_and(|pod| pod.preemptible && pod.priority < p.priority)
+            })
+            .collect()
+    }
+
+    /// The level `p` must reach on `server` (its required level on that server type).
+    pub fn required_level(&self, server: ServerId, p: &Preemptor) -> Option<Level> {
+        self.cluster.type_of(server).required_level(p.request)
+    }
+
+    /// Whether a placement at `level` is admitted for `p` on `server`.
+    pub fn admits(&self, server: ServerId, p: &Preemptor, level: Level) -> bool {
+        p.qos != TopologyQos::Guaranteed || self.required_level(server, p).is_some_and(|r| level <= r)
+    }
+
+    pub fn servers(&self) -> impl Iterator<Item = ServerId> + use<> {
+        (0..self.cluster.servers.len() as u32).map(ServerId)
+    }
+}
+
+/// A planner's choice for one preemptor: a server and the victims to evict there, or none.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Decision {
+    pub server: Option<ServerId>,
+    pub victims: Vec<PodId>,
+    /// Subsets of victims tried (a deterministic cost unit).
+    pub subsets_evaluated: u64,
+    /// The enumeration budget cut the search short.
+    pub truncated: bool,
+    /// GPUs and cores chosen by the planner itself (joint planners); otherwise the node
+    /// allocator places the pod after the eviction.
+    pub placement: Option<(crate::topology::GpuSet, crate::topology::CoreSet)>,
+}
+
+/// Status of a planner's run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Heuristic,
+    Optimal,
+    TimeLimit,
+    Skipped,
+}
+
+/// Why planning failed: a solver or model error (an internal error, exit 1).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PlanError {
+    #[error("solver failed: {0}")]
+    Solver(String),
+    #[error("{0}")]
+    Internal(String),
+}
+
+/// What a batch planner returns: one decision per preemptor, plus its solver status and bound.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BatchDecision {
+    pub decisions: Vec<Decision>,
+    pub status: Status,
+    pub bound: Option<f64>,
+    /// Objective the solver reported, for the verifier to compare with the replay.
+    pub objective: Option<f64>,
+}
+
+/// A preemption planner. Sequential planners implement [`decide`](Self::decide); a planner that
+/// decides the whole list at once overrides [`decide_batch`](Self::decide_batch).
+pub trait PreemptionPlanner: Sync {
+    fn name(&self) -> &'static str;
+
+    /// `heuristic` or, for exact planners, `optimal`.
+    fn status(&self) -> Status {
+        Status::Heuristic
+    }
+
+    /// Decides one preemptor on the current state.
+    fn decide(
+        &self,
+        problem: &Problem<'_>,
+        state: &ClusterState,
+        preemptor: &Preemptor,
+    ) -> Result<Decision, PlanError>;
+
+    /// Whether the planner decides the whole list at once ([`decide_batch`](Self::decide_batch)).
+    fn joint(&self) -> bool {
+        false
+    }
+
+    /// Decides the whole list at once. `warm_start` is the best sequential plan found so far,
+    /// when one exists.
+    fn decide_batch(
+        &self,
+        _problem: &Problem<'_>,
+        _initial: &ClusterState,
+        _preemptors: &[Preemptor],
+        _warm_start: Option<&[engine::Applied]>,
+    ) -> Result<BatchDecision, PlanError> {
+        Err(PlanError::Internal(format!("{} is not a joint planner", self.name())))
+    }
+}
+
+/// Every planner, in report order. Adding a planner = one file + one line here.
+pub fn registry() -> Vec<Box<dyn PreemptionPlanner>> {
+    vec![
+        Box::new(k8s_default::K8sDefault),
+        Box::new(flextopo_imp::FlextopoImp),
+        Box::new(flextopo_exhaustive::FlextopoExhaustive),
+        Box::new(ilp::IlpPerEvent),
+        Box::new(ilp_batch::IlpBatch),
+    ]
+}
+
+/// Pod importance (the reprieve order): higher priority first, then the earlier start (absent
+/// = latest), then the lexicographically larger name.
+pub fn more_important(a: &Pod, b: &Pod) -> Ordering {
+    b.priority
+        .cmp(&a.priority)
+        .then_with(|| start_key(a.start_time_s).total_cmp(&start_key(b.start_time_s)))
+        .then_with(|| b.name.cmp(&a.name))
+}
+
+fn start_key(t: Option<f64>) -> f64 {
+    t.unwrap_or(f64::INFINITY)
+}
+
+/// The Kubernetes candidate chain key of a (server, victims) candidate; smaller is better.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChainKey {
+    has_victims: bool,
+    highest_priority: i64,
+    adjusted_sum: i128,
+    victim_count: usize,
+    /// Earliest start among the highest-priority victims; later is better.
+    earliest_start_of_highest: f64,
+    server_name: String,
+    victim_names: Vec<String>,
+}
+
+impl ChainKey {
+    pub fn new(cluster: &Cluster, state: &ClusterState, server: ServerId, victims: &[PodId]) -> Self {
+        let pods: Vec<&Pod> = victims.iter().filter_map(|id| state.pod(*id)).collect();
+        let highest = pods.iter().map(|p| p.priority).max().unwrap_or(i64::MIN);
+        let earliest = pods
+            .iter()
+            .filter(|p| p.priority == highest)
+            .map(|p| start_key(p.start_time_s))
+            .fold(f64::INFINITY, f64::min);
+        let mut victim_names: Vec<String> = pods.iter().map(|p| p.name.clone()).collect();
+        victim_names.sort();
+        ChainKey {
+            has_victims: !pods.is_empty(),
+            highest_priority: highest,
+            adjusted_sum: pods.iter().map(|p| p.priority as i128 + (1i128 << 31)).sum(),
+            victim_count: pods.len(),
+            earliest_start_of_highest: earliest,
+            server_name: cluster.server(server).name.clone(),
+            victim_names,
+        }
+    }
+
+    pub fn compare(&self, other: &ChainKey) -> Ordering {
+        self.has_victims
+            .cmp(&other.has_victims)
+            .then(self.highest_priority.cmp(&other.highest_priority))
+            .then(self.adjusted_sum.cmp(&other.adjusted_sum))
+            .then(self.victim_count.cmp(&other.victim_count))
+            .then(other.earliest_start_of_highest.total_cmp(&self.earliest_start_of_highest))
+            .then_with(|| self.server_name.cmp(&other.server_name))
+            .then_with(|| self.victim_names.cmp(&other.victim_names))
+    }
+}
+
+/// Free GPUs and cores of `server` after evicting `victims`.
+pub fn freed(
+    state: &ClusterState,
+    server: ServerId,
+    victims: &[PodId],
+) -> (crate::topology::GpuSet, crate::topology::CoreSet) {
+    let a = &state.servers[server.index()];
+    victims
+        .iter()
+        .filter_map(|id| state.pod(*id))
+        .fold((a.free_gpus, a.free_cores), |(g, c), p| (g.or(p.gpus), c.or(p.cores)))
+}

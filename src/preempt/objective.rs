@@ -1,0 +1,58 @@
+//! The canonical preemption cost (DESIGN §5.4) that every planner is measured by.
+
+use crate::spec::preemption::{PreemptionObjective, PreemptionSpec, TopologyScore};
+use crate::topology::{Level, ServerType};
+
+/// Weights, the priority range and the topology scores, fixed for one spec.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CostModel {
+    pub weights: PreemptionObjective,
+    pub scores: TopologyScore,
+    /// Lowest and highest priority among the spec's workloads.
+    pub p_lo: i64,
+    pub p_hi: i64,
+}
+
+impl CostModel {
+    pub fn new(spec: &PreemptionSpec) -> Self {
+        let prios = spec.workload.iter().map(|w| w.priority);
+        CostModel {
+            weights: spec.objective.clone(),
+            scores: spec.flextopo.topology_score,
+            p_lo: prios.clone().min().unwrap_or(0),
+            p_hi: prios.max().unwrap_or(0),
+        }
+    }
+
+    /// T(level) in [0, 1]: the configured score, or 1 / penalty when calibrated.
+    pub fn topology_score(&self, t: &ServerType, level: Level) -> f64 {
+        match self.scores {
+            TopologyScore::Scores(s) => match level {
+                Level::Numa => s.numa,
+                Level::Socket => s.socket,
+                Level::CrossSocket => s.cross_socket,
+            },
+            TopologyScore::Named(_) => 1.0 / level.penalty(&t.penalty),
+        }
+    }
+
+    /// Cost of evicting one pod of priority `prio`.
+    pub fn victim_cost(&self, prio: i64) -> f64 {
+        let span = (self.p_hi - self.p_lo + 1) as f64;
+        self.weights.per_victim + self.weights.victim_priority * (prio - self.p_lo) as f64 / span
+    }
+
+    /// Cost of a placement at `level` on a server of type `t`.
+    pub fn placement_cost(&self, t: &ServerType, level: Level) -> f64 {
+        self.weights.topology * (1.0 - self.topology_score(t, level))
+    }
+
+    /// Cost of one decision: `placed` is the server type and level of the placement, if any.
+    pub fn event_cost(&self, placed: Option<(&ServerType, Level)>, victim_prios: &[i64]) -> f64 {
+        let base = match placed {
+            Some((t, level)) => self.placement_cost(t, level),
+            None => self.weights.unplaced,
+        };
+        base + victim_prios.iter().map(|&p| self.victim_cost(p)).sum::<f64>()
+    }
+}

@@ -1,0 +1,75 @@
+//! A thin wrapper over good_lp: one place that picks the backend, applies the time limit and
+//! turns the solver's outcome into a status, values and a best bound.
+
+use good_lp::{
+    Constraint, Expression, ProblemVariables, ResolutionError, Solution, SolutionStatus, SolverModel,
+    Variable, WithInitialSolution, WithTimeLimit, microlp,
+};
+
+/// How a solve ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SolveStatus {
+    Optimal,
+    TimeLimit,
+}
+
+/// The outcome of a solve that produced an incumbent.
+#[derive(Debug, Clone)]
+pub struct Solved {
+    pub status: SolveStatus,
+    /// Values of the variables asked for, in order.
+    pub values: Vec<f64>,
+    pub objective: f64,
+    /// Best proven lower bound (minimisation); equal to the objective when optimal.
+    pub bound: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SolveError {
+    #[error("the time limit was reached before any feasible solution was found")]
+    NoIncumbent,
+    #[error("the model is infeasible")]
+    Infeasible,
+    #[error("{0}")]
+    Other(String),
+}
+
+/// Minimises `objective` with microlp (the embedded backend).
+pub fn minimise(
+    vars: ProblemVariables,
+    objective: Expression,
+    constraints: Vec<Constraint>,
+    keep: &[Variable],
+    time_limit_s: f64,
+    warm_start: Option<Vec<(Variable, f64)>>,
+) -> Result<Solved, SolveError> {
+    let mut model = vars
+        .minimise(objective.clone())
+        .using(microlp)
+        .with_time_limit(time_limit_s.max(0.001));
+    if let Some(start) = warm_start {
+        model = model.with_initial_solution(start);
+    }
+    let solution = model.with_all(constraints).solve().map_err(|e| match e {
+        ResolutionError::Infeasible => SolveError::Infeasible,
+        ResolutionError::Other(msg) if msg.contains("Time limit") => SolveError::NoIncumbent,
+        other => SolveError::Other(other.to_string()),
+    })?;
+    let status = match solution.status() {
+        SolutionStatus::Optimal => SolveStatus::Optimal,
+        _ => SolveStatus::TimeLimit,
+    };
+    let values: Vec<f64> = keep.iter().map(|v| solution.value(*v)).collect();
+    let value = solution.eval(&objective);
+    let inner = solution.into_inner();
+    let bound = match status {
+        SolveStatus::Optimal => Some(value),
+        SolveStatus::TimeLimit => inner.stats().best_bound,
+    };
+    Ok(Solved {
+        status,
+        values,
+        objective: value,
+        bound,
+    })
+}

@@ -1,0 +1,269 @@
+//! The independent plan checker. It replays a plan's events on the initial state with its own
+//! bookkeeping (names and id sets, not the planners' state or allocator) and checks every rule
+//! of DESIGN §5: victims exist, are preemptible, have strictly lower priority and are evicted
+//! once; the preemptor's GPUs and cores are free after eviction and on one server; level, hit
+//! and admission match the placement; costs, metrics and the objective recompute.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::preempt::Preemptor;
+use crate::preempt::engine::{Outcome, PlannerReport};
+use crate::spec::PreemptionSpec;
+use crate::spec::preemption::{TopologyQos, TopologyScore};
+use crate::topology::state::ClusterState;
+use crate::topology::{Cluster, Level, ServerType};
+
+/// Where and why a plan was rejected.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rejection {
+    pub event: String,
+    pub reason: String,
+}
+
+struct PodRecord {
+    server: String,
+    gpus: BTreeSet<u32>,
+    cores: BTreeSet<u32>,
+    priority: i64,
+    preemptible: bool,
+}
+
+const EPS: f64 = 1e-6;
+
+fn reject(event: &str, reason: String) -> Rejection {
+    Rejection {
+        event: event.to_string(),
+        reason,
+    }
+}
+
+/// NUMA node of a core / GPU and socket of a NUMA node, from the type's raw layout.
+fn numa_of_core(t: &ServerType, core: u32) -> usize {
+    core as usize / t.cores_per_numa
+}
+
+fn level_of(t: &ServerType, gpus: &BTreeSet<u32>, cores: &BTreeSet<u32>) -> Level {
+    let numas: BTreeSet<usize> = gpus
+        .iter()
+        .map(|&g| t.gpu_numa[g as usize])
+        .chain(cores.iter().map(|&c| numa_of_core(t, c)))
+        .collect();
+    let sockets: BTreeSet<usize> = numas.iter().map(|n| n / t.numa_per_socket).collect();
+    if numas.len() <= 1 {
+        Level::Numa
+    } else if sockets.len() <= 1 {
+        Level::Socket
+    } else {
+        Level::CrossSocket
+    }
+}
+
+/// The best level a request can reach on an empty server, by counting per domain.
+fn required_level(t: &ServerType, gpus: u32, cores: u32) -> Option<Level> {
+    let numa_count = t.sockets * t.numa_per_socket;
+    let gpus_in = |numas: &[usize]| {
+        t.gpu_numa.iter().filter(|n| numas.contains(n)).count() as u32
+    };
+    let cores_in = |numas: &[usize]| (numas.len() * t.cores_per_numa) as u32;
+    let numa_fit = (0..numa_count).any(|n| gpus_in(&[n]) >= gpus && cores_in(&[n]) >= cores);
+    if numa_fit {
+        return Some(Level::Numa);
+    }
+    let socket_fit = (0..t.sockets).any(|s| {
+        let numas: Vec<usize> = (s * t.numa_per_socket..(s + 1) * t.numa_per_socket).collect();
+        gpus_in(&numas) >= gpus && cores_in(&numas) >= cores
+    });
+    if socket_fit {
+        return Some(Level::Socket);
+    }
+    let all: Vec<usize> = (0..numa_count).collect();
+    (gpus_in(&all) >= gpus && cores_in(&all) >= cores).then_some(Level::CrossSocket)
+}
+
+fn score(spec: &PreemptionSpec, t: &ServerType, level: Level) -> f64 {
+    match spec.flextopo.topology_score {
+        TopologyScore::Scores(s) => match level {
+            Level::Numa => s.numa,
+            Level::Socket => s.socket,
+            Level::CrossSocket => s.cross_socket,
+        },
+        TopologyScore::Named(_) => {
+            let p = &t.penalty;
+            1.0 / match level {
+                Level::Numa => p.numa,
+                Level::Socket => p.socket,
+                Level::CrossSocket => p.cross_socket,
+            }
+        }
+    }
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= EPS * a.abs().max(b.abs()).max(1.0)
+}
+
+/// Replays `report` from `initial` and checks it.
+pub fn verify_plan(
+    cluster: &Cluster,
+    spec: &PreemptionSpec,
+    initial: &ClusterState,
+    preemptors: &[Preemptor],
+    report: &PlannerReport,
+) -> Result<(), Rejection> {
+    if report.objective.is_none() && report.events.is_empty() {
+        // A solver stopped before any plan existed: nothing to replay.
+        return Ok(());
+    }
+    let mut pods: BTreeMap<String, PodRecord> = initial
+        .pods()
+        .map(|(_, p)| {
+            (
+                p.name.clone(),
+                PodRecord {
+                    server: cluster.server(p.server).name.clone(),
+                    gpus: p.gpus.iter().map(|g| g as u32).collect(),
+                    cores: p.cores.iter().map(|c| c as u32).collect(),
+                    priority: p.priority,
+                    preemptible: p.preemptible,
+                },
+            )
+        })
+        .collect();
+    let prios: Vec<i64> = spec.workload.iter().map(|w| w.priority).collect();
+    let p_lo = prios.iter().copied().min().unwrap_or(0);
+    let p_hi = prios.iter().copied().max().unwrap_or(0);
+    let w = &spec.objective;
+    if report.events.len() != preemptors.len() {
+        return Err(reject(
+            "plan",
+            format!("{} events for {} preemptors", report.events.len(), preemptors.len()),
+        ));
+    }
+    let mut evicted: BTreeSet<String> = BTreeSet::new();
+    let (mut placed, mut hits, mut victims_total, mut wasted) = (0u64, 0u64, 0u64, 0u64);
+    let mut objective = 0.0;
+    let mut victim_prio_sum = 0i64;
+    for (e, p) in report.events.iter().zip(preemptors) {
+        let name = e.preemptor.as_str();
+        if name != p.name {
+            return Err(reject(name, format!("event order differs: expected {}", p.name)));
+        }
+        let mut cost = 0.0;
+        for v in &e.victims {
+            if !evicted.insert(v.clone()) {
+                return Err(reject(name, format!("victim {v} is evicted twice")));
+            }
+            let Some(rec) = pods.remove(v) else {
+                return Err(reject(name, format!("victim {v} is not running")));
+            };
+            if !rec.preemptible {
+                return Err(reject(name, format!("victim {v} is not preemptible")));
+            }
+            if rec.priority >= p.priority {
+                return Err(reject(
+                    name,
+                    format!("victim {v} has priority {} ≥ the preemptor's {}", rec.priority, p.priority),
+                ));
+            }
+            if e.node.as_deref() != Some(rec.server.as_str()) {
+                return Err(reject(name, format!("victim {v} runs on {}, not on the chosen server", rec.server)));
+            }
+            cost += w.per_victim + w.victim_priority * (rec.priority - p_lo) as f64 / (p_hi - p_lo + 1) as f64;
+            victim_prio_sum += rec.priority;
+        }
+        victims_total += e.victims.len() as u64;
+        if e.placed {
+            let Some(node) = &e.node else {
+                return Err(reject(name, "placed without a server".into()));
+            };
+            let Some(server) = cluster.server_id(node) else {
+                return Err(reject(name, format!("unknown server {node}")));
+            };
+            let t = cluster.type_of(server);
+            let gpus: BTreeSet<u32> = e.gpus.iter().copied().collect();
+            let cores: BTreeSet<u32> = e.cores.iter().copied().collect();
+            if gpus.len() != e.gpus.len() || cores.len() != e.cores.len() {
+                return Err(reject(name, "a GPU or core is listed twice".into()));
+            }
+            if gpus.len() as u32 != p.request.gpus || cores.len() as u32 != p.request.cores {
+                return Err(reject(
+                    name,
+                    format!(
+                        "placed {} GPUs and {} cores, requested {} and {}",
+                        gpus.len(),
+                        cores.len(),
+                        p.request.gpus,
+                        p.request.cores
+                    ),
+                ));
+            }
+            if gpus.iter().any(|&g| g as usize >= t.gpu_count()) || cores.iter().any(|&c| c as usize >= t.core_count()) {
+                return Err(reject(name, format!("an id lies outside {node}")));
+            }
+            if let Some((holder, _)) = pods
+                .iter()
+                .find(|(_, r)| r.server == *node && (!r.gpus.is_disjoint(&gpus) || !r.cores.is_disjoint(&cores)))
+            {
+                return Err(reject(name, format!("its GPUs or cores are still held by {holder}")));
+            }
+            let level = level_of(t, &gpus, &cores);
+            if e.level != Some(level) {
+                return Err(reject(name, format!("reported level {:?}, the placement is {level}", e.level)));
+            }
+            let required = required_level(t, p.request.gpus, p.request.cores);
+            if e.required_level != required {
+                return Err(reject(name, format!("reported required level {:?}, expected {required:?}", e.required_level)));
+            }
+            let hit = required.is_some_and(|r| level <= r);
+            if e.hit != hit {
+                return Err(reject(name, format!("reported hit {}, expected {hit}", e.hit)));
+            }
+            if p.qos == TopologyQos::Guaranteed && !hit {
+                return Err(reject(name, format!("guaranteed pod placed at {level}, below its required level")));
+            }
+            if e.outcome != Outcome::Placed {
+                return Err(reject(name, "placed, but the outcome says otherwise".into()));
+            }
+            cost += w.topology * (1.0 - score(spec, t, level));
+            pods.insert(
+                name.to_string(),
+                PodRecord {
+                    server: node.clone(),
+                    gpus,
+                    cores,
+                    priority: p.priority,
+                    preemptible: false,
+                },
+            );
+            placed += 1;
+            hits += u64::from(hit);
+        } else {
+            if !e.gpus.is_empty() || !e.cores.is_empty() || e.hit {
+                return Err(reject(name, "unplaced, but it holds resources or a hit".into()));
+            }
+            if e.node.is_none() && !e.victims.is_empty() {
+                return Err(reject(name, "victims without a server".into()));
+            }
+            cost += w.unplaced;
+            wasted += e.victims.len() as u64;
+        }
+        if !close(cost, e.cost) {
+            return Err(reject(name, format!("reported cost {}, recomputed {cost}", e.cost)));
+        }
+        objective += cost;
+    }
+    let m = &report.metrics;
+    let checks: [(&str, bool); 7] = [
+        ("placed", m.placed == placed),
+        ("unplaced", m.unplaced == preemptors.len() as u64 - placed),
+        ("hits", m.hits == hits),
+        ("victims", m.victims == victims_total),
+        ("wasted_evictions", m.wasted_evictions == wasted),
+        ("victim_priority_sum", m.victim_priority_sum == victim_prio_sum),
+        ("objective", report.objective.is_some_and(|o| close(o, objective))),
+    ];
+    if let Some((metric, _)) = checks.iter().find(|(_, ok)| !ok) {
+        return Err(reject("metrics", format!("`{metric}` does not recompute")));
+    }
+    Ok(())
+}
