@@ -1,22 +1,37 @@
-//! `ilp-batch`: one MILP for the whole `[[preempt]]` list — which preemptors land where and
-//! which pods are evicted (each at most once) — minimising the summed canonical cost. Its
-//! optimum bounds every sequential plan from below (DESIGN §5.4).
+//! `ilp-batch`: the exact optimum of the whole `[[preempt]]` list decided at once — which
+//! preemptors land where and which pods are evicted (each at most once) — minimising the summed
+//! canonical cost. Its optimum bounds every sequential plan from below (DESIGN §5.4).
 //!
-//! Identical preemptors (one workload class) are aggregated: an integer variable counts the
-//! instances of a class placed in a domain of a server. Capacities are laminar (NUMA ⊂ socket ⊂
-//! server), so counting demand per domain is exact: ids are then assigned bottom-up (NUMA-level
-//! placements first), which always succeeds when the counts fit. Victims are attributed to the
-//! first eligible preemptor on their server, so the plan replays event by event like any other.
+//! Model. Identical preemptors (one workload class) are aggregated: an integer variable counts
+//! the instances of a class placed in a domain of a server, a binary variable evicts a pod.
+//! Capacities are laminar (NUMA ⊂ socket ⊂ server), so counting demand per domain is exact: ids
+//! are then assigned bottom-up (NUMA-level placements first), which succeeds whenever the counts
+//! fit.
+//!
+//! Solution. Servers interact only through the class counts, so when the count space is small
+//! the problem is solved exactly by decomposition: one MILP per server and count vector, then a
+//! dynamic programme over servers. Otherwise one monolithic MILP is solved, warm-started from
+//! the best sequential plan. Both are exact; the time limit applies to both.
+//!
+//! Replay. Victims are attributed to the preemptor whose ids they free (else the first
+//! eligible preemptor on their server), so the plan replays event by event like any other.
 
 use std::collections::{BTreeMap, HashMap};
+use std::time::Instant;
 
 use good_lp::{Expression, ProblemVariables, Variable, constraint, variable};
+use rayon::prelude::*;
 
 use super::engine::Applied;
 use super::{BatchDecision, Decision, PlanError, PreemptionPlanner, Preemptor, Problem, Status};
 use crate::solver::{self, SolveError, SolveStatus};
 use crate::topology::state::ClusterState;
-use crate::topology::{CoreSet, Domain, GpuSet, Level, PodId, ServerId};
+use crate::topology::{CoreSet, Domain, GpuSet, Level, PodId, ServerId, ServerType};
+
+/// Largest class-count space (Π (count + 1)) solved by decomposition.
+const MAX_DP_STATES: usize = 100_000;
+/// Largest number of per-server subproblems solved by decomposition.
+const MAX_SUBPROBLEMS: usize = 20_000;
 
 pub struct IlpBatch;
 
@@ -45,7 +60,28 @@ impl PreemptionPlanner for IlpBatch {
         preemptors: &[Preemptor],
         warm_start: Option<&[Applied]>,
     ) -> Result<BatchDecision, PlanError> {
-        solve_batch(problem, initial, preemptors, warm_start)
+        let classes = classes(preemptors);
+        let started = Instant::now();
+        let limit = problem.spec.planners.ilp_time_limit_s;
+        let outcome = match decomposition_size(problem, preemptors, &classes) {
+            Some(_) => solve_decomposed(problem, initial, preemptors, &classes, started, limit)?,
+            None => solve_monolithic(problem, initial, preemptors, &classes, warm_start, limit)?,
+        };
+        let Some(outcome) = outcome else {
+            return Ok(BatchDecision {
+                decisions: Vec::new(),
+                status: Status::TimeLimit,
+                bound: None,
+                objective: None,
+            });
+        };
+        let decisions = assemble(problem, initial, preemptors, &classes, &outcome.placed, &outcome.evicted);
+        Ok(BatchDecision {
+            decisions,
+            status: outcome.status,
+            bound: outcome.bound,
+            objective: Some(outcome.objective),
+        })
     }
 }
 
@@ -55,18 +91,43 @@ struct Class {
     rep: usize,
 }
 
-/// An integer variable: instances of `class` placed in domain `domain` (index into
-/// `domains_of(server)`) of `server`.
-struct PlacementVar {
+fn classes(preemptors: &[Preemptor]) -> Vec<Class> {
+    let mut out: Vec<Class> = Vec::new();
+    let mut of_workload: BTreeMap<usize, usize> = BTreeMap::new();
+    for (i, p) in preemptors.iter().enumerate() {
+        let c = *of_workload.entry(p.workload).or_insert_with(|| {
+            out.push(Class {
+                members: Vec::new(),
+                rep: i,
+            });
+            out.len() - 1
+        });
+        out[c].members.push(i);
+    }
+    out
+}
+
+/// `count` instances of `class` placed in domain `domain` of `server`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Placed {
     class: usize,
     server: ServerId,
     domain: usize,
     level: Level,
-    var: Variable,
+    count: u32,
+}
+
+/// A solved batch: placements, evicted pods, objective, status and bound.
+struct Outcome {
+    placed: Vec<Placed>,
+    evicted: Vec<PodId>,
+    objective: f64,
+    status: Status,
+    bound: Option<f64>,
 }
 
 /// Every domain of a server type: NUMA nodes, sockets, then the whole server.
-fn domains_of(t: &crate::topology::ServerType) -> Vec<(Level, Domain)> {
+fn domains_of(t: &ServerType) -> Vec<(Level, Domain)> {
     Level::ALL
         .iter()
         .flat_map(|&l| t.domains(l).iter().map(move |d| (l, *d)))
@@ -77,51 +138,76 @@ fn inside(inner: &Domain, outer: &Domain) -> bool {
     inner.gpus.is_subset(&outer.gpus) && inner.cores.is_subset(&outer.cores)
 }
 
-fn solve_batch(
+/// How many instances of a class fit a domain of an empty server.
+fn domain_capacity(d: &Domain, p: &Preemptor, limit: usize) -> u32 {
+    let per = |have: u32, need: u32| if need == 0 { u32::MAX } else { have / need };
+    per(d.gpus.len(), p.request.gpus)
+        .min(per(d.cores.len(), p.request.cores))
+        .min(limit as u32)
+}
+
+/// The model restricted to some servers: either "at most the class sizes" over all servers
+/// (monolithic), or "exactly these counts" on one server (a subproblem).
+enum Counts<'a> {
+    AtMost,
+    Exactly(&'a [u32]),
+}
+
+struct Model {
+    vars: ProblemVariables,
+    objective: Expression,
+    constraints: Vec<good_lp::Constraint>,
+    placements: Vec<(Placed, Variable)>,
+    victims: Vec<(PodId, Variable)>,
+}
+
+fn build(
     problem: &Problem<'_>,
     initial: &ClusterState,
     preemptors: &[Preemptor],
-    warm_start: Option<&[Applied]>,
-) -> Result<BatchDecision, PlanError> {
+    classes: &[Class],
+    servers: &[ServerId],
+    counts: Counts<'_>,
+) -> Model {
     let cluster = problem.cluster;
-    let mut classes: Vec<Class> = Vec::new();
-    let mut class_of_workload: BTreeMap<usize, usize> = BTreeMap::new();
-    for (i, p) in preemptors.iter().enumerate() {
-        let c = *class_of_workload.entry(p.workload).or_insert_with(|| {
-            classes.push(Class {
-                members: Vec::new(),
-                rep: i,
-            });
-            classes.len() - 1
-        });
-        classes[c].members.push(i);
-    }
-    let top_priority = preemptors.iter().map(|p| p.priority).max().unwrap_or(i64::MIN);
+    let active = |ci: usize| match counts {
+        Counts::AtMost => true,
+        Counts::Exactly(k) => k[ci] > 0,
+    };
+    let top_priority = classes
+        .iter()
+        .enumerate()
+        .filter(|(ci, _)| active(*ci))
+        .map(|(_, c)| preemptors[c.rep].priority)
+        .max()
+        .unwrap_or(i64::MIN);
     let mut vars = ProblemVariables::new();
-    let mut placements: Vec<PlacementVar> = Vec::new();
-    let mut victims: Vec<(PodId, Variable)> = Vec::new();
-    for server in problem.servers() {
+    let mut placements = Vec::new();
+    let mut victims = Vec::new();
+    for &server in servers {
         let t = cluster.type_of(server);
         for (ci, class) in classes.iter().enumerate() {
+            if !active(ci) {
+                continue;
+            }
             let p = &preemptors[class.rep];
             for (di, (level, d)) in domains_of(t).iter().enumerate() {
                 if !problem.admits(server, p, *level) {
                     continue;
                 }
-                let cap_g = if p.request.gpus == 0 { u32::MAX } else { d.gpus.len() / p.request.gpus };
-                let cap_c = if p.request.cores == 0 { u32::MAX } else { d.cores.len() / p.request.cores };
-                let cap = cap_g.min(cap_c).min(class.members.len() as u32);
+                let cap = domain_capacity(d, p, class.members.len());
                 if cap == 0 {
                     continue;
                 }
                 let var = vars.add(variable().integer().min(0).max(cap as f64));
-                placements.push(PlacementVar {
+                let placed = Placed {
                     class: ci,
                     server,
                     domain: di,
                     level: *level,
-                    var,
-                });
+                    count: 0,
+                };
+                placements.push((placed, var));
             }
         }
         for id in &initial.servers[server.index()].pods {
@@ -134,10 +220,17 @@ fn solve_batch(
         }
     }
     let unplaced_w = problem.cost.weights.unplaced;
-    let mut objective = Expression::from(unplaced_w * preemptors.len() as f64);
-    for pv in &placements {
-        let t = cluster.type_of(pv.server);
-        objective += (problem.cost.placement_cost(t, pv.level) - unplaced_w) * pv.var;
+    let mut objective = match counts {
+        Counts::AtMost => Expression::from(unplaced_w * preemptors.len() as f64),
+        Counts::Exactly(_) => Expression::from(0.0),
+    };
+    for (pl, var) in &placements {
+        let t = cluster.type_of(pl.server);
+        let unplaced_saving = match counts {
+            Counts::AtMost => unplaced_w,
+            Counts::Exactly(_) => 0.0,
+        };
+        objective += (problem.cost.placement_cost(t, pl.level) - unplaced_saving) * *var;
     }
     for (id, v) in &victims {
         let prio = initial.pod(*id).map_or(0, |p| p.priority);
@@ -145,73 +238,69 @@ fn solve_batch(
     }
     let mut constraints = Vec::new();
     for (ci, class) in classes.iter().enumerate() {
+        if !active(ci) {
+            continue;
+        }
         let placed: Expression = placements
             .iter()
-            .filter(|pv| pv.class == ci)
-            .map(|pv| Expression::from(pv.var))
+            .filter(|(pl, _)| pl.class == ci)
+            .map(|(_, v)| Expression::from(*v))
             .sum();
-        constraints.push(constraint!(placed <= class.members.len() as f64));
+        match counts {
+            Counts::AtMost => constraints.push(constraint!(placed <= class.members.len() as f64)),
+            Counts::Exactly(k) => constraints.push(constraint!(placed == k[ci] as f64)),
+        }
     }
-    let mut by_server: HashMap<ServerId, Vec<&PlacementVar>> = HashMap::new();
-    for pv in &placements {
-        by_server.entry(pv.server).or_default().push(pv);
-    }
-    let victim_server: Vec<ServerId> = victims
-        .iter()
-        .map(|(id, _)| initial.pod(*id).map_or(ServerId(0), |p| p.server))
-        .collect();
     // A pod can be evicted only for an eligible (higher-priority) preemptor on its server.
-    for ((id, v), server) in victims.iter().zip(&victim_server) {
-        let prio = initial.pod(*id).map_or(0, |p| p.priority);
-        let eligible: Expression = by_server
-            .get(server)
-            .map(|list| {
-                list.iter()
-                    .filter(|pv| preemptors[classes[pv.class].rep].priority > prio)
-                    .map(|pv| Expression::from(pv.var))
-                    .sum()
-            })
-            .unwrap_or_else(|| Expression::from(0.0));
+    for (id, v) in &victims {
+        let Some(pod) = initial.pod(*id) else { continue };
+        let eligible: Expression = placements
+            .iter()
+            .filter(|(pl, _)| pl.server == pod.server && preemptors[classes[pl.class].rep].priority > pod.priority)
+            .map(|(_, var)| Expression::from(*var))
+            .sum();
         constraints.push(constraint!(*v <= eligible));
     }
-    // Laminar capacities: demand placed in domains inside D fits what is free in D plus what
-    // the victims free there.
-    for server in problem.servers() {
-        let Some(list) = by_server.get(&server) else { continue };
+    // Laminar capacities: the demand placed in domains inside D fits what is free in D plus
+    // what the evicted pods free there.
+    for &server in servers {
         let t = cluster.type_of(server);
         let doms = domains_of(t);
         let a = &initial.servers[server.index()];
-        let server_victims: Vec<(PodId, Variable)> = victims
+        let here: Vec<&(Placed, Variable)> = placements.iter().filter(|(pl, _)| pl.server == server).collect();
+        if here.is_empty() {
+            continue;
+        }
+        let server_victims: Vec<&(PodId, Variable)> = victims
             .iter()
-            .zip(&victim_server)
-            .filter(|(_, s)| **s == server)
-            .map(|(v, _)| *v)
+            .filter(|(id, _)| initial.pod(*id).is_some_and(|p| p.server == server))
             .collect();
         for (_, outer) in &doms {
-            let inner: Vec<&&PlacementVar> = list.iter().filter(|pv| inside(&doms[pv.domain].1, outer)).collect();
-            if inner.is_empty() {
-                continue;
-            }
+            let inner: Vec<&&(Placed, Variable)> =
+                here.iter().filter(|(pl, _)| inside(&doms[pl.domain].1, outer)).collect();
             for gpus in [true, false] {
-                let demand: Expression = inner
-                    .iter()
-                    .map(|pv| {
-                        let r = preemptors[classes[pv.class].rep].request;
-                        (if gpus { r.gpus } else { r.cores }) as f64 * pv.var
-                    })
-                    .sum();
-                if inner.iter().all(|pv| {
-                    let r = preemptors[classes[pv.class].rep].request;
-                    (if gpus { r.gpus } else { r.cores }) == 0
-                }) {
+                let need = |pl: &Placed| {
+                    let r = preemptors[classes[pl.class].rep].request;
+                    if gpus { r.gpus } else { r.cores }
+                };
+                if inner.iter().all(|(pl, _)| need(pl) == 0) {
                     continue;
                 }
-                let free = if gpus { a.free_gpus.and(outer.gpus).len() } else { a.free_cores.and(outer.cores).len() };
+                let demand: Expression = inner.iter().map(|(pl, var)| need(pl) as f64 * *var).sum();
+                let free = if gpus {
+                    a.free_gpus.and(outer.gpus).len()
+                } else {
+                    a.free_cores.and(outer.cores).len()
+                };
                 let freed: Expression = server_victims
                     .iter()
                     .filter_map(|(id, v)| {
                         let pod = initial.pod(*id)?;
-                        let n = if gpus { pod.gpus.and(outer.gpus).len() } else { pod.cores.and(outer.cores).len() };
+                        let n = if gpus {
+                            pod.gpus.and(outer.gpus).len()
+                        } else {
+                            pod.cores.and(outer.cores).len()
+                        };
                         (n > 0).then(|| n as f64 * *v)
                     })
                     .sum();
@@ -219,51 +308,267 @@ fn solve_batch(
             }
         }
     }
-    let warm = warm_start.map(|applied| warm_values(problem, initial, &classes, preemptors, &placements, &victims, applied));
-    let keep: Vec<Variable> = placements
-        .iter()
-        .map(|pv| pv.var)
-        .chain(victims.iter().map(|(_, v)| *v))
-        .collect();
-    let solved = match solver::minimise(
+    Model {
         vars,
         objective,
         constraints,
-        &keep,
-        problem.spec.planners.ilp_time_limit_s,
-        warm,
-    ) {
-        Ok(s) => s,
-        Err(SolveError::NoIncumbent) => {
-            return Ok(BatchDecision {
-                decisions: Vec::new(),
-                status: Status::TimeLimit,
-                bound: None,
-                objective: None,
-            });
+        placements,
+        victims,
+    }
+}
+
+/// The DP state count and subproblem count, when decomposition is small enough.
+fn decomposition_size(problem: &Problem<'_>, preemptors: &[Preemptor], classes: &[Class]) -> Option<(usize, usize)> {
+    let mut states = 1usize;
+    for c in classes {
+        states = states.checked_mul(c.members.len() + 1)?;
+        if states > MAX_DP_STATES {
+            return None;
         }
+    }
+    let mut subproblems = 0usize;
+    for server in problem.servers() {
+        subproblems += count_vectors(problem, preemptors, classes, server).len();
+        if subproblems > MAX_SUBPROBLEMS {
+            return None;
+        }
+    }
+    Some((states, subproblems))
+}
+
+/// Non-zero count vectors that fit an empty server of this type by totals.
+fn count_vectors(problem: &Problem<'_>, preemptors: &[Preemptor], classes: &[Class], server: ServerId) -> Vec<Vec<u32>> {
+    let t = problem.cluster.type_of(server);
+    let (cap_g, cap_c) = (t.gpu_count() as u32, t.core_count() as u32);
+    let limits: Vec<u32> = classes
+        .iter()
+        .map(|c| {
+            let p = &preemptors[c.rep];
+            if t.required_level(p.request).is_none() {
+                0
+            } else {
+                domain_capacity(t.whole(), p, c.members.len())
+            }
+        })
+        .collect();
+    let mut out = Vec::new();
+    let mut k = vec![0u32; classes.len()];
+    loop {
+        // Next vector in mixed radix.
+        let mut i = 0;
+        loop {
+            if i == k.len() {
+                return out;
+            }
+            if k[i] < limits[i] {
+                k[i] += 1;
+                break;
+            }
+            k[i] = 0;
+            i += 1;
+        }
+        let (g, c) = k.iter().zip(classes).fold((0u32, 0u32), |(g, c), (&n, cl)| {
+            let r = preemptors[cl.rep].request;
+            (g + n * r.gpus, c + n * r.cores)
+        });
+        if g <= cap_g && c <= cap_c {
+            out.push(k.clone());
+        }
+    }
+}
+
+struct SubSolution {
+    counts: Vec<u32>,
+    cost: f64,
+    placed: Vec<Placed>,
+    evicted: Vec<PodId>,
+    optimal: bool,
+}
+
+fn solve_model(model: Model, time_limit_s: f64, warm: Option<Vec<(Variable, f64)>>) -> Result<Option<(f64, Vec<Placed>, Vec<PodId>, solver::Solved)>, PlanError> {
+    let keep: Vec<Variable> = model
+        .placements
+        .iter()
+        .map(|(_, v)| *v)
+        .chain(model.victims.iter().map(|(_, v)| *v))
+        .collect();
+    let solved = match solver::minimise(model.vars, model.objective, model.constraints, &keep, time_limit_s, warm) {
+        Ok(s) => s,
+        Err(SolveError::Infeasible) | Err(SolveError::NoIncumbent) => return Ok(None),
         Err(e) => return Err(PlanError::Solver(e.to_string())),
     };
-    let counts: Vec<u32> = solved.values[..placements.len()]
+    let n = model.placements.len();
+    let placed = model
+        .placements
         .iter()
-        .map(|v| v.round().max(0.0) as u32)
+        .zip(&solved.values[..n])
+        .filter_map(|((pl, _), v)| {
+            let count = v.round().max(0.0) as u32;
+            (count > 0).then_some(Placed { count, ..*pl })
+        })
         .collect();
-    let evicted: Vec<PodId> = victims
+    let evicted = model
+        .victims
         .iter()
-        .zip(&solved.values[placements.len()..])
+        .zip(&solved.values[n..])
         .filter(|(_, v)| **v > 0.5)
         .map(|((id, _), _)| *id)
         .collect();
-    let decisions = assemble(problem, initial, preemptors, &classes, &placements, &counts, &evicted);
-    Ok(BatchDecision {
-        decisions,
-        status: match solved.status {
-            SolveStatus::Optimal => Status::Optimal,
-            SolveStatus::TimeLimit => Status::TimeLimit,
-        },
+    Ok(Some((solved.objective, placed, evicted, solved)))
+}
+
+fn solve_decomposed(
+    problem: &Problem<'_>,
+    initial: &ClusterState,
+    preemptors: &[Preemptor],
+    classes: &[Class],
+    started: Instant,
+    limit: f64,
+) -> Result<Option<Outcome>, PlanError> {
+    let servers: Vec<ServerId> = problem.servers().collect();
+    let per_server: Vec<Result<Vec<SubSolution>, PlanError>> = servers
+        .par_iter()
+        .map(|&server| {
+            let mut out: Vec<SubSolution> = Vec::new();
+            let mut infeasible: Vec<Vec<u32>> = Vec::new();
+            for k in count_vectors(problem, preemptors, classes, server) {
+                // Needing more of every class than an infeasible vector is infeasible too.
+                if infeasible.iter().any(|f| f.iter().zip(&k).all(|(a, b)| a <= b)) {
+                    continue;
+                }
+                let model = build(problem, initial, preemptors, classes, &[server], Counts::Exactly(&k));
+                let remaining = limit - started.elapsed().as_secs_f64();
+                match solve_model(model, remaining, None)? {
+                    Some((cost, placed, evicted, solved)) => out.push(SubSolution {
+                        counts: k,
+                        cost,
+                        placed,
+                        evicted,
+                        optimal: solved.status == SolveStatus::Optimal,
+                    }),
+                    None => infeasible.push(k),
+                }
+            }
+            Ok(out)
+        })
+        .collect();
+    let per_server: Vec<Vec<SubSolution>> = per_server.into_iter().collect::<Result<_, _>>()?;
+    // Dynamic programme over servers; the state is the vector of placed counts per class.
+    let radix: Vec<usize> = classes.iter().map(|c| c.members.len() + 1).collect();
+    let states: usize = radix.iter().product();
+    let index = |k: &[u32]| -> usize {
+        k.iter()
+            .zip(&radix)
+            .rev()
+            .fold(0usize, |acc, (&n, &r)| acc * r + n as usize)
+    };
+    let decode = |mut i: usize| -> Vec<u32> {
+        radix
+            .iter()
+            .map(|&r| {
+                let n = (i % r) as u32;
+                i /= r;
+                n
+            })
+            .collect()
+    };
+    let mut dp = vec![f64::INFINITY; states];
+    dp[0] = 0.0;
+    // choice[s][state] = index into per_server[s] + 1, or 0 for "nothing on this server".
+    let mut choice: Vec<Vec<u32>> = Vec::with_capacity(servers.len());
+    for subs in &per_server {
+        let mut next = dp.clone();
+        let mut pick = vec![0u32; states];
+        for (state, &base) in dp.iter().enumerate() {
+            if !base.is_finite() {
+                continue;
+            }
+            let have = decode(state);
+            for (j, sub) in subs.iter().enumerate() {
+                let sum: Vec<u32> = have.iter().zip(&sub.counts).map(|(a, b)| a + b).collect();
+                if sum.iter().zip(&radix).any(|(&n, &r)| n as usize >= r) {
+                    continue;
+                }
+                let ns = index(&sum);
+                let cost = base + sub.cost;
+                if cost < next[ns] - 1e-9 {
+                    next[ns] = cost;
+                    pick[ns] = j as u32 + 1;
+                }
+            }
+        }
+        dp = next;
+        choice.push(pick);
+    }
+    let unplaced_w = problem.cost.weights.unplaced;
+    let n = preemptors.len() as f64;
+    let (best_state, objective) = dp
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| v.is_finite())
+        .map(|(s, &v)| {
+            let placed: u32 = decode(s).iter().sum();
+            (s, v + unplaced_w * (n - placed as f64))
+        })
+        .fold(None, |best: Option<(usize, f64)>, (s, v)| match best {
+            Some((_, bv)) if bv <= v + 1e-9 => best,
+            _ => Some((s, v)),
+        })
+        .unwrap_or((0, unplaced_w * n));
+    let mut placed = Vec::new();
+    let mut evicted = Vec::new();
+    let mut optimal = true;
+    let mut state = best_state;
+    for (s, subs) in per_server.iter().enumerate().rev() {
+        let j = choice[s][state];
+        if j == 0 {
+            continue;
+        }
+        let sub = &subs[j as usize - 1];
+        placed.extend(sub.placed.iter().copied());
+        evicted.extend(sub.evicted.iter().copied());
+        optimal &= sub.optimal;
+        let have: Vec<u32> = decode(state).iter().zip(&sub.counts).map(|(a, b)| a - b).collect();
+        state = index(&have);
+    }
+    placed.sort_by_key(|p| (p.server, p.class, p.domain));
+    evicted.sort_unstable();
+    let out_of_time = started.elapsed().as_secs_f64() > limit;
+    let status = if optimal && !out_of_time { Status::Optimal } else { Status::TimeLimit };
+    Ok(Some(Outcome {
+        placed,
+        evicted,
+        objective,
+        status,
+        bound: (status == Status::Optimal).then_some(objective),
+    }))
+}
+
+fn solve_monolithic(
+    problem: &Problem<'_>,
+    initial: &ClusterState,
+    preemptors: &[Preemptor],
+    classes: &[Class],
+    warm_start: Option<&[Applied]>,
+    limit: f64,
+) -> Result<Option<Outcome>, PlanError> {
+    let servers: Vec<ServerId> = problem.servers().collect();
+    let model = build(problem, initial, preemptors, classes, &servers, Counts::AtMost);
+    let warm = warm_start.map(|a| warm_values(problem, initial, classes, preemptors, &model, a));
+    let Some((objective, placed, evicted, solved)) = solve_model(model, limit, warm)? else {
+        return Ok(None);
+    };
+    let status = match solved.status {
+        SolveStatus::Optimal => Status::Optimal,
+        SolveStatus::TimeLimit => Status::TimeLimit,
+    };
+    Ok(Some(Outcome {
+        placed,
+        evicted,
+        objective,
+        status,
         bound: solved.bound,
-        objective: Some(solved.objective),
-    })
+    }))
 }
 
 /// Turns the aggregated solution into one decision per preemptor.
@@ -272,27 +577,21 @@ fn assemble(
     initial: &ClusterState,
     preemptors: &[Preemptor],
     classes: &[Class],
-    placements: &[PlacementVar],
-    counts: &[u32],
+    placed: &[Placed],
     evicted: &[PodId],
 ) -> Vec<Decision> {
     let cluster = problem.cluster;
     let mut decisions: Vec<Decision> = vec![Decision::default(); preemptors.len()];
-    // (preemptor, server, domain index, level)
-    let mut assigned: Vec<(usize, ServerId, usize, Level)> = Vec::new();
     let mut next_member = vec![0usize; classes.len()];
-    for (pv, &n) in placements.iter().zip(counts) {
-        for _ in 0..n {
-            let class = &classes[pv.class];
-            if let Some(&i) = class.members.get(next_member[pv.class]) {
-                next_member[pv.class] += 1;
-                assigned.push((i, pv.server, pv.domain, pv.level));
+    let mut by_server: BTreeMap<ServerId, Vec<(usize, usize, Level)>> = BTreeMap::new();
+    for pl in placed {
+        for _ in 0..pl.count {
+            let class = &classes[pl.class];
+            if let Some(&i) = class.members.get(next_member[pl.class]) {
+                next_member[pl.class] += 1;
+                by_server.entry(pl.server).or_default().push((i, pl.domain, pl.level));
             }
         }
-    }
-    let mut by_server: BTreeMap<ServerId, Vec<(usize, usize, Level)>> = BTreeMap::new();
-    for &(i, s, d, l) in &assigned {
-        by_server.entry(s).or_default().push((i, d, l));
     }
     for (server, mut items) in by_server {
         let t = cluster.type_of(server);
@@ -331,21 +630,13 @@ fn assemble(
                 ids.insert(*i, (g, c));
             }
         }
-        // Victims go to the first eligible preemptor on the server, in list order.
         let mut order: Vec<usize> = items.iter().map(|(i, _, _)| *i).collect();
         order.sort_unstable();
-        let mut attributed: BTreeMap<usize, Vec<PodId>> = BTreeMap::new();
-        for id in &here {
-            let prio = initial.pod(*id).map_or(i64::MAX, |p| p.priority);
-            if let Some(&i) = order.iter().find(|&&i| preemptors[i].priority > prio) {
-                attributed.entry(i).or_default().push(*id);
-            }
-        }
-        // The ids must be free when each event is replayed in list order; otherwise let the
-        // node allocator place the server's pods during the replay.
+        let attributed = attribute(initial, preemptors, &order, &ids, &here);
+        // The ids must be free when the events replay in list order; otherwise the node
+        // allocator places this server's pods during the replay.
         let replayable = ids.len() == order.len() && {
-            let mut free_g = a.free_gpus;
-            let mut free_c = a.free_cores;
+            let (mut free_g, mut free_c) = (a.free_gpus, a.free_cores);
             order.iter().all(|i| {
                 for v in attributed.get(i).into_iter().flatten() {
                     if let Some(p) = initial.pod(*v) {
@@ -360,6 +651,7 @@ fn assemble(
                 ok
             })
         };
+        let mut attributed = attributed;
         for i in order {
             decisions[i] = Decision {
                 server: Some(server),
@@ -373,14 +665,36 @@ fn assemble(
     decisions
 }
 
-/// Values of the batch variables that reproduce a sequential plan (a warm start).
+/// Each evicted pod goes to the first preemptor (list order) that takes its resources and may
+/// evict it; the rest to the first eligible preemptor on the server.
+fn attribute(
+    initial: &ClusterState,
+    preemptors: &[Preemptor],
+    order: &[usize],
+    ids: &BTreeMap<usize, (GpuSet, CoreSet)>,
+    evicted: &[PodId],
+) -> BTreeMap<usize, Vec<PodId>> {
+    let mut out: BTreeMap<usize, Vec<PodId>> = BTreeMap::new();
+    for id in evicted {
+        let Some(pod) = initial.pod(*id) else { continue };
+        let eligible = |i: &usize| preemptors[*i].priority > pod.priority;
+        let taker = order.iter().find(|i| {
+            eligible(i) && ids.get(i).is_some_and(|(g, c)| g.intersects(&pod.gpus) || c.intersects(&pod.cores))
+        });
+        if let Some(&i) = taker.or_else(|| order.iter().find(|i| eligible(i))) {
+            out.entry(i).or_default().push(*id);
+        }
+    }
+    out
+}
+
+/// Values of the monolithic model's variables that reproduce a sequential plan.
 fn warm_values(
     problem: &Problem<'_>,
     initial: &ClusterState,
     classes: &[Class],
     preemptors: &[Preemptor],
-    placements: &[PlacementVar],
-    victims: &[(PodId, Variable)],
+    model: &Model,
     applied: &[Applied],
 ) -> Vec<(Variable, f64)> {
     let cluster = problem.cluster;
@@ -409,10 +723,11 @@ fn warm_values(
         .iter()
         .flat_map(|a| a.event.victims.iter().map(String::as_str))
         .collect();
-    placements
+    model
+        .placements
         .iter()
-        .map(|pv| (pv.var, count.get(&(pv.class, pv.server, pv.domain)).copied().unwrap_or(0.0)))
-        .chain(victims.iter().map(|(id, v)| {
+        .map(|(pl, var)| (*var, count.get(&(pl.class, pl.server, pl.domain)).copied().unwrap_or(0.0)))
+        .chain(model.victims.iter().map(|(id, v)| {
             let hit = initial.pod(*id).is_some_and(|p| evicted.contains(p.name.as_str()));
             (*v, if hit { 1.0 } else { 0.0 })
         }))

@@ -34,6 +34,19 @@ pub enum SolveError {
     Other(String),
 }
 
+/// The all-zero assignment: evaluating an expression at it gives its constant term.
+struct Zero;
+
+impl Solution for Zero {
+    fn status(&self) -> SolutionStatus {
+        SolutionStatus::Optimal
+    }
+
+    fn value(&self, _: Variable) -> f64 {
+        0.0
+    }
+}
+
 /// Minimises `objective` with microlp (the embedded backend).
 pub fn minimise(
     vars: ProblemVariables,
@@ -62,9 +75,11 @@ pub fn minimise(
     let values: Vec<f64> = keep.iter().map(|v| solution.value(*v)).collect();
     let value = solution.eval(&objective);
     let inner = solution.into_inner();
+    // microlp optimises the linear part only: its bound lacks the objective's constant.
+    let constant = objective.eval_with(&Zero);
     let bound = match status {
         SolveStatus::Optimal => Some(value),
-        SolveStatus::TimeLimit => inner.stats().best_bound,
+        SolveStatus::TimeLimit => inner.stats().best_bound.map(|b| b + constant),
     };
     Ok(Solved {
         status,
