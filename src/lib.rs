@@ -3,10 +3,10 @@
 //! The library is the pure core: spec models and validation, the topology graph and node
 //! allocator, the planners and the verifier. The `coplan` binary is a thin shell over it.
 
-pub mod report;
-pub mod spec;
-pub mod topology;
 pub mod preempt;
+pub mod report;
 pub mod rng;
 pub mod solver;
+pub mod spec;
+pub mod topology;
 pub mod verify;

@@ -252,8 +252,14 @@ fn emit(text: &str, out: Option<&Path>) -> Result<(), Failure> {
     let Some(path) = out else {
         return print(text);
     };
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let file_name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let file_name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let tmp = dir.join(format!(".{file_name}.{}.tmp", std::process::id()));
     let result = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path));
     result.map_err(|e| {
@@ -265,7 +271,9 @@ fn emit(text: &str, out: Option<&Path>) -> Result<(), Failure> {
 fn load_pair(cluster_path: &Path, workload_path: &Path) -> Result<(Cluster, LoadedSpec), Failure> {
     let loaded = load(cluster_path, Expect::Cluster)?;
     let Spec::Cluster(cluster_spec) = &loaded.spec else {
-        return Err(Failure::Internal("a cluster file loaded as a workload".into()));
+        return Err(Failure::Internal(
+            "a cluster file loaded as a workload".into(),
+        ));
     };
     let cluster = Cluster::from_spec(cluster_spec);
     let workload = load(workload_path, Expect::Workload)?;
@@ -292,7 +300,11 @@ fn plan(
                 Some("plan a `kind = \"preemption\"` workload, or check the README for the supported commands".into()),
             ));
         }
-        Spec::Cluster(_) => return Err(Failure::Internal("a workload file loaded as a cluster".into())),
+        Spec::Cluster(_) => {
+            return Err(Failure::Internal(
+                "a workload file loaded as a cluster".into(),
+            ));
+        }
     };
     let report = engine::plan(&cluster, spec, &options).map_err(|f| match f {
         PlanFailure::Invalid(findings) => match workload.check(findings) {
@@ -301,7 +313,10 @@ fn plan(
         },
         PlanFailure::UnknownPlanner(name) => Failure::input(
             format!("unknown planner `{name}`"),
-            Some(format!("expected one of {}", coplan::spec::preemption::PREEMPTION_PLANNERS.join(", "))),
+            Some(format!(
+                "expected one of {}",
+                coplan::spec::preemption::PREEMPTION_PLANNERS.join(", ")
+            )),
         ),
         other => Failure::Internal(other.to_string()),
     })?;
@@ -314,8 +329,15 @@ fn plan(
         PlanFormat::Csv => plan_report::to_csv(&report),
     };
     emit(&text, out)?;
-    if require_all_placed && !report.planners.iter().any(|p| p.objective.is_some() && p.metrics.unplaced == 0) {
-        return Err(Failure::Infeasible("no planner placed every preemptor (--require-all-placed)".into()));
+    if require_all_placed
+        && !report
+            .planners
+            .iter()
+            .any(|p| p.objective.is_some() && p.metrics.unplaced == 0)
+    {
+        return Err(Failure::Infeasible(
+            "no planner placed every preemptor (--require-all-placed)".into(),
+        ));
     }
     Ok(())
 }

@@ -61,9 +61,7 @@ fn level_of(t: &ServerType, gpus: &BTreeSet<u32>, cores: &BTreeSet<u32>) -> Leve
 /// The best level a request can reach on an empty server, by counting per domain.
 fn required_level(t: &ServerType, gpus: u32, cores: u32) -> Option<Level> {
     let numa_count = t.sockets * t.numa_per_socket;
-    let gpus_in = |numas: &[usize]| {
-        t.gpu_numa.iter().filter(|n| numas.contains(n)).count() as u32
-    };
+    let gpus_in = |numas: &[usize]| t.gpu_numa.iter().filter(|n| numas.contains(n)).count() as u32;
     let cores_in = |numas: &[usize]| (numas.len() * t.cores_per_numa) as u32;
     let numa_fit = (0..numa_count).any(|n| gpus_in(&[n]) >= gpus && cores_in(&[n]) >= cores);
     if numa_fit {
@@ -136,7 +134,11 @@ pub fn verify_plan(
     if report.events.len() != preemptors.len() {
         return Err(reject(
             "plan",
-            format!("{} events for {} preemptors", report.events.len(), preemptors.len()),
+            format!(
+                "{} events for {} preemptors",
+                report.events.len(),
+                preemptors.len()
+            ),
         ));
     }
     let mut evicted: BTreeSet<String> = BTreeSet::new();
@@ -146,7 +148,10 @@ pub fn verify_plan(
     for (e, p) in report.events.iter().zip(preemptors) {
         let name = e.preemptor.as_str();
         if name != p.name {
-            return Err(reject(name, format!("event order differs: expected {}", p.name)));
+            return Err(reject(
+                name,
+                format!("event order differs: expected {}", p.name),
+            ));
         }
         let mut cost = 0.0;
         for v in &e.victims {
@@ -162,13 +167,23 @@ pub fn verify_plan(
             if rec.priority >= p.priority {
                 return Err(reject(
                     name,
-                    format!("victim {v} has priority {} ≥ the preemptor's {}", rec.priority, p.priority),
+                    format!(
+                        "victim {v} has priority {} ≥ the preemptor's {}",
+                        rec.priority, p.priority
+                    ),
                 ));
             }
             if e.node.as_deref() != Some(rec.server.as_str()) {
-                return Err(reject(name, format!("victim {v} runs on {}, not on the chosen server", rec.server)));
+                return Err(reject(
+                    name,
+                    format!(
+                        "victim {v} runs on {}, not on the chosen server",
+                        rec.server
+                    ),
+                ));
             }
-            cost += w.per_victim + w.victim_priority * (rec.priority - p_lo) as f64 / (p_hi - p_lo + 1) as f64;
+            cost += w.per_victim
+                + w.victim_priority * (rec.priority - p_lo) as f64 / (p_hi - p_lo + 1) as f64;
             victim_prio_sum += rec.priority;
         }
         victims_total += e.victims.len() as u64;
@@ -197,32 +212,54 @@ pub fn verify_plan(
                     ),
                 ));
             }
-            if gpus.iter().any(|&g| g as usize >= t.gpu_count()) || cores.iter().any(|&c| c as usize >= t.core_count()) {
+            if gpus.iter().any(|&g| g as usize >= t.gpu_count())
+                || cores.iter().any(|&c| c as usize >= t.core_count())
+            {
                 return Err(reject(name, format!("an id lies outside {node}")));
             }
-            if let Some((holder, _)) = pods
-                .iter()
-                .find(|(_, r)| r.server == *node && (!r.gpus.is_disjoint(&gpus) || !r.cores.is_disjoint(&cores)))
-            {
-                return Err(reject(name, format!("its GPUs or cores are still held by {holder}")));
+            if let Some((holder, _)) = pods.iter().find(|(_, r)| {
+                r.server == *node && (!r.gpus.is_disjoint(&gpus) || !r.cores.is_disjoint(&cores))
+            }) {
+                return Err(reject(
+                    name,
+                    format!("its GPUs or cores are still held by {holder}"),
+                ));
             }
             let level = level_of(t, &gpus, &cores);
             if e.level != Some(level) {
-                return Err(reject(name, format!("reported level {:?}, the placement is {level}", e.level)));
+                return Err(reject(
+                    name,
+                    format!("reported level {:?}, the placement is {level}", e.level),
+                ));
             }
             let required = required_level(t, p.request.gpus, p.request.cores);
             if e.required_level != required {
-                return Err(reject(name, format!("reported required level {:?}, expected {required:?}", e.required_level)));
+                return Err(reject(
+                    name,
+                    format!(
+                        "reported required level {:?}, expected {required:?}",
+                        e.required_level
+                    ),
+                ));
             }
             let hit = required.is_some_and(|r| level <= r);
             if e.hit != hit {
-                return Err(reject(name, format!("reported hit {}, expected {hit}", e.hit)));
+                return Err(reject(
+                    name,
+                    format!("reported hit {}, expected {hit}", e.hit),
+                ));
             }
             if p.qos == TopologyQos::Guaranteed && !hit {
-                return Err(reject(name, format!("guaranteed pod placed at {level}, below its required level")));
+                return Err(reject(
+                    name,
+                    format!("guaranteed pod placed at {level}, below its required level"),
+                ));
             }
             if e.outcome != Outcome::Placed {
-                return Err(reject(name, "placed, but the outcome says otherwise".into()));
+                return Err(reject(
+                    name,
+                    "placed, but the outcome says otherwise".into(),
+                ));
             }
             cost += w.topology * (1.0 - score(spec, t, level));
             pods.insert(
@@ -239,7 +276,10 @@ pub fn verify_plan(
             hits += u64::from(hit);
         } else {
             if !e.gpus.is_empty() || !e.cores.is_empty() || e.hit {
-                return Err(reject(name, "unplaced, but it holds resources or a hit".into()));
+                return Err(reject(
+                    name,
+                    "unplaced, but it holds resources or a hit".into(),
+                ));
             }
             if e.node.is_none() && !e.victims.is_empty() {
                 return Err(reject(name, "victims without a server".into()));
@@ -248,7 +288,10 @@ pub fn verify_plan(
             wasted += e.victims.len() as u64;
         }
         if !close(cost, e.cost) {
-            return Err(reject(name, format!("reported cost {}, recomputed {cost}", e.cost)));
+            return Err(reject(
+                name,
+                format!("reported cost {}, recomputed {cost}", e.cost),
+            ));
         }
         objective += cost;
     }
@@ -259,8 +302,14 @@ pub fn verify_plan(
         ("hits", m.hits == hits),
         ("victims", m.victims == victims_total),
         ("wasted_evictions", m.wasted_evictions == wasted),
-        ("victim_priority_sum", m.victim_priority_sum == victim_prio_sum),
-        ("objective", report.objective.is_some_and(|o| close(o, objective))),
+        (
+            "victim_priority_sum",
+            m.victim_priority_sum == victim_prio_sum,
+        ),
+        (
+            "objective",
+            report.objective.is_some_and(|o| close(o, objective)),
+        ),
     ];
     if let Some((metric, _)) = checks.iter().find(|(_, ok)| !ok) {
         return Err(reject("metrics", format!("`{metric}` does not recompute")));

@@ -43,7 +43,13 @@ fn kubernetes_ranking_and_victim_scenarios() {
     }
 }
 
-const TOPOLOGY_PLANNERS: [&str; 5] = ["k8s-default", "flextopo-imp", "flextopo-exhaustive", "ilp", "ilp-batch"];
+const TOPOLOGY_PLANNERS: [&str; 5] = [
+    "k8s-default",
+    "flextopo-imp",
+    "flextopo-exhaustive",
+    "ilp",
+    "ilp-batch",
+];
 
 fn sorted(v: &[String]) -> Vec<String> {
     let mut v = v.to_vec();
@@ -58,10 +64,20 @@ fn derived_combination_case_needs_both_socket1_pods() {
     let cluster = load_cluster("tests/fixtures/preemption/topo-gpu-2s4n8g-x1.toml");
     let (workload, _) = load_preemption("tests/fixtures/preemption/topo-derived-combination.toml");
     let report = plan(&cluster, &workload, &TOPOLOGY_PLANNERS);
-    let by = |n: &str| report.planners.iter().find(|p| p.name == n).expect("planner ran");
+    let by = |n: &str| {
+        report
+            .planners
+            .iter()
+            .find(|p| p.name == n)
+            .expect("planner ran")
+    };
     let k8s = &by("k8s-default").events[0];
     assert!(k8s.victims.is_empty(), "the blind default evicts nothing");
-    assert_eq!(k8s.outcome, Outcome::Refused, "and fails admission across sockets");
+    assert_eq!(
+        k8s.outcome,
+        Outcome::Refused,
+        "and fails admission across sockets"
+    );
     assert_eq!(k8s.level, Some(Level::CrossSocket));
     for name in ["flextopo-imp", "flextopo-exhaustive", "ilp", "ilp-batch"] {
         let e = &by(name).events[0];
@@ -77,7 +93,11 @@ fn rtx4090_guaranteed_pod_default_refused_flextopo_aligned() {
     let (workload, _) = load_preemption("tests/fixtures/preemption/topo-4090-guaranteed.toml");
     let report = plan(&cluster, &workload, &TOPOLOGY_PLANNERS);
     let k8s = &report.planners[0].events[0];
-    assert_eq!(k8s.node.as_deref(), Some("node-0"), "zero-victim server first");
+    assert_eq!(
+        k8s.node.as_deref(),
+        Some("node-0"),
+        "zero-victim server first"
+    );
     assert_eq!(k8s.outcome, Outcome::Refused);
     // Evicting the NUMA 1 pod of node-0 frees GPU 1 next to the free GPU 0: one victim aligns
     // the pod in socket 0, cheaper than two on the full node-1.

@@ -8,8 +8,8 @@ use serde::Serialize;
 
 use super::metrics::{self, Metrics};
 use super::{
-    BatchDecision, Decision, PlanError, PreemptionPlanner, Preemptor, Problem, Status, ilp, registry,
-    scenario,
+    BatchDecision, Decision, PlanError, PreemptionPlanner, Preemptor, Problem, Status, ilp,
+    registry, scenario,
 };
 use crate::spec::preemption::TopologyQos;
 use crate::spec::{Finding, PreemptionSpec};
@@ -137,7 +137,11 @@ impl Run {
 }
 
 /// Plans a preemption workload with every requested planner.
-pub fn plan(cluster: &Cluster, spec: &PreemptionSpec, options: &PlanOptions) -> Result<PlanReport, PlanFailure> {
+pub fn plan(
+    cluster: &Cluster,
+    spec: &PreemptionSpec,
+    options: &PlanOptions,
+) -> Result<PlanReport, PlanFailure> {
     let names = options
         .planners
         .clone()
@@ -152,7 +156,8 @@ pub fn plan(cluster: &Cluster, spec: &PreemptionSpec, options: &PlanOptions) -> 
         chosen.push(planner.as_ref());
     }
     let problem = Problem::new(cluster, spec);
-    let mut initial = scenario::initial_state(cluster, spec, options.seed).map_err(PlanFailure::Invalid)?;
+    let mut initial =
+        scenario::initial_state(cluster, spec, options.seed).map_err(PlanFailure::Invalid)?;
     let preemptors = scenario::preemptors(spec, &mut initial);
     let warnings = unplaceable_warnings(cluster, &preemptors);
     let with_decision_gap = names.iter().any(|n| n == "ilp");
@@ -204,7 +209,12 @@ fn unplaceable_warnings(cluster: &Cluster, preemptors: &[Preemptor]) -> Vec<Stri
     let mut out = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
     for p in preemptors {
-        if cluster.types.iter().all(|t| t.required_level(p.request).is_none()) && seen.insert(p.workload) {
+        if cluster
+            .types
+            .iter()
+            .all(|t| t.required_level(p.request).is_none())
+            && seen.insert(p.workload)
+        {
             out.push(format!(
                 "no server type can hold {} ({} GPUs, {} cores): planned as unplaced",
                 p.name, p.request.gpus, p.request.cores
@@ -327,8 +337,10 @@ pub fn apply(
         event.required_level = t.required_level(p.request);
         let a = &state.servers[server.index()];
         let placement = match d.placement {
+            _ if d.refuse => None,
             Some((g, c)) => Some((g, c, t.level_of(g, c))),
-            None => place(t, a.free_gpus, a.free_cores, p.request).map(|pl| (pl.gpus, pl.cores, pl.level)),
+            None => place(t, a.free_gpus, a.free_cores, p.request)
+                .map(|pl| (pl.gpus, pl.cores, pl.level)),
         };
         match placement {
             Some((g, c, level)) if problem.admits(server, p, level) => {
@@ -407,7 +419,11 @@ fn measure(
 }
 
 /// Σ (event cost − per-event optimum on the state the planner faced) / max(1, Σ optimum).
-fn decision_gap(problem: &Problem<'_>, planner: &dyn PreemptionPlanner, run: &Run) -> Result<f64, PlanFailure> {
+fn decision_gap(
+    problem: &Problem<'_>,
+    planner: &dyn PreemptionPlanner,
+    run: &Run,
+) -> Result<f64, PlanFailure> {
     if planner.name() == "ilp" {
         return Ok(0.0);
     }
@@ -447,11 +463,16 @@ fn preemptor_of(problem: &Problem<'_>, a: &Applied) -> Preemptor {
 
 /// `gap` of every planner against `ilp-batch`: its objective when optimal, else its bound.
 fn apply_gaps(reports: &mut [PlannerReport]) {
-    let reference = reports.iter().find(|r| r.name == "ilp-batch").and_then(|r| match r.status {
-        Status::Optimal => r.bound.map(|b| (b, r.objective.is_some_and(|o| (o - b).abs() > 1e-9))),
-        Status::TimeLimit => r.bound.map(|b| (b, true)),
-        _ => None,
-    });
+    let reference = reports
+        .iter()
+        .find(|r| r.name == "ilp-batch")
+        .and_then(|r| match r.status {
+            Status::Optimal => r
+                .bound
+                .map(|b| (b, r.objective.is_some_and(|o| (o - b).abs() > 1e-9))),
+            Status::TimeLimit => r.bound.map(|b| (b, true)),
+            _ => None,
+        });
     for r in reports.iter_mut() {
         if let (Some((reference, is_bound)), Some(obj)) = (reference, r.objective) {
             r.gap = Some((obj - reference) / reference.abs().max(1.0));

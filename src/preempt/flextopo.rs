@@ -16,7 +16,12 @@ struct Candidate {
 }
 
 /// Plans one preemptor; `early_stop` = Incremental Minimal Preemption.
-pub fn decide(problem: &Problem<'_>, state: &ClusterState, p: &Preemptor, early_stop: bool) -> Decision {
+pub fn decide(
+    problem: &Problem<'_>,
+    state: &ClusterState,
+    p: &Preemptor,
+    early_stop: bool,
+) -> Decision {
     let settings = &problem.spec.flextopo;
     let budget = settings.max_subset_evaluations;
     let mut evaluated = 0u64;
@@ -33,7 +38,11 @@ pub fn decide(problem: &Problem<'_>, state: &ClusterState, p: &Preemptor, early_
             qualifying.push((server, victims, 0));
         }
     }
-    let max_k = qualifying.iter().map(|(_, v, _)| v.len()).max().unwrap_or(0);
+    let max_k = qualifying
+        .iter()
+        .map(|(_, v, _)| v.len())
+        .max()
+        .unwrap_or(0);
     let mut candidates: Vec<Candidate> = Vec::new();
     for k in 0..=max_k {
         for (server, victims, used) in qualifying.iter_mut() {
@@ -54,9 +63,11 @@ pub fn decide(problem: &Problem<'_>, state: &ClusterState, p: &Preemptor, early_
                 }
                 *used += 1;
                 evaluated += 1;
-                let (g, c) = idx.iter().fold((base.free_gpus, base.free_cores), |(g, c), &i| {
-                    (g.or(pods[i].0), c.or(pods[i].1))
-                });
+                let (g, c) = idx
+                    .iter()
+                    .fold((base.free_gpus, base.free_cores), |(g, c), &i| {
+                        (g.or(pods[i].0), c.or(pods[i].1))
+                    });
                 if g.len() < p.request.gpus || c.len() < p.request.cores {
                     return true;
                 }
@@ -78,13 +89,19 @@ pub fn decide(problem: &Problem<'_>, state: &ClusterState, p: &Preemptor, early_
             break;
         }
     }
-    let chosen = best_candidate(problem, state, &candidates, settings.alpha, settings.score_basis);
+    let chosen = best_candidate(
+        problem,
+        state,
+        &candidates,
+        settings.alpha,
+        settings.score_basis,
+    );
     Decision {
         server: chosen.map(|c| c.server),
         victims: chosen.map(|c| c.victims.clone()).unwrap_or_default(),
         subsets_evaluated: evaluated,
         truncated,
-        placement: None,
+        ..Decision::default()
     }
 }
 
@@ -120,11 +137,19 @@ fn best_candidate<'c>(
             (alpha * pterm + (1.0 - alpha) * tterm, c)
         })
         .collect();
-    let top = scored.iter().map(|(s, _)| *s).fold(f64::NEG_INFINITY, f64::max);
+    let top = scored
+        .iter()
+        .map(|(s, _)| *s)
+        .fold(f64::NEG_INFINITY, f64::max);
     scored
         .into_iter()
         .filter(|(s, _)| *s >= top - SCORE_EPS)
-        .map(|(_, c)| (ChainKey::new(problem.cluster, state, c.server, &c.victims), c))
+        .map(|(_, c)| {
+            (
+                ChainKey::new(problem.cluster, state, c.server, &c.victims),
+                c,
+            )
+        })
         .min_by(|(a, _), (b, _)| a.compare(b))
         .map(|(_, c)| c)
 }
@@ -135,7 +160,9 @@ fn victims_span(problem: &Problem<'_>, state: &ClusterState, c: &Candidate) -> L
         .victims
         .iter()
         .filter_map(|id| state.pod(*id))
-        .fold((GpuSet::empty(), CoreSet::empty()), |(g, x), p| (g.or(p.gpus), x.or(p.cores)));
+        .fold((GpuSet::empty(), CoreSet::empty()), |(g, x), p| {
+            (g.or(p.gpus), x.or(p.cores))
+        });
     problem.cluster.type_of(c.server).level_of(g, cores)
 }
 

@@ -11,7 +11,12 @@ impl PreemptionPlanner for FlextopoExhaustive {
         "flextopo-exhaustive"
     }
 
-    fn decide(&self, problem: &Problem<'_>, state: &ClusterState, p: &Preemptor) -> Result<Decision, PlanError> {
+    fn decide(
+        &self,
+        problem: &Problem<'_>,
+        state: &ClusterState,
+        p: &Preemptor,
+    ) -> Result<Decision, PlanError> {
         Ok(flextopo::decide(problem, state, p, false))
     }
 }

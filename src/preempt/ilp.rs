@@ -25,7 +25,12 @@ impl PreemptionPlanner for IlpPerEvent {
         Status::Optimal
     }
 
-    fn decide(&self, problem: &Problem<'_>, state: &ClusterState, p: &Preemptor) -> Result<Decision, PlanError> {
+    fn decide(
+        &self,
+        problem: &Problem<'_>,
+        state: &ClusterState,
+        p: &Preemptor,
+    ) -> Result<Decision, PlanError> {
         event_optimum(problem, state, p).map(|o| o.decision)
     }
 }
@@ -50,7 +55,11 @@ struct DomainOption {
 }
 
 /// Solves the per-event problem exactly.
-pub fn event_optimum(problem: &Problem<'_>, state: &ClusterState, p: &Preemptor) -> Result<EventOptimum, PlanError> {
+pub fn event_optimum(
+    problem: &Problem<'_>,
+    state: &ClusterState,
+    p: &Preemptor,
+) -> Result<EventOptimum, PlanError> {
     let started = Instant::now();
     let limit = problem.spec.planners.ilp_time_limit_s;
     let mut best_cost = problem.cost.weights.unplaced;
@@ -73,7 +82,9 @@ pub fn event_optimum(problem: &Problem<'_>, state: &ClusterState, p: &Preemptor)
         }
         let remaining = limit - started.elapsed().as_secs_f64();
         evaluated += 1;
-        let Some((milp_cost, chosen, optimal)) = server_optimum(problem, state, p.request, &victims, &domains, remaining)? else {
+        let Some((milp_cost, chosen, optimal)) =
+            server_optimum(problem, state, p.request, &victims, &domains, remaining)?
+        else {
             continue;
         };
         proven &= optimal;
@@ -185,8 +196,14 @@ fn server_optimum(
     time_limit_s: f64,
 ) -> Result<Option<(f64, Vec<PodId>, bool)>, PlanError> {
     let mut vars = ProblemVariables::new();
-    let x: Vec<Variable> = victims.iter().map(|_| vars.add(variable().binary())).collect();
-    let z: Vec<Variable> = domains.iter().map(|_| vars.add(variable().binary())).collect();
+    let x: Vec<Variable> = victims
+        .iter()
+        .map(|_| vars.add(variable().binary()))
+        .collect();
+    let z: Vec<Variable> = domains
+        .iter()
+        .map(|_| vars.add(variable().binary()))
+        .collect();
     let mut objective = Expression::from(0.0);
     for (v, id) in x.iter().zip(victims) {
         let prio = state.pod(*id).map_or(0, |p| p.priority);
@@ -249,7 +266,11 @@ pub fn replay_cost(
     if !problem.admits(server, p, pl.level) {
         return None;
     }
-    let prios: Vec<i64> = victims.iter().filter_map(|id| state.pod(*id)).map(|v| v.priority).collect();
+    let prios: Vec<i64> = victims
+        .iter()
+        .filter_map(|id| state.pod(*id))
+        .map(|v| v.priority)
+        .collect();
     Some(problem.cost.event_cost(Some((t, pl.level)), &prios))
 }
 
@@ -271,4 +292,3 @@ pub fn brute_force_optimum(problem: &Problem<'_>, state: &ClusterState, p: &Pree
     }
     best
 }
-

@@ -48,7 +48,12 @@ impl PreemptionPlanner for IlpBatch {
         true
     }
 
-    fn decide(&self, problem: &Problem<'_>, state: &ClusterState, p: &Preemptor) -> Result<Decision, PlanError> {
+    fn decide(
+        &self,
+        problem: &Problem<'_>,
+        state: &ClusterState,
+        p: &Preemptor,
+    ) -> Result<Decision, PlanError> {
         let batch = self.decide_batch(problem, state, std::slice::from_ref(p), None)?;
         Ok(batch.decisions.into_iter().next().unwrap_or_default())
     }
@@ -75,7 +80,15 @@ impl PreemptionPlanner for IlpBatch {
                 objective: None,
             });
         };
-        let decisions = assemble(problem, initial, preemptors, &classes, &outcome.placed, &outcome.evicted);
+        let decisions = assemble(
+            problem,
+            initial,
+            preemptors,
+            &classes,
+            &outcome.placed,
+            &outcome.refused,
+            &outcome.evicted,
+        );
         Ok(BatchDecision {
             decisions,
             status: outcome.status,
@@ -120,6 +133,8 @@ struct Placed {
 /// A solved batch: placements, evicted pods, objective, status and bound.
 struct Outcome {
     placed: Vec<Placed>,
+    /// (class, server): an instance left unplaced whose eviction rights were used on a server.
+    refused: Vec<(usize, ServerId)>,
     evicted: Vec<PodId>,
     objective: f64,
     status: Status,
@@ -158,6 +173,8 @@ struct Model {
     objective: Expression,
     constraints: Vec<good_lp::Constraint>,
     placements: Vec<(Placed, Variable)>,
+    /// Binary: one instance of the class evicts on the server but is not placed.
+    refusals: Vec<((usize, ServerId), Variable)>,
     victims: Vec<(PodId, Variable)>,
 }
 
@@ -184,6 +201,7 @@ fn build(
     let mut vars = ProblemVariables::new();
     let mut placements = Vec::new();
     let mut victims = Vec::new();
+    let mut refusals = Vec::new();
     for &server in servers {
         let t = cluster.type_of(server);
         for (ci, class) in classes.iter().enumerate() {
@@ -210,12 +228,26 @@ fn build(
                 placements.push((placed, var));
             }
         }
+        let lowest_victim = initial.servers[server.index()]
+            .pods
+            .iter()
+            .filter_map(|id| initial.pod(*id))
+            .filter(|pod| pod.preemptible)
+            .map(|pod| pod.priority)
+            .min();
         for id in &initial.servers[server.index()].pods {
             if let Some(pod) = initial.pod(*id)
                 && pod.preemptible
                 && pod.priority < top_priority
             {
                 victims.push((*id, vars.add(variable().binary())));
+            }
+        }
+        // A preemptor that is not placed may still have evicted here (a refused pod of the
+        // default): without this, such sequential plans would fall outside the model.
+        for (ci, class) in classes.iter().enumerate() {
+            if active(ci) && lowest_victim.is_some_and(|lo| lo < preemptors[class.rep].priority) {
+                refusals.push(((ci, server), vars.add(variable().binary())));
             }
         }
     }
@@ -236,6 +268,13 @@ fn build(
         let prio = initial.pod(*id).map_or(0, |p| p.priority);
         objective += problem.cost.victim_cost(prio) * *v;
     }
+    if let Counts::Exactly(_) = counts {
+        // Per server, a refused instance is an unplaced one (in the monolithic model the
+        // constant already counts it).
+        for (_, var) in &refusals {
+            objective += unplaced_w * *var;
+        }
+    }
     let mut constraints = Vec::new();
     for (ci, class) in classes.iter().enumerate() {
         if !active(ci) {
@@ -245,6 +284,12 @@ fn build(
             .iter()
             .filter(|(pl, _)| pl.class == ci)
             .map(|(_, v)| Expression::from(*v))
+            .chain(
+                refusals
+                    .iter()
+                    .filter(|((c, _), _)| *c == ci)
+                    .map(|(_, v)| Expression::from(*v)),
+            )
             .sum();
         match counts {
             Counts::AtMost => constraints.push(constraint!(placed <= class.members.len() as f64)),
@@ -253,11 +298,23 @@ fn build(
     }
     // A pod can be evicted only for an eligible (higher-priority) preemptor on its server.
     for (id, v) in &victims {
-        let Some(pod) = initial.pod(*id) else { continue };
+        let Some(pod) = initial.pod(*id) else {
+            continue;
+        };
         let eligible: Expression = placements
             .iter()
-            .filter(|(pl, _)| pl.server == pod.server && preemptors[classes[pl.class].rep].priority > pod.priority)
+            .filter(|(pl, _)| {
+                pl.server == pod.server && preemptors[classes[pl.class].rep].priority > pod.priority
+            })
             .map(|(_, var)| Expression::from(*var))
+            .chain(
+                refusals
+                    .iter()
+                    .filter(|((c, s), _)| {
+                        *s == pod.server && preemptors[classes[*c].rep].priority > pod.priority
+                    })
+                    .map(|(_, var)| Expression::from(*var)),
+            )
             .sum();
         constraints.push(constraint!(*v <= eligible));
     }
@@ -267,7 +324,10 @@ fn build(
         let t = cluster.type_of(server);
         let doms = domains_of(t);
         let a = &initial.servers[server.index()];
-        let here: Vec<&(Placed, Variable)> = placements.iter().filter(|(pl, _)| pl.server == server).collect();
+        let here: Vec<&(Placed, Variable)> = placements
+            .iter()
+            .filter(|(pl, _)| pl.server == server)
+            .collect();
         if here.is_empty() {
             continue;
         }
@@ -276,8 +336,10 @@ fn build(
             .filter(|(id, _)| initial.pod(*id).is_some_and(|p| p.server == server))
             .collect();
         for (_, outer) in &doms {
-            let inner: Vec<&&(Placed, Variable)> =
-                here.iter().filter(|(pl, _)| inside(&doms[pl.domain].1, outer)).collect();
+            let inner: Vec<&&(Placed, Variable)> = here
+                .iter()
+                .filter(|(pl, _)| inside(&doms[pl.domain].1, outer))
+                .collect();
             for gpus in [true, false] {
                 let need = |pl: &Placed| {
                     let r = preemptors[classes[pl.class].rep].request;
@@ -313,12 +375,17 @@ fn build(
         objective,
         constraints,
         placements,
+        refusals,
         victims,
     }
 }
 
 /// The DP state count and subproblem count, when decomposition is small enough.
-fn decomposition_size(problem: &Problem<'_>, preemptors: &[Preemptor], classes: &[Class]) -> Option<(usize, usize)> {
+fn decomposition_size(
+    problem: &Problem<'_>,
+    preemptors: &[Preemptor],
+    classes: &[Class],
+) -> Option<(usize, usize)> {
     let mut states = 1usize;
     for c in classes {
         states = states.checked_mul(c.members.len() + 1)?;
@@ -337,18 +404,25 @@ fn decomposition_size(problem: &Problem<'_>, preemptors: &[Preemptor], classes: 
 }
 
 /// Non-zero count vectors that fit an empty server of this type by totals.
-fn count_vectors(problem: &Problem<'_>, preemptors: &[Preemptor], classes: &[Class], server: ServerId) -> Vec<Vec<u32>> {
+fn count_vectors(
+    problem: &Problem<'_>,
+    preemptors: &[Preemptor],
+    classes: &[Class],
+    server: ServerId,
+) -> Vec<Vec<u32>> {
     let t = problem.cluster.type_of(server);
     let (cap_g, cap_c) = (t.gpu_count() as u32, t.core_count() as u32);
     let limits: Vec<u32> = classes
         .iter()
         .map(|c| {
             let p = &preemptors[c.rep];
-            if t.required_level(p.request).is_none() {
+            // One more than fits: an instance may be refused after evicting here.
+            let fit = if t.required_level(p.request).is_none() {
                 0
             } else {
                 domain_capacity(t.whole(), p, c.members.len())
-            }
+            };
+            (fit + 1).min(c.members.len() as u32)
         })
         .collect();
     let mut out = Vec::new();
@@ -367,10 +441,14 @@ fn count_vectors(problem: &Problem<'_>, preemptors: &[Preemptor], classes: &[Cla
             k[i] = 0;
             i += 1;
         }
-        let (g, c) = k.iter().zip(classes).fold((0u32, 0u32), |(g, c), (&n, cl)| {
-            let r = preemptors[cl.rep].request;
-            (g + n * r.gpus, c + n * r.cores)
-        });
+        let (g, c) = k
+            .iter()
+            .zip(classes)
+            .fold((0u32, 0u32), |(g, c), (&n, cl)| {
+                let r = preemptors[cl.rep].request;
+                let placed = n.saturating_sub(1);
+                (g + placed * r.gpus, c + placed * r.cores)
+            });
         if g <= cap_g && c <= cap_c {
             out.push(k.clone());
         }
@@ -381,18 +459,40 @@ struct SubSolution {
     counts: Vec<u32>,
     cost: f64,
     placed: Vec<Placed>,
+    refused: Vec<(usize, ServerId)>,
     evicted: Vec<PodId>,
     optimal: bool,
 }
 
-fn solve_model(model: Model, time_limit_s: f64, warm: Option<Vec<(Variable, f64)>>) -> Result<Option<(f64, Vec<Placed>, Vec<PodId>, solver::Solved)>, PlanError> {
+/// What a solved model says: objective, placements, refusals, evictions and the raw solve.
+type Solution = (
+    f64,
+    Vec<Placed>,
+    Vec<(usize, ServerId)>,
+    Vec<PodId>,
+    solver::Solved,
+);
+
+fn solve_model(
+    model: Model,
+    time_limit_s: f64,
+    warm: Option<Vec<(Variable, f64)>>,
+) -> Result<Option<Solution>, PlanError> {
     let keep: Vec<Variable> = model
         .placements
         .iter()
         .map(|(_, v)| *v)
         .chain(model.victims.iter().map(|(_, v)| *v))
+        .chain(model.refusals.iter().map(|(_, v)| *v))
         .collect();
-    let solved = match solver::minimise(model.vars, model.objective, model.constraints, &keep, time_limit_s, warm) {
+    let solved = match solver::minimise(
+        model.vars,
+        model.objective,
+        model.constraints,
+        &keep,
+        time_limit_s,
+        warm,
+    ) {
         Ok(s) => s,
         Err(SolveError::Infeasible) | Err(SolveError::NoIncumbent) => return Ok(None),
         Err(e) => return Err(PlanError::Solver(e.to_string())),
@@ -407,14 +507,22 @@ fn solve_model(model: Model, time_limit_s: f64, warm: Option<Vec<(Variable, f64)
             (count > 0).then_some(Placed { count, ..*pl })
         })
         .collect();
+    let m = model.victims.len();
     let evicted = model
         .victims
         .iter()
-        .zip(&solved.values[n..])
+        .zip(&solved.values[n..n + m])
         .filter(|(_, v)| **v > 0.5)
         .map(|((id, _), _)| *id)
         .collect();
-    Ok(Some((solved.objective, placed, evicted, solved)))
+    let refused = model
+        .refusals
+        .iter()
+        .zip(&solved.values[n + m..])
+        .filter(|(_, v)| **v > 0.5)
+        .map(|(r, _)| r.0)
+        .collect();
+    Ok(Some((solved.objective, placed, refused, evicted, solved)))
 }
 
 fn solve_decomposed(
@@ -429,24 +537,29 @@ fn solve_decomposed(
     let per_server: Vec<Result<Vec<SubSolution>, PlanError>> = servers
         .par_iter()
         .map(|&server| {
+            // No pruning by dominance: one class's evictions can make room for another's, so
+            // a vector may be feasible although a smaller one is not.
             let mut out: Vec<SubSolution> = Vec::new();
-            let mut infeasible: Vec<Vec<u32>> = Vec::new();
             for k in count_vectors(problem, preemptors, classes, server) {
-                // Needing more of every class than an infeasible vector is infeasible too.
-                if infeasible.iter().any(|f| f.iter().zip(&k).all(|(a, b)| a <= b)) {
-                    continue;
-                }
-                let model = build(problem, initial, preemptors, classes, &[server], Counts::Exactly(&k));
+                let model = build(
+                    problem,
+                    initial,
+                    preemptors,
+                    classes,
+                    &[server],
+                    Counts::Exactly(&k),
+                );
                 let remaining = limit - started.elapsed().as_secs_f64();
                 match solve_model(model, remaining, None)? {
-                    Some((cost, placed, evicted, solved)) => out.push(SubSolution {
+                    Some((cost, placed, refused, evicted, solved)) => out.push(SubSolution {
                         counts: k,
                         cost,
                         placed,
+                        refused,
                         evicted,
                         optimal: solved.status == SolveStatus::Optimal,
                     }),
-                    None => infeasible.push(k),
+                    None => {}
                 }
             }
             Ok(out)
@@ -516,6 +629,7 @@ fn solve_decomposed(
         })
         .unwrap_or((0, unplaced_w * n));
     let mut placed = Vec::new();
+    let mut refused = Vec::new();
     let mut evicted = Vec::new();
     let mut optimal = true;
     let mut state = best_state;
@@ -526,17 +640,28 @@ fn solve_decomposed(
         }
         let sub = &subs[j as usize - 1];
         placed.extend(sub.placed.iter().copied());
+        refused.extend(sub.refused.iter().copied());
         evicted.extend(sub.evicted.iter().copied());
         optimal &= sub.optimal;
-        let have: Vec<u32> = decode(state).iter().zip(&sub.counts).map(|(a, b)| a - b).collect();
+        let have: Vec<u32> = decode(state)
+            .iter()
+            .zip(&sub.counts)
+            .map(|(a, b)| a - b)
+            .collect();
         state = index(&have);
     }
     placed.sort_by_key(|p| (p.server, p.class, p.domain));
+    refused.sort_unstable();
     evicted.sort_unstable();
     let out_of_time = started.elapsed().as_secs_f64() > limit;
-    let status = if optimal && !out_of_time { Status::Optimal } else { Status::TimeLimit };
+    let status = if optimal && !out_of_time {
+        Status::Optimal
+    } else {
+        Status::TimeLimit
+    };
     Ok(Some(Outcome {
         placed,
+        refused,
         evicted,
         objective,
         status,
@@ -553,9 +678,17 @@ fn solve_monolithic(
     limit: f64,
 ) -> Result<Option<Outcome>, PlanError> {
     let servers: Vec<ServerId> = problem.servers().collect();
-    let model = build(problem, initial, preemptors, classes, &servers, Counts::AtMost);
+    let model = build(
+        problem,
+        initial,
+        preemptors,
+        classes,
+        &servers,
+        Counts::AtMost,
+    );
     let warm = warm_start.map(|a| warm_values(problem, initial, classes, preemptors, &model, a));
-    let Some((objective, placed, evicted, solved)) = solve_model(model, limit, warm)? else {
+    let Some((objective, placed, refused, evicted, solved)) = solve_model(model, limit, warm)?
+    else {
         return Ok(None);
     };
     let status = match solved.status {
@@ -564,6 +697,7 @@ fn solve_monolithic(
     };
     Ok(Some(Outcome {
         placed,
+        refused,
         evicted,
         objective,
         status,
@@ -578,6 +712,7 @@ fn assemble(
     preemptors: &[Preemptor],
     classes: &[Class],
     placed: &[Placed],
+    refused: &[(usize, ServerId)],
     evicted: &[PodId],
 ) -> Vec<Decision> {
     let cluster = problem.cluster;
@@ -589,8 +724,19 @@ fn assemble(
             let class = &classes[pl.class];
             if let Some(&i) = class.members.get(next_member[pl.class]) {
                 next_member[pl.class] += 1;
-                by_server.entry(pl.server).or_default().push((i, pl.domain, pl.level));
+                by_server
+                    .entry(pl.server)
+                    .or_default()
+                    .push((i, pl.domain, pl.level));
             }
+        }
+    }
+    let mut refused_on: BTreeMap<ServerId, Vec<usize>> = BTreeMap::new();
+    for &(ci, server) in refused {
+        if let Some(&i) = classes[ci].members.get(next_member[ci]) {
+            next_member[ci] += 1;
+            refused_on.entry(server).or_default().push(i);
+            by_server.entry(server).or_default();
         }
     }
     for (server, mut items) in by_server {
@@ -605,7 +751,9 @@ fn assemble(
         let (mut avail_g, mut avail_c) = here
             .iter()
             .filter_map(|id| initial.pod(*id))
-            .fold((a.free_gpus, a.free_cores), |(g, c), p| (g.or(p.gpus), c.or(p.cores)));
+            .fold((a.free_gpus, a.free_cores), |(g, c), p| {
+                (g.or(p.gpus), c.or(p.cores))
+            });
         // Bottom-up: NUMA-level placements first, then socket, then server.
         items.sort_by_key(|&(i, _, l)| (l, i));
         let mut ids: BTreeMap<usize, (GpuSet, CoreSet)> = BTreeMap::new();
@@ -621,7 +769,10 @@ fn assemble(
                     .and(avail_c)
                     .and(dom.cores);
                 let first = near.lowest(req.cores.min(near.len()))?;
-                let rest = avail_c.and(dom.cores).minus(first).lowest(req.cores - first.len())?;
+                let rest = avail_c
+                    .and(dom.cores)
+                    .minus(first)
+                    .lowest(req.cores - first.len())?;
                 Some(first.or(rest))
             });
             if let (Some(g), Some(c)) = (gpus, cores) {
@@ -631,11 +782,13 @@ fn assemble(
             }
         }
         let mut order: Vec<usize> = items.iter().map(|(i, _, _)| *i).collect();
+        let refusing = refused_on.remove(&server).unwrap_or_default();
+        order.extend(refusing.iter().copied());
         order.sort_unstable();
         let attributed = attribute(initial, preemptors, &order, &ids, &here);
         // The ids must be free when the events replay in list order; otherwise the node
         // allocator places this server's pods during the replay.
-        let replayable = ids.len() == order.len() && {
+        let replayable = ids.len() + refusing.len() == order.len() && {
             let (mut free_g, mut free_c) = (a.free_gpus, a.free_cores);
             order.iter().all(|i| {
                 for v in attributed.get(i).into_iter().flatten() {
@@ -644,7 +797,12 @@ fn assemble(
                         free_c = free_c.or(p.cores);
                     }
                 }
-                let Some((g, c)) = ids.get(i) else { return false };
+                if refusing.contains(i) {
+                    return true;
+                }
+                let Some((g, c)) = ids.get(i) else {
+                    return false;
+                };
                 let ok = g.is_subset(&free_g) && c.is_subset(&free_c);
                 free_g = free_g.minus(*g);
                 free_c = free_c.minus(*c);
@@ -658,7 +816,12 @@ fn assemble(
                 victims: attributed.remove(&i).unwrap_or_default(),
                 subsets_evaluated: 0,
                 truncated: false,
-                placement: if replayable { ids.get(&i).copied() } else { None },
+                placement: if replayable {
+                    ids.get(&i).copied()
+                } else {
+                    None
+                },
+                refuse: refusing.contains(&i),
             };
         }
     }
@@ -676,10 +839,15 @@ fn attribute(
 ) -> BTreeMap<usize, Vec<PodId>> {
     let mut out: BTreeMap<usize, Vec<PodId>> = BTreeMap::new();
     for id in evicted {
-        let Some(pod) = initial.pod(*id) else { continue };
+        let Some(pod) = initial.pod(*id) else {
+            continue;
+        };
         let eligible = |i: &usize| preemptors[*i].priority > pod.priority;
         let taker = order.iter().find(|i| {
-            eligible(i) && ids.get(i).is_some_and(|(g, c)| g.intersects(&pod.gpus) || c.intersects(&pod.cores))
+            eligible(i)
+                && ids
+                    .get(i)
+                    .is_some_and(|(g, c)| g.intersects(&pod.gpus) || c.intersects(&pod.cores))
         });
         if let Some(&i) = taker.or_else(|| order.iter().find(|i| eligible(i))) {
             out.entry(i).or_default().push(*id);
@@ -700,11 +868,15 @@ fn warm_values(
     let cluster = problem.cluster;
     let mut count: HashMap<(usize, ServerId, usize), f64> = HashMap::new();
     for (a, p) in applied.iter().zip(preemptors) {
-        let (Some(node), Some(level)) = (&a.event.node, a.event.level) else { continue };
+        let (Some(node), Some(level)) = (&a.event.node, a.event.level) else {
+            continue;
+        };
         if !a.event.placed {
             continue;
         }
-        let Some(server) = cluster.server_id(node) else { continue };
+        let Some(server) = cluster.server_id(node) else {
+            continue;
+        };
         let g = GpuSet::from_ids(a.event.gpus.iter().map(|&x| x as usize));
         let c = CoreSet::from_ids(a.event.cores.iter().map(|&x| x as usize));
         let doms = domains_of(cluster.type_of(server));
@@ -714,7 +886,10 @@ fn warm_values(
         else {
             continue;
         };
-        let Some(ci) = classes.iter().position(|cl| preemptors[cl.rep].workload == p.workload) else {
+        let Some(ci) = classes
+            .iter()
+            .position(|cl| preemptors[cl.rep].workload == p.workload)
+        else {
             continue;
         };
         *count.entry((ci, server, di)).or_default() += 1.0;
@@ -726,10 +901,29 @@ fn warm_values(
     model
         .placements
         .iter()
-        .map(|(pl, var)| (*var, count.get(&(pl.class, pl.server, pl.domain)).copied().unwrap_or(0.0)))
+        .map(|(pl, var)| {
+            (
+                *var,
+                count
+                    .get(&(pl.class, pl.server, pl.domain))
+                    .copied()
+                    .unwrap_or(0.0),
+            )
+        })
         .chain(model.victims.iter().map(|(id, v)| {
-            let hit = initial.pod(*id).is_some_and(|p| evicted.contains(p.name.as_str()));
+            let hit = initial
+                .pod(*id)
+                .is_some_and(|p| evicted.contains(p.name.as_str()));
             (*v, if hit { 1.0 } else { 0.0 })
+        }))
+        .chain(model.refusals.iter().map(|((ci, server), v)| {
+            let used = applied.iter().zip(preemptors).any(|(a, p)| {
+                !a.event.placed
+                    && !a.event.victims.is_empty()
+                    && a.event.node.as_deref() == Some(cluster.server(*server).name.as_str())
+                    && preemptors[classes[*ci].rep].workload == p.workload
+            });
+            (*v, if used { 1.0 } else { 0.0 })
         }))
         .collect()
 }

@@ -3,7 +3,9 @@
 //! potential victim and reprieve them most important first while the pod still fits. The
 //! server is chosen by the candidate chain.
 
-use super::{ChainKey, Decision, PlanError, PreemptionPlanner, Preemptor, Problem, freed, more_important};
+use super::{
+    ChainKey, Decision, PlanError, PreemptionPlanner, Preemptor, Problem, freed, more_important,
+};
 use crate::topology::state::ClusterState;
 use crate::topology::{CoreSet, GpuSet, PodId, Request};
 

@@ -60,7 +60,10 @@ pub fn compute(applied: &[Applied], now_s: Option<f64>) -> Metrics {
         applied
             .iter()
             .flat_map(|a| &a.victims)
-            .filter_map(|v| v.start_time_s.map(|t| v.gpus.len() as f64 * (now - t).max(0.0) / 3600.0))
+            .filter_map(|v| {
+                v.start_time_s
+                    .map(|t| v.gpus.len() as f64 * (now - t).max(0.0) / 3600.0)
+            })
             .sum()
     });
     Metrics {
@@ -72,7 +75,11 @@ pub fn compute(applied: &[Applied], now_s: Option<f64>) -> Metrics {
         hit_rate_guaranteed: by_qos(TopologyQos::Guaranteed),
         hit_rate_best_effort: by_qos(TopologyQos::BestEffort),
         victims,
-        victim_priority_sum: applied.iter().flat_map(|a| &a.victims).map(|v| v.priority).sum(),
+        victim_priority_sum: applied
+            .iter()
+            .flat_map(|a| &a.victims)
+            .map(|v| v.priority)
+            .sum(),
         wasted_evictions: wasted,
         slowdown_mean: (!slowdowns.is_empty())
             .then(|| slowdowns.iter().sum::<f64>() / slowdowns.len() as f64),

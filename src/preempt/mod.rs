@@ -51,7 +51,12 @@ impl<'a> Problem<'a> {
 
     /// The potential victims of `p` on `server`: preemptible pods of strictly lower priority,
     /// ascending pod id.
-    pub fn potential_victims(&self, state: &ClusterState, server: ServerId, p: &Preemptor) -> Vec<PodId> {
+    pub fn potential_victims(
+        &self,
+        state: &ClusterState,
+        server: ServerId,
+        p: &Preemptor,
+    ) -> Vec<PodId> {
         state.servers[server.index()]
             .pods
             .iter()
@@ -71,7 +76,8 @@ impl<'a> Problem<'a> {
 
     /// Whether a placement at `level` is admitted for `p` on `server`.
     pub fn admits(&self, server: ServerId, p: &Preemptor, level: Level) -> bool {
-        p.qos != TopologyQos::Guaranteed || self.required_level(server, p).is_some_and(|r| level <= r)
+        p.qos != TopologyQos::Guaranteed
+            || self.required_level(server, p).is_some_and(|r| level <= r)
     }
 
     pub fn servers(&self) -> impl Iterator<Item = ServerId> + use<> {
@@ -91,6 +97,9 @@ pub struct Decision {
     /// GPUs and cores chosen by the planner itself (joint planners); otherwise the node
     /// allocator places the pod after the eviction.
     pub placement: Option<(crate::topology::GpuSet, crate::topology::CoreSet)>,
+    /// Evict the victims but leave the pod unplaced (a joint plan that evicts for a preemptor
+    /// it cannot place, as the default does when admission fails).
+    pub refuse: bool,
 }
 
 /// Status of a planner's run.
@@ -154,7 +163,10 @@ pub trait PreemptionPlanner: Sync {
         _preemptors: &[Preemptor],
         _warm_start: Option<&[engine::Applied]>,
     ) -> Result<BatchDecision, PlanError> {
-        Err(PlanError::Internal(format!("{} is not a joint planner", self.name())))
+        Err(PlanError::Internal(format!(
+            "{} is not a joint planner",
+            self.name()
+        )))
     }
 }
 
@@ -196,7 +208,12 @@ pub struct ChainKey {
 }
 
 impl ChainKey {
-    pub fn new(cluster: &Cluster, state: &ClusterState, server: ServerId, victims: &[PodId]) -> Self {
+    pub fn new(
+        cluster: &Cluster,
+        state: &ClusterState,
+        server: ServerId,
+        victims: &[PodId],
+    ) -> Self {
         let pods: Vec<&Pod> = victims.iter().filter_map(|id| state.pod(*id)).collect();
         let highest = pods.iter().map(|p| p.priority).max().unwrap_or(i64::MIN);
         let earliest = pods
@@ -209,7 +226,10 @@ impl ChainKey {
         ChainKey {
             has_victims: !pods.is_empty(),
             highest_priority: highest,
-            adjusted_sum: pods.iter().map(|p| p.priority as i128 + (1i128 << 31)).sum(),
+            adjusted_sum: pods
+                .iter()
+                .map(|p| p.priority as i128 + (1i128 << 31))
+                .sum(),
             victim_count: pods.len(),
             earliest_start_of_highest: earliest,
             server_name: cluster.server(server).name.clone(),
@@ -223,7 +243,11 @@ impl ChainKey {
             .then(self.highest_priority.cmp(&other.highest_priority))
             .then(self.adjusted_sum.cmp(&other.adjusted_sum))
             .then(self.victim_count.cmp(&other.victim_count))
-            .then(other.earliest_start_of_highest.total_cmp(&self.earliest_start_of_highest))
+            .then(
+                other
+                    .earliest_start_of_highest
+                    .total_cmp(&self.earliest_start_of_highest),
+            )
             .then_with(|| self.server_name.cmp(&other.server_name))
             .then_with(|| self.victim_names.cmp(&other.victim_names))
     }
@@ -239,5 +263,7 @@ pub fn freed(
     victims
         .iter()
         .filter_map(|id| state.pod(*id))
-        .fold((a.free_gpus, a.free_cores), |(g, c), p| (g.or(p.gpus), c.or(p.cores)))
+        .fold((a.free_gpus, a.free_cores), |(g, c), p| {
+            (g.or(p.gpus), c.or(p.cores))
+        })
 }

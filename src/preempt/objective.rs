@@ -53,6 +53,9 @@ impl CostModel {
             Some((t, level)) => self.placement_cost(t, level),
             None => self.weights.unplaced,
         };
-        base + victim_prios.iter().map(|&p| self.victim_cost(p)).sum::<f64>()
+        base + victim_prios
+            .iter()
+            .map(|&p| self.victim_cost(p))
+            .sum::<f64>()
     }
 }

@@ -48,7 +48,16 @@ pub fn fill_by_churn(
         return;
     }
     let mut fill_pods = Vec::new();
-    refill(cluster, spec, fill, &mix, &mut rng, state, 0.0, &mut fill_pods);
+    refill(
+        cluster,
+        spec,
+        fill,
+        &mix,
+        &mut rng,
+        state,
+        0.0,
+        &mut fill_pods,
+    );
     for round in 1..=fill.churn_rounds.max(0) {
         let mut staying = Vec::with_capacity(fill_pods.len());
         for id in std::mem::take(&mut fill_pods) {
@@ -60,7 +69,16 @@ pub fn fill_by_churn(
         }
         fill_pods = staying;
         let start = round as f64 * CHURN_ROUND_S;
-        refill(cluster, spec, fill, &mix, &mut rng, state, start, &mut fill_pods);
+        refill(
+            cluster,
+            spec,
+            fill,
+            &mix,
+            &mut rng,
+            state,
+            start,
+            &mut fill_pods,
+        );
     }
 }
 
@@ -105,7 +123,8 @@ fn refill(
             gpus: class.gpus.max(0) as u32,
             cores: class.cores.max(0) as u32,
         };
-        let Some((server, gpus, cores)) = choose(cluster, state, request, fill.allocator, rng) else {
+        let Some((server, gpus, cores)) = choose(cluster, state, request, fill.allocator, rng)
+        else {
             blocked[k] = true;
             continue;
         };
@@ -152,7 +171,11 @@ fn choose(
         })?,
         FillAllocator::Spread => *fits.iter().min_by_key(|&&s| {
             let a = &state.servers[s.index()];
-            (std::cmp::Reverse(a.free_gpus.len()), std::cmp::Reverse(a.free_cores.len()), s)
+            (
+                std::cmp::Reverse(a.free_gpus.len()),
+                std::cmp::Reverse(a.free_cores.len()),
+                s,
+            )
         })?,
     };
     let a = &state.servers[server.index()];
@@ -166,9 +189,10 @@ fn choose(
             )
         }
         // Lowest ids: the kubelet's default (non-topology) CPU and device assignment.
-        FillAllocator::BestFit | FillAllocator::Spread => {
-            (a.free_gpus.lowest(req.gpus)?, a.free_cores.lowest(req.cores)?)
-        }
+        FillAllocator::BestFit | FillAllocator::Spread => (
+            a.free_gpus.lowest(req.gpus)?,
+            a.free_cores.lowest(req.cores)?,
+        ),
     };
     Some((server, gpus, cores))
 }

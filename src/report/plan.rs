@@ -25,7 +25,11 @@ fn status(s: Status) -> &'static str {
 fn gap_text(r: &PlannerReport) -> String {
     match r.gap {
         None => "-".into(),
-        Some(g) => format!("{}{:+.1}%", if r.gap_is_bound { "≤" } else { "" }, g * 100.0),
+        Some(g) => format!(
+            "{}{:+.1}%",
+            if r.gap_is_bound { "≤" } else { "" },
+            g * 100.0
+        ),
     }
 }
 
@@ -67,9 +71,14 @@ pub fn to_table(report: &PlanReport) -> String {
     let _ = writeln!(
         out,
         "preemption plan{} on {}{}: {n} preemptors",
-        report.workload.as_ref().map_or(String::new(), |w| format!(" `{w}`")),
+        report
+            .workload
+            .as_ref()
+            .map_or(String::new(), |w| format!(" `{w}`")),
         report.cluster,
-        report.seed.map_or(String::new(), |s| format!(" (fill seed {s})")),
+        report
+            .seed
+            .map_or(String::new(), |s| format!(" (fill seed {s})")),
     );
     out.push('\n');
     let rows: Vec<Vec<String>> = report
@@ -96,17 +105,34 @@ pub fn to_table(report: &PlanReport) -> String {
         .collect();
     out.push_str(&table(
         &[
-            "planner", "status", "objective", "gap", "decision gap", "hits", "hit rate", "placed", "victims",
-            "wasted", "slowdown", "subsets", "time",
+            "planner",
+            "status",
+            "objective",
+            "gap",
+            "decision gap",
+            "hits",
+            "hit rate",
+            "placed",
+            "victims",
+            "wasted",
+            "slowdown",
+            "subsets",
+            "time",
         ],
         &rows,
-        &[false, false, true, true, true, true, true, true, true, true, true, true, true],
+        &[
+            false, false, true, true, true, true, true, true, true, true, true, true, true,
+        ],
     ));
     if let Some(b) = report.planners.iter().find(|r| r.name == "ilp-batch") {
         let _ = writeln!(
             out,
             "\ngap: against the ilp-batch {} {}; ≤ marks an upper bound (ilp-batch stopped early).",
-            if b.status == Status::Optimal { "optimum" } else { "best bound" },
+            if b.status == Status::Optimal {
+                "optimum"
+            } else {
+                "best bound"
+            },
             num(b.bound, 3)
         );
     }
@@ -117,7 +143,10 @@ pub fn to_table(report: &PlanReport) -> String {
         );
     }
     if report.planners.iter().any(|r| r.truncated) {
-        let _ = writeln!(out, "truncated: the enumeration budget (max_subset_evaluations) cut a search short.");
+        let _ = writeln!(
+            out,
+            "truncated: the enumeration budget (max_subset_evaluations) cut a search short."
+        );
     }
     for r in &report.planners {
         let _ = writeln!(out, "\n{} events:", r.name);
@@ -143,12 +172,24 @@ pub fn to_table(report: &PlanReport) -> String {
                         },
                     },
                     format!("{:.3}", e.cost),
-                    if e.victims.is_empty() { "-".into() } else { e.victims.join(" ") },
+                    if e.victims.is_empty() {
+                        "-".into()
+                    } else {
+                        e.victims.join(" ")
+                    },
                 ]
             })
             .collect();
         out.push_str(&table(
-            &["preemptor", "qos", "node", "level/required", "result", "cost", "victims"],
+            &[
+                "preemptor",
+                "qos",
+                "node",
+                "level/required",
+                "result",
+                "cost",
+                "victims",
+            ],
             &rows,
             &[false, false, false, false, false, true, false],
         ));
@@ -158,7 +199,8 @@ pub fn to_table(report: &PlanReport) -> String {
 
 /// JSON per the DESIGN §7 contract.
 pub fn to_json(report: &PlanReport) -> String {
-    let mut s = serde_json::to_string_pretty(report).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+    let mut s =
+        serde_json::to_string_pretty(report).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
     s.push('\n');
     s
 }
@@ -176,7 +218,15 @@ pub fn to_csv(report: &PlanReport) -> String {
                     serde_json::Value::Null => String::new(),
                     other => other.to_string(),
                 };
-                let _ = writeln!(out, "{},{},{},{},{}", csv_field(&scenario), csv_field(&r.name), seed, k, text);
+                let _ = writeln!(
+                    out,
+                    "{},{},{},{},{}",
+                    csv_field(&scenario),
+                    csv_field(&r.name),
+                    seed,
+                    k,
+                    text
+                );
             }
         }
     }

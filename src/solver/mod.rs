@@ -2,8 +2,8 @@
 //! turns the solver's outcome into a status, values and a best bound.
 
 use good_lp::{
-    Constraint, Expression, ProblemVariables, ResolutionError, Solution, SolutionStatus, SolverModel,
-    Variable, WithInitialSolution, WithTimeLimit, microlp,
+    Constraint, Expression, ProblemVariables, ResolutionError, Solution, SolutionStatus,
+    SolverModel, Variable, WithInitialSolution, WithTimeLimit, microlp,
 };
 
 /// How a solve ended.

@@ -13,7 +13,10 @@ pub fn root() -> PathBuf {
 
 pub fn load_cluster(rel: &str) -> ClusterSpec {
     let text = std::fs::read_to_string(root().join(rel)).expect("cluster file");
-    match spec::load(SourceFile::new(rel, text), Expect::Cluster).expect("valid cluster").spec {
+    match spec::load(SourceFile::new(rel, text), Expect::Cluster)
+        .expect("valid cluster")
+        .spec
+    {
         Spec::Cluster(c) => c,
         _ => panic!("{rel} is not a cluster"),
     }

@@ -1,0 +1,271 @@
+//! Property tests on random small clusters and workloads. The exact side is the oracle: every
+//! plan passes the verifier (inside `plan`), an optimal `ilp-batch` bounds every planner, every
+//! decision is at least the per-event optimum on the state it faced, `ilp` equals brute force on
+//! single-preemptor instances, IMP evicts minimum-cardinality victim sets, and output is
+//! deterministic.
+
+use coplan::preempt::engine::{self, PlanFailure, PlanOptions, PlanReport, apply};
+use coplan::preempt::flextopo::for_each_subset;
+use coplan::preempt::{PreemptionPlanner, Problem, Status, flextopo_imp, ilp, scenario};
+use coplan::spec::preemption::{
+    FillAllocator, FillSpec, PreemptEntry, PreemptionSpec, RunningPod, TopologyQos, WorkloadClass,
+};
+use coplan::spec::{ClusterSpec, Penalty, PoolSpec, ServerTypeSpec, SpecKind};
+use coplan::topology::{Cluster, ServerId};
+use proptest::prelude::*;
+
+fn cases() -> u32 {
+    std::env::var("COPLAN_PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(128)
+}
+
+const PLANNERS: [&str; 5] = [
+    "k8s-default",
+    "flextopo-imp",
+    "flextopo-exhaustive",
+    "ilp",
+    "ilp-batch",
+];
+const EPS: f64 = 1e-6;
+
+fn server_type(i: usize) -> impl Strategy<Value = ServerTypeSpec> {
+    (1..=2i64, 1..=2i64, 2..=6i64, 0..=2usize, 0..3usize).prop_map(
+        move |(sockets, numa, cores, gpn, pen)| {
+            let numa_count = sockets * numa;
+            ServerTypeSpec {
+                name: format!("t{i}"),
+                gpu_model: None,
+                gpu_memory_mib: 0,
+                sockets,
+                numa_per_socket: numa,
+                cores_per_numa: cores,
+                core_group_size: None,
+                gpu_numa: (0..numa_count)
+                    .flat_map(|n| std::iter::repeat_n(n, gpn))
+                    .collect(),
+                penalty: [
+                    Penalty::default(),
+                    Penalty {
+                        numa: 1.0,
+                        socket: 1.2,
+                        cross_socket: 3.2,
+                    },
+                    Penalty {
+                        numa: 1.0,
+                        socket: 1.0,
+                        cross_socket: 2.0,
+                    },
+                ][pen],
+            }
+        },
+    )
+}
+
+fn cluster() -> impl Strategy<Value = ClusterSpec> {
+    (server_type(0), server_type(1), 1..=2i64, 0..=1i64).prop_map(|(a, b, na, nb)| {
+        let mut pool = vec![PoolSpec {
+            server_type: "t0".into(),
+            count: na,
+            name_prefix: "a".into(),
+        }];
+        if nb > 0 {
+            pool.push(PoolSpec {
+                server_type: "t1".into(),
+                count: nb,
+                name_prefix: "b".into(),
+            });
+        }
+        ClusterSpec {
+            kind: None,
+            name: "random".into(),
+            server_type: vec![a, b],
+            pool,
+        }
+    })
+}
+
+fn class(i: usize) -> impl Strategy<Value = WorkloadClass> {
+    (0..5i64, 0..=2i64, 1..=5i64, 0..3usize, any::<bool>()).prop_map(
+        move |(prio, gpus, cores, qos, preemptible)| WorkloadClass {
+            name: format!("w{i}"),
+            priority: prio * 10,
+            gpus,
+            cores,
+            topology_qos: [
+                TopologyQos::Guaranteed,
+                TopologyQos::BestEffort,
+                TopologyQos::None,
+            ][qos],
+            preemptible,
+        },
+    )
+}
+
+fn workload() -> impl Strategy<Value = PreemptionSpec> {
+    (
+        prop::collection::vec((0..3usize, 0..3usize), 0..12),
+        prop::collection::vec((0..3usize, 1..=3i64), 1..=3),
+        class(0),
+        class(1),
+        class(2),
+        prop::option::of(0..3usize),
+    )
+        .prop_map(|(running, preempt, c0, c1, c2, fill)| {
+            let classes = vec![c0, c1, c2];
+            let running = running
+                .into_iter()
+                .map(|(w, s)| RunningPod {
+                    workload: format!("w{w}"),
+                    node: ["a0", "a1", "b0"][s].into(),
+                    gpus: None,
+                    cores: None,
+                    start_time_s: Some((w * 7 + s * 3) as f64),
+                })
+                .collect();
+            let mut spec: PreemptionSpec =
+                toml::from_str("kind = \"preemption\"\nworkload = []").expect("base spec");
+            spec.kind = SpecKind::Preemption;
+            spec.workload = classes;
+            spec.running = running;
+            spec.preempt = preempt
+                .into_iter()
+                .map(|(w, count)| PreemptEntry {
+                    workload: format!("w{w}"),
+                    count,
+                })
+                .collect();
+            spec.fill = fill.map(|w| FillSpec {
+                mix: [(format!("w{w}"), 1.0)].into_iter().collect(),
+                target_gpu_utilization: 0.8,
+                allocator: FillAllocator::Random,
+                churn_rounds: 1,
+                seed: 3,
+            });
+            spec.planners.ilp_time_limit_s = 60.0;
+            spec
+        })
+}
+
+fn run(cluster: &Cluster, spec: &PreemptionSpec) -> Option<PlanReport> {
+    let options = PlanOptions {
+        planners: Some(PLANNERS.iter().map(|s| s.to_string()).collect()),
+        seed: None,
+    };
+    match engine::plan(cluster, spec, &options) {
+        Ok(r) => Some(r),
+        // Random running pods may not fit the random cluster: not an instance.
+        Err(PlanFailure::Invalid(_)) => None,
+        Err(e) => panic!("plan failed: {e}"),
+    }
+}
+
+fn valid(cluster: &ClusterSpec, spec: &PreemptionSpec) -> bool {
+    coplan::spec::validate::cluster(cluster).is_empty()
+        && coplan::spec::validate::preemption(spec).is_empty()
+}
+
+fn canonical_json(r: &PlanReport) -> String {
+    let mut r = r.clone();
+    for p in &mut r.planners {
+        p.runtime_ms = 0.0;
+        p.metrics.runtime_ms = 0.0;
+    }
+    serde_json::to_string(&r).expect("serializes")
+}
+
+proptest! {
+    // COPLAN_PROPTEST_CASES=2000 cargo test --release --test properties for a longer search.
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+
+    #[test]
+    fn plans_are_verified_bounded_and_deterministic(cluster_spec in cluster(), spec in workload()) {
+        prop_assume!(valid(&cluster_spec, &spec));
+        let cluster = Cluster::from_spec(&cluster_spec);
+        let Some(report) = run(&cluster, &spec) else { return Ok(()) };
+        let by = |n: &str| report.planners.iter().find(|p| p.name == n).expect("ran");
+        let batch = by("ilp-batch");
+        prop_assert_eq!(batch.status, Status::Optimal);
+        let bound = batch.bound.expect("optimal batch has a bound");
+        for p in &report.planners {
+            let obj = p.objective.expect("objective");
+            prop_assert!(bound <= obj + EPS, "{} objective {} below the batch optimum {}", p.name, obj, bound);
+            let dg = p.decision_gap.expect("ilp ran");
+            if p.name != "ilp-batch" {
+                prop_assert!(dg >= -EPS, "{} decision_gap {}", p.name, dg);
+            }
+        }
+        prop_assert!(by("ilp").decision_gap.expect("ran").abs() <= EPS);
+        // Determinism: the same inputs give byte-identical output (timings aside).
+        let again = run(&cluster, &spec).expect("ran before");
+        prop_assert_eq!(canonical_json(&report), canonical_json(&again));
+    }
+
+    #[test]
+    fn single_preemptor_ilp_equals_brute_force(cluster_spec in cluster(), mut spec in workload()) {
+        spec.preempt.truncate(1);
+        spec.preempt[0].count = 1;
+        prop_assume!(valid(&cluster_spec, &spec));
+        let cluster = Cluster::from_spec(&cluster_spec);
+        let Some(report) = run(&cluster, &spec) else { return Ok(()) };
+        let problem = Problem::new(&cluster, &spec);
+        let mut state = scenario::initial_state(&cluster, &spec, None).expect("valid state");
+        let preemptors = scenario::preemptors(&spec, &mut state);
+        let brute = ilp::brute_force_optimum(&problem, &state, &preemptors[0]);
+        let objective = |n: &str| report.planners.iter().find(|p| p.name == n).and_then(|p| p.objective).expect("ran");
+        prop_assert!((objective("ilp") - brute).abs() <= EPS, "ilp {} vs brute force {}", objective("ilp"), brute);
+        prop_assert!((objective("ilp-batch") - brute).abs() <= EPS);
+        for name in PLANNERS {
+            prop_assert!(objective(name) >= brute - EPS, "{} beats the optimum", name);
+        }
+    }
+
+    #[test]
+    fn imp_evicts_a_minimum_cardinality_victim_set(cluster_spec in cluster(), spec in workload()) {
+        prop_assume!(valid(&cluster_spec, &spec));
+        let cluster = Cluster::from_spec(&cluster_spec);
+        let problem = Problem::new(&cluster, &spec);
+        let Ok(mut state) = scenario::initial_state(&cluster, &spec, None) else { return Ok(()) };
+        let preemptors = scenario::preemptors(&spec, &mut state);
+        for p in &preemptors {
+            let decision = flextopo_imp::FlextopoImp.decide(&problem, &state, p).expect("decides");
+            let smallest = smallest_admitted_set(&problem, &state, p);
+            match (decision.server, smallest) {
+                (Some(_), Some(k)) => prop_assert_eq!(decision.victims.len(), k),
+                (None, None) => {}
+                (d, s) => prop_assert!(false, "IMP chose {:?}, smallest feasible set {:?}", d, s),
+            }
+            apply(&problem, &mut state, p, &decision).expect("applies");
+        }
+    }
+}
+
+/// Smallest number of victims that admits a placement anywhere, by brute force.
+fn smallest_admitted_set(
+    problem: &Problem<'_>,
+    state: &coplan::topology::state::ClusterState,
+    p: &coplan::preempt::Preemptor,
+) -> Option<usize> {
+    let mut best: Option<usize> = None;
+    for i in 0..problem.cluster.servers.len() {
+        let server = ServerId(i as u32);
+        let victims = problem.potential_victims(state, server, p);
+        for k in 0..=victims.len() {
+            if best.is_some_and(|b| k >= b) {
+                break;
+            }
+            let mut found = false;
+            for_each_subset(victims.len(), k, |idx| {
+                let chosen: Vec<_> = idx.iter().map(|&j| victims[j]).collect();
+                found = ilp::replay_cost(problem, state, server, p, &chosen).is_some();
+                !found
+            });
+            if found {
+                best = Some(k);
+                break;
+            }
+        }
+    }
+    best
+}
