@@ -69,9 +69,127 @@ fn snapshot(name: &str, text: &str) {
         snapshot_path => root().join("snapshots"),
         prepend_module_to_snapshot => false,
         omit_expression => true,
+        // Timings vary run to run: redacted, with the padding they cause.
+        filters => vec![
+            (r#""runtime_ms": [0-9.eE+-]+"#, r#""runtime_ms": "[redacted]""#),
+            (r"(?m)\s+[0-9]+\.[0-9]+ ms$", "  [time]"),
+            (r"(?m)\s+time$", "  time"),
+        ],
     }, {
         insta::assert_snapshot!(name, text);
     });
+}
+
+#[test]
+fn plan_snapshots_for_every_preemption_example() {
+    let mut seen = 0;
+    for (path, rel) in files("examples/workloads") {
+        let text = std::fs::read_to_string(&path).expect("example readable");
+        let Some(line) = text.lines().find_map(|l| l.strip_prefix("# coplan plan ")) else {
+            continue;
+        };
+        let mut args: Vec<String> = vec!["plan".into()];
+        args.extend(line.split_whitespace().map(String::from));
+        assert!(args.contains(&rel), "{rel}: its plan line names the file itself");
+        for format in ["table", "json"] {
+            let mut a = args.clone();
+            a.extend(["--format".to_string(), format.to_string()]);
+            let (code, t) = transcript(&a);
+            assert_eq!(code, 0, "{t}");
+            snapshot(&format!("plan__{}__{format}", stem(&path)), &t);
+        }
+        seen += 1;
+    }
+    assert!(seen >= 1, "at least one example names its plan command");
+}
+
+#[test]
+fn plan_json_follows_the_contract() {
+    let (code, out, err) = run(&[
+        "plan".into(),
+        "tests/fixtures/valid/tiny-cluster.toml".into(),
+        "tests/fixtures/valid/tiny-running.toml".into(),
+        "--format".into(),
+        "json".into(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("valid JSON");
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["kind"], "preemption");
+    let planners = v["planners"].as_array().expect("planners");
+    assert_eq!(planners.len(), 5);
+    for p in planners {
+        for key in [
+            "name", "status", "objective", "gap", "gap_is_bound", "bound", "decision_gap", "runtime_ms",
+            "metrics", "events",
+        ] {
+            assert!(p.get(key).is_some(), "planner field {key}");
+        }
+        for key in [
+            "preemptions", "placed", "unplaced", "hits", "hit_rate", "hit_rate_guaranteed", "hit_rate_best_effort",
+            "victims", "victim_priority_sum", "wasted_evictions", "slowdown_mean", "gpu_hours_evicted", "objective",
+            "gap", "decision_gap", "runtime_ms", "subsets_evaluated",
+        ] {
+            assert!(p["metrics"].get(key).is_some(), "metric {key}");
+        }
+        for e in p["events"].as_array().expect("events") {
+            for key in [
+                "preemptor", "node", "victims", "gpus", "cores", "level", "required_level", "hit", "cost",
+                "subsets_evaluated",
+            ] {
+                assert!(e.get(key).is_some(), "event field {key}");
+            }
+        }
+    }
+    let batch = planners.iter().find(|p| p["name"] == "ilp-batch").expect("ilp-batch");
+    assert_eq!(batch["status"], "optimal");
+}
+
+#[test]
+fn plan_writes_csv_and_out_files_and_honours_flags() {
+    let dir = std::env::temp_dir().join(format!("coplan-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let out = dir.join("plan.csv");
+    let (code, stdout, err) = run(&[
+        "plan".into(),
+        "tests/fixtures/valid/tiny-cluster.toml".into(),
+        "tests/fixtures/valid/tiny-running.toml".into(),
+        "--format".into(),
+        "csv".into(),
+        "--planners".into(),
+        "k8s-default,ilp".into(),
+        "--out".into(),
+        out.display().to_string(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(stdout.is_empty(), "--out keeps stdout empty");
+    let csv = std::fs::read_to_string(&out).expect("written");
+    assert!(csv.starts_with("scenario,planner,seed,metric,value\n"));
+    assert!(csv.contains(",k8s-default,,hit_rate,1.0"));
+    assert!(!csv.contains("flextopo"));
+    let _ = std::fs::remove_dir_all(&dir);
+
+    let (code, _, err) = run(&[
+        "plan".into(),
+        "tests/fixtures/valid/tiny-cluster.toml".into(),
+        "tests/fixtures/valid/tiny-running.toml".into(),
+        "--planners".into(),
+        "k8s-default,gödel".into(),
+    ]);
+    assert_eq!(code, 2, "unknown planner is an input error");
+    assert!(err.contains("unknown planner `gödel`"), "{err}");
+}
+
+#[test]
+fn require_all_placed_exits_3_when_no_planner_places_everything() {
+    let (code, stdout, _) = run(&[
+        "plan".into(),
+        "tests/fixtures/valid/tiny-cluster.toml".into(),
+        "tests/fixtures/preemption/unplaceable.toml".into(),
+        "--require-all-placed".into(),
+    ]);
+    assert_eq!(code, 3);
+    assert!(stdout.contains("k8s-default"), "the plan is still printed");
 }
 
 fn stem(path: &Path) -> String {
