@@ -90,7 +90,10 @@ fn plan_snapshots_for_every_preemption_example() {
         };
         let mut args: Vec<String> = vec!["plan".into()];
         args.extend(line.split_whitespace().map(String::from));
-        assert!(args.contains(&rel), "{rel}: its plan line names the file itself");
+        assert!(
+            args.contains(&rel),
+            "{rel}: its plan line names the file itself"
+        );
         for format in ["table", "json"] {
             let mut a = args.clone();
             a.extend(["--format".to_string(), format.to_string()]);
@@ -120,28 +123,61 @@ fn plan_json_follows_the_contract() {
     assert_eq!(planners.len(), 5);
     for p in planners {
         for key in [
-            "name", "status", "objective", "gap", "gap_is_bound", "bound", "decision_gap", "runtime_ms",
-            "metrics", "events",
+            "name",
+            "status",
+            "objective",
+            "gap",
+            "gap_is_bound",
+            "bound",
+            "decision_gap",
+            "runtime_ms",
+            "metrics",
+            "events",
         ] {
             assert!(p.get(key).is_some(), "planner field {key}");
         }
         for key in [
-            "preemptions", "placed", "unplaced", "hits", "hit_rate", "hit_rate_guaranteed", "hit_rate_best_effort",
-            "victims", "victim_priority_sum", "wasted_evictions", "slowdown_mean", "gpu_hours_evicted", "objective",
-            "gap", "decision_gap", "runtime_ms", "subsets_evaluated",
+            "preemptions",
+            "placed",
+            "unplaced",
+            "hits",
+            "hit_rate",
+            "hit_rate_guaranteed",
+            "hit_rate_best_effort",
+            "victims",
+            "victim_priority_sum",
+            "wasted_evictions",
+            "slowdown_mean",
+            "gpu_hours_evicted",
+            "objective",
+            "gap",
+            "decision_gap",
+            "runtime_ms",
+            "subsets_evaluated",
         ] {
             assert!(p["metrics"].get(key).is_some(), "metric {key}");
         }
         for e in p["events"].as_array().expect("events") {
             for key in [
-                "preemptor", "node", "victims", "gpus", "cores", "level", "required_level", "hit", "cost",
+                "preemptor",
+                "node",
+                "victims",
+                "gpus",
+                "cores",
+                "level",
+                "required_level",
+                "hit",
+                "cost",
                 "subsets_evaluated",
             ] {
                 assert!(e.get(key).is_some(), "event field {key}");
             }
         }
     }
-    let batch = planners.iter().find(|p| p["name"] == "ilp-batch").expect("ilp-batch");
+    let batch = planners
+        .iter()
+        .find(|p| p["name"] == "ilp-batch")
+        .expect("ilp-batch");
     assert_eq!(batch["status"], "optimal");
 }
 

@@ -4,13 +4,35 @@
 use super::{ChainKey, Decision, Preemptor, Problem, freed};
 use crate::spec::preemption::{ScoreBasis, TopologyQos};
 use crate::topology::state::ClusterState;
-use crate::topology::{CoreSet, GpuSet, Level, PodId, ServerId, place};
+use crate::topology::{CoreSet, GpuSet, Level, PodId, ServerId, place, reachable_level};
 
 const SCORE_EPS: f64 = 1e-12;
 
-struct Candidate {
+/// What sourcing and scoring need of a potential victim.
+#[derive(Debug, Clone, Copy)]
+pub struct VictimFacts {
+    pub gpus: GpuSet,
+    pub cores: CoreSet,
+    pub priority: i64,
+    pub start_time_s: Option<f64>,
+}
+
+struct Qualifying {
     server: ServerId,
     victims: Vec<PodId>,
+    facts: Vec<VictimFacts>,
+    /// No victim set smaller than this can admit the pod (a counting bound per domain).
+    min_victims: usize,
+    /// Subsets tried on this server (the budget is per server).
+    used: u64,
+}
+
+/// A candidate: a subset of one qualifying server's victims, stored as a range of indices in
+/// a shared arena (sourcing may produce thousands; none allocates).
+struct Candidate {
+    qualifying: usize,
+    start: usize,
+    len: usize,
     level: Level,
     priority_sum: i64,
 }
@@ -27,7 +49,7 @@ pub fn decide(
     let mut evaluated = 0u64;
     let mut truncated = false;
     // Filter: a server qualifies when draining every potential victim admits a placement.
-    let mut qualifying: Vec<(ServerId, Vec<PodId>, u64)> = Vec::new();
+    let mut qualifying: Vec<Qualifying> = Vec::new();
     for server in problem.servers() {
         let victims = problem.potential_victims(state, server, p);
         let (g, c) = freed(state, server, &victims);
@@ -35,54 +57,74 @@ pub fn decide(
         if let Some(pl) = place(t, g, c, p.request)
             && admitted(problem, server, p, pl.level)
         {
-            qualifying.push((server, victims, 0));
+            let facts: Vec<VictimFacts> = victims
+                .iter()
+                .filter_map(|id| state.pod(*id))
+                .map(|q| VictimFacts {
+                    gpus: q.gpus,
+                    cores: q.cores,
+                    priority: q.priority,
+                    start_time_s: q.start_time_s,
+                })
+                .collect();
+            let a = &state.servers[server.index()];
+            let min_victims =
+                min_victims_needed(problem, server, p, a.free_gpus, a.free_cores, &facts);
+            qualifying.push(Qualifying {
+                server,
+                victims,
+                facts,
+                min_victims,
+                used: 0,
+            });
         }
     }
     let max_k = qualifying
         .iter()
-        .map(|(_, v, _)| v.len())
+        .map(|q| q.victims.len())
         .max()
         .unwrap_or(0);
     let mut candidates: Vec<Candidate> = Vec::new();
+    let mut arena: Vec<usize> = Vec::new();
     for k in 0..=max_k {
-        for (server, victims, used) in qualifying.iter_mut() {
-            if victims.len() < k || *used >= budget {
+        for (qi, q) in qualifying.iter_mut().enumerate() {
+            // No subset smaller than the server's lower bound can fit: skip without trying.
+            if q.victims.len() < k || k < q.min_victims || q.used >= budget {
                 continue;
             }
-            let t = problem.cluster.type_of(*server);
-            let base = &state.servers[server.index()];
-            let pods: Vec<(GpuSet, CoreSet, i64)> = victims
-                .iter()
-                .filter_map(|id| state.pod(*id).map(|q| (q.gpus, q.cores, q.priority)))
-                .collect();
+            let t = problem.cluster.type_of(q.server);
+            let base = &state.servers[q.server.index()];
             let mut stopped = false;
-            for_each_subset(pods.len(), k, |idx| {
-                if *used >= budget {
-                    stopped = true;
-                    return false;
-                }
-                *used += 1;
-                evaluated += 1;
-                let (g, c) = idx
-                    .iter()
-                    .fold((base.free_gpus, base.free_cores), |(g, c), &i| {
-                        (g.or(pods[i].0), c.or(pods[i].1))
-                    });
-                if g.len() < p.request.gpus || c.len() < p.request.cores {
-                    return true;
-                }
-                if let Some(pl) = place(t, g, c, p.request)
-                    && admitted(problem, *server, p, pl.level)
-                {
-                    candidates.push(Candidate {
-                        server: *server,
-                        victims: idx.iter().map(|&i| victims[i]).collect(),
-                        level: pl.level,
-                        priority_sum: idx.iter().map(|&i| pods[i].2).sum(),
-                    });
-                }
-                true
-            });
+            let (used, server, facts) = (&mut q.used, q.server, &q.facts);
+            for_each_union(
+                facts,
+                k,
+                (base.free_gpus, base.free_cores),
+                &mut |idx, g, c| {
+                    if *used >= budget {
+                        stopped = true;
+                        return false;
+                    }
+                    *used += 1;
+                    evaluated += 1;
+                    if g.len() < p.request.gpus || c.len() < p.request.cores {
+                        return true;
+                    }
+                    if let Some(level) = reachable_level(t, g, c, p.request)
+                        && admitted(problem, server, p, level)
+                    {
+                        candidates.push(Candidate {
+                            qualifying: qi,
+                            start: arena.len(),
+                            len: idx.len(),
+                            level,
+                            priority_sum: idx.iter().map(|&i| facts[i].priority).sum(),
+                        });
+                        arena.extend_from_slice(idx);
+                    }
+                    true
+                },
+            );
             truncated |= stopped;
         }
         if early_stop && !candidates.is_empty() {
@@ -92,17 +134,79 @@ pub fn decide(
     let chosen = best_candidate(
         problem,
         state,
+        &qualifying,
         &candidates,
+        &arena,
         settings.alpha,
         settings.score_basis,
     );
+    let (server, victims) = match chosen {
+        Some(c) => {
+            let q = &qualifying[c.qualifying];
+            let ids = arena[c.start..c.start + c.len]
+                .iter()
+                .map(|&i| q.victims[i])
+                .collect();
+            (Some(q.server), ids)
+        }
+        None => (None, Vec::new()),
+    };
     Decision {
-        server: chosen.map(|c| c.server),
-        victims: chosen.map(|c| c.victims.clone()).unwrap_or_default(),
+        server,
+        victims,
         subsets_evaluated: evaluated,
         truncated,
         ..Decision::default()
     }
+}
+
+/// A lower bound of the victims needed on a server: for each admissible domain, the fewest
+/// victims whose GPUs (and, separately, cores) inside it could cover the shortfall.
+fn min_victims_needed(
+    problem: &Problem<'_>,
+    server: ServerId,
+    p: &Preemptor,
+    free_gpus: GpuSet,
+    free_cores: CoreSet,
+    facts: &[VictimFacts],
+) -> usize {
+    let t = problem.cluster.type_of(server);
+    let fewest = |need: u32, mut gains: Vec<u32>| -> Option<usize> {
+        if need == 0 {
+            return Some(0);
+        }
+        gains.sort_unstable_by(|a, b| b.cmp(a));
+        let mut sum = 0;
+        for (i, g) in gains.iter().enumerate() {
+            sum += g;
+            if sum >= need {
+                return Some(i + 1);
+            }
+        }
+        None
+    };
+    Level::ALL
+        .iter()
+        .filter(|&&level| admitted(problem, server, p, level))
+        .flat_map(|&level| t.domains(level).iter())
+        .filter_map(|d| {
+            let need_g = p.request.gpus.saturating_sub(free_gpus.and(d.gpus).len());
+            let need_c = p
+                .request
+                .cores
+                .saturating_sub(free_cores.and(d.cores).len());
+            let kg = fewest(
+                need_g,
+                facts.iter().map(|v| v.gpus.and(d.gpus).len()).collect(),
+            )?;
+            let kc = fewest(
+                need_c,
+                facts.iter().map(|v| v.cores.and(d.cores).len()).collect(),
+            )?;
+            Some(kg.max(kc))
+        })
+        .min()
+        .unwrap_or(0)
 }
 
 fn admitted(problem: &Problem<'_>, server: ServerId, p: &Preemptor, level: Level) -> bool {
@@ -114,56 +218,114 @@ fn admitted(problem: &Problem<'_>, server: ServerId, p: &Preemptor, level: Level
 fn best_candidate<'c>(
     problem: &Problem<'_>,
     state: &ClusterState,
+    qualifying: &[Qualifying],
     candidates: &'c [Candidate],
+    arena: &[usize],
     alpha: f64,
     basis: ScoreBasis,
 ) -> Option<&'c Candidate> {
     let lo = candidates.iter().map(|c| c.priority_sum).min()?;
     let hi = candidates.iter().map(|c| c.priority_sum).max()?;
-    let scored: Vec<(f64, &Candidate)> = candidates
-        .iter()
-        .map(|c| {
-            let pterm = if hi == lo {
-                1.0
-            } else {
-                (hi - c.priority_sum) as f64 / (hi - lo) as f64
-            };
-            let t = problem.cluster.type_of(c.server);
-            let level = match basis {
-                ScoreBasis::Placement => c.level,
-                ScoreBasis::Victims => victims_span(problem, state, c),
-            };
-            let tterm = problem.cost.topology_score(t, level);
-            (alpha * pterm + (1.0 - alpha) * tterm, c)
-        })
-        .collect();
-    let top = scored
-        .iter()
-        .map(|(s, _)| *s)
-        .fold(f64::NEG_INFINITY, f64::max);
-    scored
-        .into_iter()
-        .filter(|(s, _)| *s >= top - SCORE_EPS)
-        .map(|(_, c)| {
-            (
-                ChainKey::new(problem.cluster, state, c.server, &c.victims),
-                c,
-            )
-        })
-        .min_by(|(a, _), (b, _)| a.compare(b))
-        .map(|(_, c)| c)
+    fn members<'a>(
+        qualifying: &'a [Qualifying],
+        arena: &'a [usize],
+        c: &Candidate,
+    ) -> impl Iterator<Item = VictimFacts> + 'a {
+        let facts = &qualifying[c.qualifying].facts;
+        arena[c.start..c.start + c.len]
+            .iter()
+            .map(move |&i| facts[i])
+    }
+    let score = |c: &Candidate| {
+        let pterm = if hi == lo {
+            1.0
+        } else {
+            (hi - c.priority_sum) as f64 / (hi - lo) as f64
+        };
+        let server = qualifying[c.qualifying].server;
+        let t = problem.cluster.type_of(server);
+        let level = match basis {
+            ScoreBasis::Placement => c.level,
+            ScoreBasis::Victims => {
+                let (g, x) = members(qualifying, arena, c)
+                    .fold((GpuSet::empty(), CoreSet::empty()), |(g, x), v| {
+                        (g.or(v.gpus), x.or(v.cores))
+                    });
+                t.level_of(g, x)
+            }
+        };
+        alpha * pterm + (1.0 - alpha) * problem.cost.topology_score(t, level)
+    };
+    let scores: Vec<f64> = candidates.iter().map(score).collect();
+    let top = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let key = |c: &Candidate| {
+        let q = &qualifying[c.qualifying];
+        let ids = arena[c.start..c.start + c.len]
+            .iter()
+            .map(|&i| q.victims[i])
+            .collect();
+        ChainKey::from_facts(
+            problem.cluster,
+            q.server,
+            ids,
+            members(qualifying, arena, c).map(|v| (v.priority, v.start_time_s)),
+        )
+    };
+    let mut best: Option<(ChainKey, &Candidate)> = None;
+    for (c, s) in candidates.iter().zip(&scores) {
+        if *s < top - SCORE_EPS {
+            continue;
+        }
+        let k = key(c);
+        if best
+            .as_ref()
+            .is_none_or(|(bk, _)| k.compare(bk, state).is_lt())
+        {
+            best = Some((k, c));
+        }
+    }
+    best.map(|(_, c)| c)
 }
 
-/// The level of the span of the victims' resources (released-code rule); no victims = NUMA.
-fn victims_span(problem: &Problem<'_>, state: &ClusterState, c: &Candidate) -> Level {
-    let (g, cores) = c
-        .victims
-        .iter()
-        .filter_map(|id| state.pod(*id))
-        .fold((GpuSet::empty(), CoreSet::empty()), |(g, x), p| {
-            (g.or(p.gpus), x.or(p.cores))
-        });
-    problem.cluster.type_of(c.server).level_of(g, cores)
+/// Calls `f` with every k-subset of `pods` (lexicographic order) and the union of `base` with
+/// the subset's GPUs and cores, built incrementally, until `f` returns false.
+pub fn for_each_union(
+    pods: &[VictimFacts],
+    k: usize,
+    base: (GpuSet, CoreSet),
+    f: &mut dyn FnMut(&[usize], GpuSet, CoreSet) -> bool,
+) {
+    fn go(
+        pods: &[VictimFacts],
+        k: usize,
+        start: usize,
+        acc: (GpuSet, CoreSet),
+        idx: &mut Vec<usize>,
+        f: &mut dyn FnMut(&[usize], GpuSet, CoreSet) -> bool,
+    ) -> bool {
+        if idx.len() == k {
+            return f(idx, acc.0, acc.1);
+        }
+        let remaining = k - idx.len();
+        for i in start..=pods.len().saturating_sub(remaining) {
+            if i >= pods.len() {
+                break;
+            }
+            idx.push(i);
+            let next = (acc.0.or(pods[i].gpus), acc.1.or(pods[i].cores));
+            let more = go(pods, k, i + 1, next, idx, f);
+            idx.pop();
+            if !more {
+                return false;
+            }
+        }
+        true
+    }
+    if k > pods.len() {
+        return;
+    }
+    let mut idx = Vec::with_capacity(k);
+    go(pods, k, 0, base, &mut idx, f);
 }
 
 /// Calls `f` with every k-subset of `0..n` in lexicographic order until it returns false.

@@ -103,7 +103,9 @@ pub fn event_optimum(
         let key = ChainKey::new(problem.cluster, state, server, &chosen);
         let better = cost < best_cost - COST_EPS
             || ((cost - best_cost).abs() <= COST_EPS
-                && best.as_ref().is_none_or(|(k, _)| key.compare(k).is_lt()));
+                && best
+                    .as_ref()
+                    .is_none_or(|(k, _)| key.compare(k, state).is_lt()));
         if better {
             best_cost = cost;
             best = Some((

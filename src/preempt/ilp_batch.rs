@@ -155,7 +155,7 @@ fn inside(inner: &Domain, outer: &Domain) -> bool {
 
 /// How many instances of a class fit a domain of an empty server.
 fn domain_capacity(d: &Domain, p: &Preemptor, limit: usize) -> u32 {
-    let per = |have: u32, need: u32| if need == 0 { u32::MAX } else { have / need };
+    let per = |have: u32, need: u32| have.checked_div(need).unwrap_or(u32::MAX);
     per(d.gpus.len(), p.request.gpus)
         .min(per(d.cores.len(), p.request.cores))
         .min(limit as u32)
@@ -550,16 +550,17 @@ fn solve_decomposed(
                     Counts::Exactly(&k),
                 );
                 let remaining = limit - started.elapsed().as_secs_f64();
-                match solve_model(model, remaining, None)? {
-                    Some((cost, placed, refused, evicted, solved)) => out.push(SubSolution {
+                if let Some((cost, placed, refused, evicted, solved)) =
+                    solve_model(model, remaining, None)?
+                {
+                    out.push(SubSolution {
                         counts: k,
                         cost,
                         placed,
                         refused,
                         evicted,
                         optimal: solved.status == SolveStatus::Optimal,
-                    }),
-                    None => {}
+                    });
                 }
             }
             Ok(out)

@@ -57,7 +57,10 @@ impl PreemptionPlanner for K8sDefault {
                 victims
             };
             let key = ChainKey::new(problem.cluster, state, server, &victims);
-            if best.as_ref().is_none_or(|(k, _)| key.compare(k).is_lt()) {
+            if best
+                .as_ref()
+                .is_none_or(|(k, _)| key.compare(k, state).is_lt())
+            {
                 best = Some((
                     key,
                     Decision {

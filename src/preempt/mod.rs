@@ -195,6 +195,8 @@ fn start_key(t: Option<f64>) -> f64 {
 }
 
 /// The Kubernetes candidate chain key of a (server, victims) candidate; smaller is better.
+/// Numeric keys first; the victim names (the last key) are compared only on a full tie, so
+/// ranking many candidates allocates nothing.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChainKey {
     has_victims: bool,
@@ -203,8 +205,9 @@ pub struct ChainKey {
     victim_count: usize,
     /// Earliest start among the highest-priority victims; later is better.
     earliest_start_of_highest: f64,
-    server_name: String,
-    victim_names: Vec<String>,
+    /// Rank of the server's name in ascending name order.
+    server_rank: usize,
+    victims: Vec<PodId>,
 }
 
 impl ChainKey {
@@ -214,30 +217,45 @@ impl ChainKey {
         server: ServerId,
         victims: &[PodId],
     ) -> Self {
-        let pods: Vec<&Pod> = victims.iter().filter_map(|id| state.pod(*id)).collect();
-        let highest = pods.iter().map(|p| p.priority).max().unwrap_or(i64::MIN);
-        let earliest = pods
+        let facts = victims
             .iter()
-            .filter(|p| p.priority == highest)
-            .map(|p| start_key(p.start_time_s))
-            .fold(f64::INFINITY, f64::min);
-        let mut victim_names: Vec<String> = pods.iter().map(|p| p.name.clone()).collect();
-        victim_names.sort();
+            .filter_map(|id| state.pod(*id))
+            .map(|p| (p.priority, p.start_time_s));
+        Self::from_facts(cluster, server, victims.to_vec(), facts)
+    }
+
+    /// From each victim's priority and start time, already at hand.
+    pub fn from_facts(
+        cluster: &Cluster,
+        server: ServerId,
+        victims: Vec<PodId>,
+        facts: impl Iterator<Item = (i64, Option<f64>)>,
+    ) -> Self {
+        let mut highest = i64::MIN;
+        let mut adjusted_sum = 0i128;
+        let mut earliest = f64::INFINITY;
+        for (priority, start) in facts {
+            adjusted_sum += priority as i128 + (1i128 << 31);
+            let start = start_key(start);
+            if priority > highest {
+                highest = priority;
+                earliest = start;
+            } else if priority == highest {
+                earliest = earliest.min(start);
+            }
+        }
         ChainKey {
-            has_victims: !pods.is_empty(),
+            has_victims: !victims.is_empty(),
             highest_priority: highest,
-            adjusted_sum: pods
-                .iter()
-                .map(|p| p.priority as i128 + (1i128 << 31))
-                .sum(),
-            victim_count: pods.len(),
+            adjusted_sum,
+            victim_count: victims.len(),
             earliest_start_of_highest: earliest,
-            server_name: cluster.server(server).name.clone(),
-            victim_names,
+            server_rank: cluster.name_rank(server),
+            victims,
         }
     }
 
-    pub fn compare(&self, other: &ChainKey) -> Ordering {
+    pub fn compare(&self, other: &ChainKey, state: &ClusterState) -> Ordering {
         self.has_victims
             .cmp(&other.has_victims)
             .then(self.highest_priority.cmp(&other.highest_priority))
@@ -248,9 +266,20 @@ impl ChainKey {
                     .earliest_start_of_highest
                     .total_cmp(&self.earliest_start_of_highest),
             )
-            .then_with(|| self.server_name.cmp(&other.server_name))
-            .then_with(|| self.victim_names.cmp(&other.victim_names))
+            .then(self.server_rank.cmp(&other.server_rank))
+            .then_with(|| {
+                victim_names(state, &self.victims).cmp(&victim_names(state, &other.victims))
+            })
     }
+}
+
+fn victim_names<'s>(state: &'s ClusterState, victims: &[PodId]) -> Vec<&'s str> {
+    let mut names: Vec<&str> = victims
+        .iter()
+        .filter_map(|id| state.pod(*id).map(|p| p.name.as_str()))
+        .collect();
+    names.sort_unstable();
+    names
 }
 
 /// Free GPUs and cores of `server` after evicting `victims`.

@@ -279,6 +279,21 @@ pub fn place(
     None
 }
 
+/// The level `place` would reach, by counting only (no ids chosen): the hot path of candidate
+/// sourcing, where most subsets are rejected.
+pub fn reachable_level(
+    t: &ServerType,
+    free_gpus: GpuSet,
+    free_cores: CoreSet,
+    req: Request,
+) -> Option<Level> {
+    Level::ALL.into_iter().find(|&level| {
+        t.domains(level).iter().any(|d| {
+            free_gpus.and(d.gpus).len() >= req.gpus && free_cores.and(d.cores).len() >= req.cores
+        })
+    })
+}
+
 fn pick_cores(t: &ServerType, gpus: GpuSet, free: CoreSet, n: u32) -> Option<CoreSet> {
     let near = gpus
         .iter()
@@ -304,6 +319,8 @@ pub struct Cluster {
     pub types: Vec<ServerType>,
     pub servers: Vec<Server>,
     by_name: BTreeMap<String, ServerId>,
+    /// Position of each server in ascending name order (for name tie-breaks without strings).
+    name_rank: Vec<usize>,
 }
 
 impl Cluster {
@@ -329,17 +346,27 @@ impl Cluster {
                 });
             }
         }
-        let by_name = servers
+        let by_name: BTreeMap<String, ServerId> = servers
             .iter()
             .enumerate()
             .map(|(i, s)| (s.name.clone(), ServerId(i as u32)))
             .collect();
+        let mut name_rank = vec![0; servers.len()];
+        for (rank, id) in by_name.values().enumerate() {
+            name_rank[id.index()] = rank;
+        }
         Cluster {
             name: spec.name.clone(),
             types,
             servers,
             by_name,
+            name_rank,
         }
+    }
+
+    /// Rank of a server's name in ascending order.
+    pub fn name_rank(&self, id: ServerId) -> usize {
+        self.name_rank[id.index()]
     }
 
     pub fn server_id(&self, name: &str) -> Option<ServerId> {

@@ -1,0 +1,152 @@
+//! Release benchmark of the preemption planners on the paper preset (100 × rtx4090-8g filled to
+//! saturation, 50 preemptors): per-decision time and subsets evaluated of each heuristic, and
+//! the per-event solve time of `ilp`, measured side by side in one run over several fill seeds.
+//!
+//! Run: `cargo bench --bench preemption` (add `-- --seeds 5 --repeats 31` to change the sample).
+
+use std::time::Instant;
+
+use coplan::preempt::engine::apply;
+use coplan::preempt::{Problem, registry, scenario};
+use coplan::spec::{self, Expect, SourceFile, Spec};
+use coplan::topology::Cluster;
+
+fn load(rel: &str) -> Spec {
+    let path = format!("{}/{rel}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    spec::load(SourceFile::new(rel, text), Expect::Any)
+        .unwrap_or_else(|e| panic!("{rel}: {e}"))
+        .spec
+}
+
+fn arg(name: &str, default: usize) -> usize {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn percentile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let i = ((sorted.len() - 1) as f64 * q).round() as usize;
+    sorted[i]
+}
+
+struct Row {
+    name: &'static str,
+    times_us: Vec<f64>,
+    subsets: Vec<u64>,
+}
+
+fn main() {
+    let seeds = arg("--seeds", 3);
+    let repeats = arg("--repeats", 15);
+    let Spec::Cluster(cluster_spec) = load("examples/clusters/paper-4090-x100.toml") else {
+        panic!("cluster expected")
+    };
+    let Spec::Preemption(workload) = load("examples/workloads/paper-preemption.toml") else {
+        panic!("preemption workload expected")
+    };
+    let cluster = Cluster::from_spec(&cluster_spec);
+    let problem = Problem::new(&cluster, &workload);
+    let planners = registry();
+    let mut rows: Vec<Row> = Vec::new();
+    for planner in planners.iter().filter(|p| !p.joint()) {
+        let mut row = Row {
+            name: planner.name(),
+            times_us: Vec::new(),
+            subsets: Vec::new(),
+        };
+        let reps = if planner.name() == "ilp" {
+            repeats.min(5)
+        } else {
+            repeats
+        };
+        for seed in 1..=seeds as u64 {
+            let mut state =
+                scenario::initial_state(&cluster, &workload, Some(seed)).expect("valid preset");
+            let preemptors = scenario::preemptors(&workload, &mut state);
+            for p in &preemptors {
+                let mut samples = Vec::with_capacity(reps);
+                let mut decision = None;
+                for _ in 0..reps {
+                    let t0 = Instant::now();
+                    let d = planner.decide(&problem, &state, p).expect("decides");
+                    samples.push(t0.elapsed().as_secs_f64() * 1e6);
+                    decision = Some(d);
+                }
+                samples.sort_by(f64::total_cmp);
+                let Some(decision) = decision else { continue };
+                row.times_us.push(percentile(&samples, 0.5));
+                row.subsets.push(decision.subsets_evaluated);
+                apply(&problem, &mut state, p, &decision).expect("applies");
+            }
+        }
+        rows.push(row);
+    }
+    println!(
+        "paper preset: 100 × rtx4090-8g, fill seeds 1..={seeds}, {} decisions per planner, median of {repeats} repeats per decision (ilp: {})\n",
+        rows.first().map_or(0, |r| r.times_us.len()),
+        repeats.min(5)
+    );
+    println!(
+        "| planner | median per decision | p90 | max | mean subsets evaluated | total subsets |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|");
+    for r in &mut rows {
+        r.times_us.sort_by(f64::total_cmp);
+        let total: u64 = r.subsets.iter().sum();
+        let fmt = |us: f64| {
+            if us >= 1000.0 {
+                format!("{:.2} ms", us / 1000.0)
+            } else {
+                format!("{us:.1} µs")
+            }
+        };
+        println!(
+            "| {} | {} | {} | {} | {:.0} | {} |",
+            r.name,
+            fmt(percentile(&r.times_us, 0.5)),
+            fmt(percentile(&r.times_us, 0.9)),
+            fmt(percentile(&r.times_us, 1.0)),
+            total as f64 / r.subsets.len().max(1) as f64,
+            total
+        );
+    }
+    let find = |n: &str| rows.iter().find(|r| r.name == n);
+    if let (Some(imp), Some(exh)) = (find("flextopo-imp"), find("flextopo-exhaustive")) {
+        let (a, b): (u64, u64) = (imp.subsets.iter().sum(), exh.subsets.iter().sum());
+        let (ta, tb) = (
+            percentile(&imp.times_us, 0.5),
+            percentile(&exh.times_us, 0.5),
+        );
+        println!(
+            "\nflextopo-imp / flextopo-exhaustive: subsets {:.3}×, median time {:.3}× (goal: subsets ≤ 0.5×)",
+            a as f64 / b.max(1) as f64,
+            ta / tb
+        );
+        println!(
+            "flextopo-imp median per decision: {:.1} µs (goal ≤ 20 µs)",
+            ta
+        );
+    }
+    if let Some(ilp) = find("ilp") {
+        println!(
+            "ilp median per event: {:.2} ms (goal ≤ 50 ms)",
+            percentile(&ilp.times_us, 0.5) / 1000.0
+        );
+    }
+    // End to end, as `coplan plan` runs it (one seed, all planners, gaps and verification).
+    let t0 = Instant::now();
+    let report =
+        coplan::preempt::engine::plan(&cluster, &workload, &Default::default()).expect("plan");
+    println!(
+        "\ncoplan plan, all {} planners with gaps and verification, seed 1: {:.2} s",
+        report.planners.len(),
+        t0.elapsed().as_secs_f64()
+    );
+}
