@@ -258,30 +258,35 @@ fn best_candidate<'c>(
     };
     let scores: Vec<f64> = candidates.iter().map(score).collect();
     let top = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let key = |c: &Candidate| {
+    let key = |c: &Candidate, with_victims: bool| {
         let q = &qualifying[c.qualifying];
-        let ids = arena[c.start..c.start + c.len]
-            .iter()
-            .map(|&i| q.victims[i])
-            .collect();
-        ChainKey::from_facts(
-            problem.cluster,
-            q.server,
-            ids,
-            members(qualifying, arena, c).map(|v| (v.priority, v.start_time_s)),
-        )
+        let ids = if with_victims {
+            arena[c.start..c.start + c.len]
+                .iter()
+                .map(|&i| q.victims[i])
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let facts = members(qualifying, arena, c).map(|v| (v.priority, v.start_time_s));
+        ChainKey::from_facts(problem.cluster, q.server, ids, facts)
     };
+    // Numeric keys first: the victim list is materialised only for a candidate that ties or wins.
     let mut best: Option<(ChainKey, &Candidate)> = None;
     for (c, s) in candidates.iter().zip(&scores) {
         if *s < top - SCORE_EPS {
             continue;
         }
-        let k = key(c);
-        if best
-            .as_ref()
-            .is_none_or(|(bk, _)| k.compare(bk, state).is_lt())
-        {
-            best = Some((k, c));
+        let replace = match &best {
+            None => true,
+            Some((bk, _)) => match key(c, false).compare_numeric(bk) {
+                std::cmp::Ordering::Less => true,
+                std::cmp::Ordering::Equal => key(c, true).compare(bk, state).is_lt(),
+                std::cmp::Ordering::Greater => false,
+            },
+        };
+        if replace {
+            best = Some((key(c, true), c));
         }
     }
     best.map(|(_, c)| c)

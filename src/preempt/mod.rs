@@ -234,7 +234,9 @@ impl ChainKey {
         let mut highest = i64::MIN;
         let mut adjusted_sum = 0i128;
         let mut earliest = f64::INFINITY;
+        let mut count = 0;
         for (priority, start) in facts {
+            count += 1;
             adjusted_sum += priority as i128 + (1i128 << 31);
             let start = start_key(start);
             if priority > highest {
@@ -245,10 +247,10 @@ impl ChainKey {
             }
         }
         ChainKey {
-            has_victims: !victims.is_empty(),
+            has_victims: count > 0,
             highest_priority: highest,
             adjusted_sum,
-            victim_count: victims.len(),
+            victim_count: count,
             earliest_start_of_highest: earliest,
             server_rank: cluster.name_rank(server),
             victims,
@@ -256,6 +258,13 @@ impl ChainKey {
     }
 
     pub fn compare(&self, other: &ChainKey, state: &ClusterState) -> Ordering {
+        self.compare_numeric(other).then_with(|| {
+            victim_names(state, &self.victims).cmp(&victim_names(state, &other.victims))
+        })
+    }
+
+    /// Every key but the victim names.
+    pub fn compare_numeric(&self, other: &ChainKey) -> Ordering {
         self.has_victims
             .cmp(&other.has_victims)
             .then(self.highest_priority.cmp(&other.highest_priority))
@@ -267,9 +276,6 @@ impl ChainKey {
                     .total_cmp(&self.earliest_start_of_highest),
             )
             .then(self.server_rank.cmp(&other.server_rank))
-            .then_with(|| {
-                victim_names(state, &self.victims).cmp(&victim_names(state, &other.victims))
-            })
     }
 }
 

@@ -37,8 +37,9 @@ pub struct ServerAlloc {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClusterState {
     pub servers: Vec<ServerAlloc>,
-    pods: BTreeMap<PodId, Pod>,
-    next_pod: u32,
+    /// Indexed by pod id; `None` once evicted (ids are never reused).
+    pods: Vec<Option<Pod>>,
+    live: usize,
     /// Next instance index per workload class.
     next_index: BTreeMap<usize, u32>,
 }
@@ -73,8 +74,8 @@ impl ClusterState {
                     }
                 })
                 .collect(),
-            pods: BTreeMap::new(),
-            next_pod: 0,
+            pods: Vec::new(),
+            live: 0,
             next_index: BTreeMap::new(),
         }
     }
@@ -88,15 +89,19 @@ impl ClusterState {
     }
 
     pub fn pod(&self, id: PodId) -> Option<&Pod> {
-        self.pods.get(&id)
+        self.pods.get(id.index()).and_then(Option::as_ref)
     }
 
+    /// Running pods in ascending id order.
     pub fn pods(&self) -> impl Iterator<Item = (PodId, &Pod)> {
-        self.pods.iter().map(|(&id, p)| (id, p))
+        self.pods
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| p.as_ref().map(|p| (PodId(i as u32), p)))
     }
 
     pub fn pod_count(&self) -> usize {
-        self.pods.len()
+        self.live
     }
 
     /// The pod holding a GPU or core, for used-by marks and messages.
@@ -109,7 +114,7 @@ impl ClusterState {
         self.servers[server.index()]
             .pods
             .iter()
-            .filter_map(|id| self.pods.get(id))
+            .filter_map(|id| self.pod(*id))
             .find(|p| {
                 gpu.is_some_and(|g| p.gpus.contains(g)) || core.is_some_and(|c| p.cores.contains(c))
             })
@@ -124,13 +129,13 @@ impl ClusterState {
         if let Some(c) = pod.cores.minus(alloc.free_cores).iter().next() {
             return Err(self.taken("core", c, cluster, pod.server, None, Some(c)));
         }
-        let id = PodId(self.next_pod);
-        self.next_pod += 1;
+        let id = PodId(self.pods.len() as u32);
         let alloc = &mut self.servers[pod.server.index()];
         alloc.free_gpus = alloc.free_gpus.minus(pod.gpus);
         alloc.free_cores = alloc.free_cores.minus(pod.cores);
         alloc.pods.push(id);
-        self.pods.insert(id, pod);
+        self.pods.push(Some(pod));
+        self.live += 1;
         Ok(id)
     }
 
@@ -155,7 +160,12 @@ impl ClusterState {
 
     /// Removes a pod and frees its resources.
     pub fn evict(&mut self, id: PodId) -> Result<Pod, StateError> {
-        let pod = self.pods.remove(&id).ok_or(StateError::NoPod(id))?;
+        let pod = self
+            .pods
+            .get_mut(id.index())
+            .and_then(Option::take)
+            .ok_or(StateError::NoPod(id))?;
+        self.live -= 1;
         let alloc = &mut self.servers[pod.server.index()];
         alloc.free_gpus = alloc.free_gpus.or(pod.gpus);
         alloc.free_cores = alloc.free_cores.or(pod.cores);
