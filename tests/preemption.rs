@@ -131,3 +131,68 @@ fn a100_guaranteed_pod_needs_one_numa_node() {
     assert_eq!(imp.victims, vec!["batch-0-0"]);
     assert!(report.planners.iter().skip(1).all(|p| p.events[0].hit));
 }
+
+#[test]
+fn enumeration_budget_truncates_and_says_so() {
+    let cluster = load_cluster("tests/fixtures/preemption/topo-4090-x2.toml");
+    let (mut workload, _) = load_preemption("tests/fixtures/preemption/topo-4090-guaranteed.toml");
+    workload.flextopo.max_subset_evaluations = 1;
+    let report = plan(
+        &cluster,
+        &workload,
+        &["flextopo-imp", "flextopo-exhaustive"],
+    );
+    for p in &report.planners {
+        assert!(
+            p.truncated,
+            "{}: the budget cut the enumeration short",
+            p.name
+        );
+        assert!(p.events[0].truncated, "{}", p.name);
+        assert!(
+            p.metrics.subsets_evaluated <= 2,
+            "{}: one subset per server",
+            p.name
+        );
+    }
+}
+
+#[test]
+fn calibrated_topology_score_prices_levels_by_measured_penalty() {
+    use coplan::spec::preemption::{TopologyScore, TopologyScoreName};
+    let cluster = load_cluster("tests/fixtures/preemption/topo-4090-x2.toml");
+    let (mut workload, _) = load_preemption("tests/fixtures/preemption/topo-4090-guaranteed.toml");
+    workload.flextopo.topology_score = TopologyScore::Named(TopologyScoreName::Calibrated);
+    let report = plan(&cluster, &workload, &["flextopo-imp"]);
+    let e = &report.planners[0].events[0];
+    assert_eq!(e.level, Some(Level::Socket));
+    // One victim of the lowest priority (per_victim 1) + topology 2 · (1 − 1/1.2).
+    let expected = 1.0 + 2.0 * (1.0 - 1.0 / 1.2);
+    assert!(
+        (e.cost - expected).abs() < 1e-9,
+        "cost {} vs {expected}",
+        e.cost
+    );
+    assert!((report.planners[0].metrics.slowdown_mean.unwrap_or(0.0) - 1.2).abs() < 1e-9);
+}
+
+#[test]
+fn victims_score_basis_prefers_victims_within_one_numa_node() {
+    use coplan::spec::preemption::ScoreBasis;
+    let cluster = load_cluster("tests/fixtures/preemption/topo-4090-x1.toml");
+    let (mut workload, _) = load_preemption("tests/fixtures/preemption/score-basis.toml");
+    workload.flextopo.alpha = 0.0;
+    let placement = plan(&cluster, &workload, &["flextopo-imp"]);
+    let e = &placement.planners[0].events[0];
+    assert_eq!(
+        (e.victims.clone(), e.level),
+        (vec!["alpha-0".to_string()], Some(Level::Numa))
+    );
+    workload.flextopo.score_basis = ScoreBasis::Victims;
+    let victims = plan(&cluster, &workload, &["flextopo-imp"]);
+    let e = &victims.planners[0].events[0];
+    assert_eq!(
+        (e.victims.clone(), e.level),
+        (vec!["zeta-0".to_string()], Some(Level::Numa))
+    );
+}

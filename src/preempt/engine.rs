@@ -481,3 +481,67 @@ fn apply_gaps(reports: &mut [PlannerReport]) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(
+        name: &str,
+        status: Status,
+        objective: Option<f64>,
+        bound: Option<f64>,
+    ) -> PlannerReport {
+        PlannerReport {
+            name: name.into(),
+            status,
+            objective,
+            gap: None,
+            gap_is_bound: false,
+            bound,
+            decision_gap: None,
+            runtime_ms: 0.0,
+            truncated: false,
+            metrics: metrics::compute(&[], None),
+            events: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn gaps_use_the_batch_optimum_or_its_bound() {
+        let mut optimal = vec![
+            report("k8s-default", Status::Heuristic, Some(150.0), None),
+            report("ilp-batch", Status::Optimal, Some(100.0), Some(100.0)),
+        ];
+        apply_gaps(&mut optimal);
+        assert_eq!(optimal[0].gap, Some(0.5));
+        assert!(!optimal[0].gap_is_bound);
+        assert_eq!(optimal[1].gap, Some(0.0));
+
+        let mut stopped = vec![
+            report("k8s-default", Status::Heuristic, Some(150.0), None),
+            report("ilp-batch", Status::TimeLimit, Some(140.0), Some(120.0)),
+        ];
+        apply_gaps(&mut stopped);
+        assert_eq!(stopped[0].gap, Some(0.25));
+        assert!(
+            stopped[0].gap_is_bound,
+            "a time-limited reference gives an upper bound"
+        );
+
+        let mut none = vec![
+            report("k8s-default", Status::Heuristic, Some(150.0), None),
+            report("ilp-batch", Status::TimeLimit, None, None),
+        ];
+        apply_gaps(&mut none);
+        assert_eq!(none[0].gap, None, "no incumbent and no bound: no gap");
+
+        let mut tiny = vec![report("ilp-batch", Status::Optimal, Some(0.4), Some(0.4))];
+        apply_gaps(&mut tiny);
+        assert_eq!(
+            tiny[0].gap,
+            Some(0.0),
+            "max(1, |reference|) keeps small references sane"
+        );
+    }
+}
