@@ -54,6 +54,63 @@ pub enum Command {
         #[arg(long)]
         require_all_placed: bool,
     },
+    /// Run the paper's protocol: per seed, fill by seeded churn; per cycle, plan the preemptor
+    /// list with every planner from the same state; report mean, 95 % CI, min, max and totals.
+    Simulate {
+        cluster: PathBuf,
+        workload: PathBuf,
+        /// Seeds 1..=N (default: the workload's [simulation].seeds).
+        #[arg(long)]
+        seeds: Option<u64>,
+        /// Cycles per seed (default: [simulation].cycles).
+        #[arg(long)]
+        cycles: Option<u64>,
+        #[arg(long, value_delimiter = ',')]
+        planners: Option<Vec<String>>,
+        #[arg(long, value_enum, default_value_t = PlanFormat::Table)]
+        format: PlanFormat,
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+    /// Simulate the Cartesian product of spec values; write long-format rows.
+    ///
+    /// KEY is a dotted path into the workload (`flextopo.alpha`, `fill.target_gpu_utilization`)
+    /// or, for `pool.…`, `server_type.…` and `cluster.…`, into the cluster; numbers index arrays
+    /// (`pool.0.server_type`). Scenario k runs in shard k mod N: `--shard I/N`, or
+    /// JOB_COMPLETION_INDEX with `--shards N` (Kubernetes Indexed Job), or
+    /// SLURM_ARRAY_TASK_ID / SLURM_ARRAY_TASK_COUNT (Slurm array).
+    Sweep {
+        cluster: PathBuf,
+        workload: PathBuf,
+        /// KEY=V1,V2,… (repeatable).
+        #[arg(long = "set", value_name = "KEY=V1,V2,…", required = true)]
+        sets: Vec<String>,
+        #[arg(long)]
+        seeds: Option<u64>,
+        #[arg(long)]
+        cycles: Option<u64>,
+        #[arg(long, value_delimiter = ',')]
+        planners: Option<Vec<String>>,
+        /// Run only scenarios k with k mod N = I.
+        #[arg(long, value_name = "I/N")]
+        shard: Option<String>,
+        /// Shard count for a Kubernetes Indexed Job (index from JOB_COMPLETION_INDEX).
+        #[arg(long, value_name = "N")]
+        shards: Option<usize>,
+        #[arg(long, value_enum, default_value_t = LongFormat::Csv)]
+        format: LongFormat,
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+    /// Join sweep shard outputs (CSV or JSON Lines); reject overlaps and missing scenarios.
+    Merge {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        #[arg(long, value_enum, default_value_t = MergeFormat::Table)]
+        format: MergeFormat,
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
     /// Print the topology graph of a cluster, with used-by marks from a workload's running pods.
     Topology {
         cluster: PathBuf,
@@ -68,6 +125,19 @@ pub enum PlanFormat {
     Table,
     Json,
     Csv,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LongFormat {
+    Csv,
+    Jsonl,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MergeFormat {
+    Table,
+    Csv,
+    Jsonl,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

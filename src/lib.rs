@@ -6,6 +6,7 @@
 pub mod preempt;
 pub mod report;
 pub mod rng;
+pub mod sim;
 pub mod solver;
 pub mod spec;
 pub mod topology;

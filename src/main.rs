@@ -8,10 +8,12 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use cli::{Cli, Command, PlanFormat, SchemaKind, TopologyFormat};
+use cli::{Cli, Command, LongFormat, MergeFormat, PlanFormat, SchemaKind, TopologyFormat};
 use coplan::preempt::engine::{self, PlanFailure, PlanOptions};
 use coplan::report::diagnostic::{self, PlainDiagnostic, Style};
+use coplan::report::sim as sim_report;
 use coplan::report::{plan as plan_report, summary, topology as topo_report};
+use coplan::sim::{self, SimOptions, merge as sweep_files, sweep};
 use coplan::spec::{self, Expect, InvalidSpec, LoadedSpec, SourceFile, Spec, SpecKind};
 use coplan::topology::Cluster;
 use coplan::topology::state::{ClusterState, running_state};
@@ -82,6 +84,43 @@ fn run(cli: Cli) -> Result<(), Failure> {
             workload,
             format,
         } => topology(&cluster, workload.as_deref(), format),
+        Command::Simulate {
+            cluster,
+            workload,
+            seeds,
+            cycles,
+            planners,
+            format,
+            out,
+        } => simulate(
+            &cluster,
+            &workload,
+            sim_options(seeds, cycles, planners),
+            format,
+            out.as_deref(),
+        ),
+        Command::Sweep {
+            cluster,
+            workload,
+            sets,
+            seeds,
+            cycles,
+            planners,
+            shard,
+            shards,
+            format,
+            out,
+        } => run_sweep(
+            &cluster,
+            &workload,
+            &sets,
+            sim_options(seeds, cycles, planners),
+            shard.as_deref(),
+            shards,
+            format,
+            out.as_deref(),
+        ),
+        Command::Merge { files, format, out } => merge(&files, format, out.as_deref()),
         Command::Plan {
             cluster,
             workload,
@@ -340,4 +379,174 @@ fn plan(
         ));
     }
     Ok(())
+}
+
+fn sim_options(
+    seeds: Option<u64>,
+    cycles: Option<u64>,
+    planners: Option<Vec<String>>,
+) -> SimOptions {
+    SimOptions {
+        seeds: seeds.map(|n| (1..=n).collect()),
+        cycles,
+        planners,
+    }
+}
+
+fn plan_failure(workload: &LoadedSpec, f: PlanFailure) -> Failure {
+    match f {
+        PlanFailure::Invalid(findings) => match workload.check(findings) {
+            Err(e) => Failure::Invalid(vec![e]),
+            Ok(()) => Failure::Internal("empty findings".into()),
+        },
+        PlanFailure::UnknownPlanner(name) => Failure::input(
+            format!("unknown planner `{name}`"),
+            Some(format!(
+                "expected one of {}",
+                coplan::spec::preemption::PREEMPTION_PLANNERS.join(", ")
+            )),
+        ),
+        other => Failure::Internal(other.to_string()),
+    }
+}
+
+fn preemption_spec(workload: &LoadedSpec) -> Result<&coplan::spec::PreemptionSpec, Failure> {
+    match &workload.spec {
+        Spec::Preemption(p) => Ok(p),
+        _ => Err(Failure::input(
+            format!(
+                "`{}`: simulate and sweep take a `kind = \"preemption\"` workload",
+                workload.source.name
+            ),
+            None,
+        )),
+    }
+}
+
+/// A progress bar on stderr when it is a terminal; nothing otherwise.
+fn progress_bar(total: u64) -> indicatif::ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(total);
+    if let Ok(style) = indicatif::ProgressStyle::with_template(
+        "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} cycles {msg}",
+    ) {
+        bar.set_style(style);
+    }
+    bar
+}
+
+fn simulate(
+    cluster_path: &Path,
+    workload_path: &Path,
+    options: SimOptions,
+    format: PlanFormat,
+    out: Option<&Path>,
+) -> Result<(), Failure> {
+    let (cluster, workload) = load_pair(cluster_path, workload_path)?;
+    let spec = preemption_spec(&workload)?;
+    let (seeds, cycles, _) = sim::resolve(spec, &options);
+    let bar = progress_bar(seeds.len() as u64 * cycles);
+    let tick = || bar.inc(1);
+    let report =
+        sim::simulate(&cluster, spec, &options, &tick).map_err(|f| plan_failure(&workload, f))?;
+    bar.finish_and_clear();
+    let text = match format {
+        PlanFormat::Table => sim_report::to_table(&report),
+        PlanFormat::Json => sim_report::to_json(&report),
+        PlanFormat::Csv => sim_report::to_csv(&report),
+    };
+    emit(&text, out)
+}
+
+fn toml_value(loaded: &LoadedSpec) -> Result<toml::Value, Failure> {
+    toml::from_str::<toml::Table>(&loaded.source.text)
+        .map(toml::Value::Table)
+        .map_err(|e| Failure::Internal(format!("{}: {e}", loaded.source.name)))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_sweep(
+    cluster_path: &Path,
+    workload_path: &Path,
+    sets: &[String],
+    options: SimOptions,
+    shard: Option<&str>,
+    shards: Option<usize>,
+    format: LongFormat,
+    out: Option<&Path>,
+) -> Result<(), Failure> {
+    let input = |e: sweep::SweepError| match e {
+        sweep::SweepError::Plan(f) => Failure::Internal(f.to_string()),
+        other => Failure::input(
+            other.to_string(),
+            Some("see `coplan sweep --help` for keys and shards".into()),
+        ),
+    };
+    let sets: Vec<sweep::SetArg> = sets
+        .iter()
+        .map(|s| sweep::parse_set(s))
+        .collect::<Result<_, _>>()
+        .map_err(input)?;
+    let shard = match shard {
+        Some(s) => sweep::parse_shard(s).map_err(input)?,
+        None => sweep::shard_from_env(&|k| std::env::var(k).ok(), shards)
+            .map_err(input)?
+            .unwrap_or((0, 1)),
+    };
+    let cluster_file = load(cluster_path, Expect::Cluster)?;
+    let workload = load(workload_path, Expect::Workload)?;
+    let spec = preemption_spec(&workload)?;
+    let (seeds, cycles, planners) = sim::resolve(spec, &options);
+    engine::check_planner_names(&planners).map_err(|f| plan_failure(&workload, f))?;
+    let mine = sweep::scenarios(&sets)
+        .iter()
+        .filter(|s| s.index % shard.1 == shard.0)
+        .count();
+    let bar = progress_bar((mine * seeds.len()) as u64 * cycles);
+    let tick = || bar.inc(1);
+    let output = sweep::sweep(
+        &toml_value(&cluster_file)?,
+        &toml_value(&workload)?,
+        &sets,
+        &options,
+        shard,
+        &tick,
+    )
+    .map_err(|e| match e {
+        sweep::SweepError::Plan(f) => plan_failure(&workload, f),
+        other => input(other),
+    })?;
+    bar.finish_and_clear();
+    let text = match format {
+        LongFormat::Csv => sweep_files::to_csv(&output),
+        LongFormat::Jsonl => sweep_files::to_jsonl(&output),
+    };
+    emit(&text, out)
+}
+
+fn merge(
+    files: &[std::path::PathBuf],
+    format: MergeFormat,
+    out: Option<&Path>,
+) -> Result<(), Failure> {
+    let mut inputs = Vec::new();
+    for path in files {
+        let source = read_source(path)?;
+        let parsed = sweep_files::parse(&source.name, &source.text).map_err(|e| {
+            Failure::input(
+                e.to_string(),
+                Some("merge takes the CSV or JSON Lines files of `coplan sweep`".into()),
+            )
+        })?;
+        inputs.push((source.name, parsed));
+    }
+    let merged = sweep_files::merge(&inputs).map_err(|e| Failure::input(e.to_string(), None))?;
+    let text = match format {
+        MergeFormat::Table => sweep_files::summary_table(&merged),
+        MergeFormat::Csv => sweep_files::to_csv(&merged),
+        MergeFormat::Jsonl => sweep_files::to_jsonl(&merged),
+    };
+    emit(&text, out)
 }

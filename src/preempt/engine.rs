@@ -146,54 +146,13 @@ pub fn plan(
         .planners
         .clone()
         .unwrap_or_else(|| spec.planners.run.clone());
-    let all = registry();
-    let mut chosen: Vec<&dyn PreemptionPlanner> = Vec::new();
-    for name in &names {
-        let planner = all
-            .iter()
-            .find(|p| p.name() == name)
-            .ok_or_else(|| PlanFailure::UnknownPlanner(name.clone()))?;
-        chosen.push(planner.as_ref());
-    }
+    check_planner_names(&names)?;
     let problem = Problem::new(cluster, spec);
     let mut initial =
         scenario::initial_state(cluster, spec, options.seed).map_err(PlanFailure::Invalid)?;
     let preemptors = scenario::preemptors(spec, &mut initial);
     let warnings = unplaceable_warnings(cluster, &preemptors);
-    let with_decision_gap = names.iter().any(|n| n == "ilp");
-
-    let mut runs: Vec<(&dyn PreemptionPlanner, Run)> = Vec::new();
-    // Sequential planners first, so the joint planner can start from the best of them.
-    let (joint, sequential): (Vec<&dyn PreemptionPlanner>, Vec<&dyn PreemptionPlanner>) =
-        chosen.iter().copied().partition(|p| p.joint());
-    for planner in sequential {
-        let run = run_sequential(&problem, planner, &initial, &preemptors, with_decision_gap)?;
-        runs.push((planner, run));
-    }
-    for planner in joint {
-        let best = runs
-            .iter()
-            .map(|(_, r)| r)
-            .min_by(|a, b| a.objective().total_cmp(&b.objective()))
-            .map(|r| r.applied.as_slice());
-        let run = run_joint(&problem, planner, &initial, &preemptors, best)?;
-        runs.push((planner, run));
-    }
-    runs.sort_by_key(|(p, _)| names.iter().position(|n| n == p.name()));
-
-    let mut reports = Vec::new();
-    for (planner, run) in &runs {
-        let report = measure(&problem, *planner, run, with_decision_gap)?;
-        crate::verify::verify_plan(cluster, spec, &initial, &preemptors, &report).map_err(|e| {
-            PlanFailure::Verification {
-                planner: planner.name().to_string(),
-                event: e.event,
-                reason: e.reason,
-            }
-        })?;
-        reports.push(report);
-    }
-    apply_gaps(&mut reports);
+    let reports = plan_from_state(&problem, &initial, &preemptors, &names)?;
     Ok(PlanReport {
         schema_version: 1,
         kind: "preemption",
@@ -203,6 +162,67 @@ pub fn plan(
         planners: reports,
         warnings,
     })
+}
+
+/// Rejects a planner name that does not exist.
+pub fn check_planner_names(names: &[String]) -> Result<(), PlanFailure> {
+    let all = registry();
+    match names
+        .iter()
+        .find(|n| !all.iter().any(|p| p.name() == n.as_str()))
+    {
+        Some(unknown) => Err(PlanFailure::UnknownPlanner(unknown.clone())),
+        None => Ok(()),
+    }
+}
+
+/// Plans `preemptors` from `initial` with the named planners (in that report order), measures
+/// and verifies every plan and computes the gaps. Both gaps need their exact planner in `names`.
+pub fn plan_from_state(
+    problem: &Problem<'_>,
+    initial: &ClusterState,
+    preemptors: &[Preemptor],
+    names: &[String],
+) -> Result<Vec<PlannerReport>, PlanFailure> {
+    check_planner_names(names)?;
+    let all = registry();
+    let chosen: Vec<&dyn PreemptionPlanner> = names
+        .iter()
+        .filter_map(|n| all.iter().find(|p| p.name() == n.as_str()))
+        .map(|p| p.as_ref())
+        .collect();
+    let with_decision_gap = names.iter().any(|n| n == "ilp");
+    let mut runs: Vec<(&dyn PreemptionPlanner, Run)> = Vec::new();
+    // Sequential planners first, so the joint planner can start from the best of them.
+    let (joint, sequential): (Vec<&dyn PreemptionPlanner>, Vec<&dyn PreemptionPlanner>) =
+        chosen.iter().copied().partition(|p| p.joint());
+    for planner in sequential {
+        let run = run_sequential(problem, planner, initial, preemptors, with_decision_gap)?;
+        runs.push((planner, run));
+    }
+    for planner in joint {
+        let best = runs
+            .iter()
+            .map(|(_, r)| r)
+            .min_by(|a, b| a.objective().total_cmp(&b.objective()))
+            .map(|r| r.applied.as_slice());
+        let run = run_joint(problem, planner, initial, preemptors, best)?;
+        runs.push((planner, run));
+    }
+    runs.sort_by_key(|(p, _)| names.iter().position(|n| n == p.name()));
+    let mut reports = Vec::new();
+    for (planner, run) in &runs {
+        let report = measure(problem, *planner, run, with_decision_gap)?;
+        crate::verify::verify_plan(problem.cluster, problem.spec, initial, preemptors, &report)
+            .map_err(|e| PlanFailure::Verification {
+                planner: planner.name().to_string(),
+                event: e.event,
+                reason: e.reason,
+            })?;
+        reports.push(report);
+    }
+    apply_gaps(&mut reports);
+    Ok(reports)
 }
 
 fn unplaceable_warnings(cluster: &Cluster, preemptors: &[Preemptor]) -> Vec<String> {

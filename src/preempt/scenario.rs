@@ -37,49 +37,44 @@ pub fn fill_by_churn(
     state: &mut ClusterState,
 ) {
     let mut rng = SeededRng::new(seed);
-    let mix: Vec<(usize, f64)> = spec
-        .workload
-        .iter()
-        .enumerate()
-        .filter_map(|(i, w)| fill.mix.get(&w.name).map(|&weight| (i, weight)))
-        .filter(|&(_, w)| w > 0.0)
-        .collect();
-    if mix.is_empty() {
-        return;
-    }
-    let mut fill_pods = Vec::new();
-    refill(
-        cluster,
-        spec,
-        fill,
-        &mix,
-        &mut rng,
-        state,
-        0.0,
-        &mut fill_pods,
-    );
+    refill(cluster, spec, fill, &mut rng, state, 0.0);
     for round in 1..=fill.churn_rounds.max(0) {
-        let mut staying = Vec::with_capacity(fill_pods.len());
-        for id in std::mem::take(&mut fill_pods) {
-            if rng.unit() < CHURN_DEPARTURE_PROBABILITY {
-                let _ = state.evict(id);
-            } else {
-                staying.push(id);
-            }
-        }
-        fill_pods = staying;
-        let start = round as f64 * CHURN_ROUND_S;
-        refill(
+        churn_round(
             cluster,
             spec,
             fill,
-            &mix,
             &mut rng,
             state,
-            start,
-            &mut fill_pods,
+            round as f64 * CHURN_ROUND_S,
         );
     }
+}
+
+/// One round of churn: each fill pod (not a `[[running]]` one) leaves with probability
+/// [`CHURN_DEPARTURE_PROBABILITY`], then the cluster is refilled; new pods start at `start_s`.
+pub fn churn_round(
+    cluster: &Cluster,
+    spec: &PreemptionSpec,
+    fill: &FillSpec,
+    rng: &mut SeededRng,
+    state: &mut ClusterState,
+    start_s: f64,
+) {
+    // `[[running]]` pods are added first, so they hold the lowest ids.
+    let pinned = spec.running.len();
+    let fill_pods: Vec<crate::topology::PodId> = state
+        .pods()
+        .filter(|(id, p)| {
+            id.index() >= pinned && fill.mix.contains_key(&spec.workload[p.workload].name)
+        })
+        .map(|(id, _)| id)
+        .collect();
+    for id in fill_pods {
+        if rng.unit() < CHURN_DEPARTURE_PROBABILITY {
+            let _ = state.evict(id);
+        }
+    }
+    refill(cluster, spec, fill, rng, state, start_s);
 }
 
 fn used_gpu_share(cluster: &Cluster, state: &ClusterState) -> f64 {
@@ -91,17 +86,24 @@ fn used_gpu_share(cluster: &Cluster, state: &ClusterState) -> f64 {
     (total as f64 - free as f64) / total as f64
 }
 
-#[allow(clippy::too_many_arguments)]
 fn refill(
     cluster: &Cluster,
     spec: &PreemptionSpec,
     fill: &FillSpec,
-    mix: &[(usize, f64)],
     rng: &mut SeededRng,
     state: &mut ClusterState,
     start_time_s: f64,
-    fill_pods: &mut Vec<crate::topology::PodId>,
 ) {
+    let mix: Vec<(usize, f64)> = spec
+        .workload
+        .iter()
+        .enumerate()
+        .filter_map(|(i, w)| fill.mix.get(&w.name).map(|&weight| (i, weight)))
+        .filter(|&(_, w)| w > 0.0)
+        .collect();
+    if mix.is_empty() {
+        return;
+    }
     let weights: Vec<f64> = mix.iter().map(|&(_, w)| w).collect();
     let mut blocked = vec![false; mix.len()];
     // Guard for mixes without GPUs, which never raise the GPU utilisation.
@@ -139,9 +141,7 @@ fn refill(
             cores,
             start_time_s: Some(start_time_s),
         };
-        if let Ok(id) = state.add(cluster, pod) {
-            fill_pods.push(id);
-        }
+        let _ = state.add(cluster, pod);
     }
 }
 

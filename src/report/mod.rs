@@ -2,5 +2,6 @@
 
 pub mod diagnostic;
 pub mod plan;
+pub mod sim;
 pub mod summary;
 pub mod topology;

@@ -33,6 +33,11 @@ fn gap_text(r: &PlannerReport) -> String {
     }
 }
 
+/// Renders rows left-aligned, columns padded to their widest cell.
+pub fn render_table(header: &[&str], rows: &[Vec<String>]) -> String {
+    table(header, rows, &[])
+}
+
 /// Renders rows with columns padded to their widest cell.
 fn table(header: &[&str], rows: &[Vec<String>], right: &[bool]) -> String {
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();

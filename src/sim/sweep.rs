@@ -1,0 +1,373 @@
+//! `coplan sweep`: the Cartesian product of `--set KEY=V1,V2,…` over spec keys by dotted path,
+//! each scenario simulated over the seeds, written in long format. Scenario k runs in shard
+//! k mod N.
+
+use serde::Serialize;
+use toml::Value;
+
+use super::{SimOptions, TIMING_METRICS, simulate};
+use crate::preempt::engine::PlanFailure;
+use crate::spec::{ClusterSpec, PreemptionSpec, validate};
+use crate::topology::Cluster;
+
+/// One `--set KEY=V1,V2,…`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SetArg {
+    pub key: String,
+    pub values: Vec<String>,
+}
+
+/// Why a sweep could not run (input errors, exit 2, unless `Plan` says otherwise).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SweepError {
+    #[error("`--set {0}`: expected KEY=V1,V2,…")]
+    Syntax(String),
+    #[error("invalid sweep key `{key}`: {reason}")]
+    Key { key: String, reason: String },
+    #[error("invalid value `{value}` for `{key}`: {reason}")]
+    Value {
+        key: String,
+        value: String,
+        reason: String,
+    },
+    #[error("invalid shard `{0}`: expected I/N with 0 ≤ I < N")]
+    Shard(String),
+    #[error(transparent)]
+    Plan(#[from] PlanFailure),
+}
+
+pub fn parse_set(arg: &str) -> Result<SetArg, SweepError> {
+    let (key, values) = arg
+        .split_once('=')
+        .ok_or_else(|| SweepError::Syntax(arg.into()))?;
+    let values: Vec<String> = values
+        .split(',')
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+        .collect();
+    if key.trim().is_empty() || values.is_empty() {
+        return Err(SweepError::Syntax(arg.into()));
+    }
+    Ok(SetArg {
+        key: key.trim().to_string(),
+        values,
+    })
+}
+
+/// `I/N`.
+pub fn parse_shard(text: &str) -> Result<(usize, usize), SweepError> {
+    let bad = || SweepError::Shard(text.into());
+    let (i, n) = text.split_once('/').ok_or_else(bad)?;
+    let (i, n): (usize, usize) = (
+        i.trim().parse().map_err(|_| bad())?,
+        n.trim().parse().map_err(|_| bad())?,
+    );
+    if n == 0 || i >= n {
+        return Err(bad());
+    }
+    Ok((i, n))
+}
+
+/// The shard of a batch job when `--shard` is absent: a Kubernetes Indexed Job
+/// (`JOB_COMPLETION_INDEX` with `--shards N`) or a Slurm array (`SLURM_ARRAY_TASK_ID`, counted
+/// from `SLURM_ARRAY_TASK_MIN`, out of `SLURM_ARRAY_TASK_COUNT`).
+pub fn shard_from_env(
+    get: &dyn Fn(&str) -> Option<String>,
+    shards: Option<usize>,
+) -> Result<Option<(usize, usize)>, SweepError> {
+    let num = |k: &str| get(k).and_then(|v| v.trim().parse::<usize>().ok());
+    if let Some(i) = num("JOB_COMPLETION_INDEX") {
+        let n = shards.ok_or_else(|| {
+            SweepError::Shard(format!(
+                "JOB_COMPLETION_INDEX={i} needs --shards N (the Job's completions)"
+            ))
+        })?;
+        return parse_shard(&format!("{i}/{n}")).map(Some);
+    }
+    if let Some(id) = num("SLURM_ARRAY_TASK_ID") {
+        let min = num("SLURM_ARRAY_TASK_MIN").unwrap_or(0);
+        let n = num("SLURM_ARRAY_TASK_COUNT").or(shards).ok_or_else(|| {
+            SweepError::Shard(format!(
+                "SLURM_ARRAY_TASK_ID={id} needs SLURM_ARRAY_TASK_COUNT or --shards N"
+            ))
+        })?;
+        return parse_shard(&format!("{}/{n}", id.saturating_sub(min))).map(Some);
+    }
+    Ok(None)
+}
+
+/// One point of the product: its index and its `(key, value)` pairs in `--set` order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scenario {
+    pub index: usize,
+    pub params: Vec<(String, String)>,
+}
+
+/// The Cartesian product, the first `--set` varying slowest.
+pub fn scenarios(sets: &[SetArg]) -> Vec<Scenario> {
+    let mut out = vec![Vec::new()];
+    for set in sets {
+        out = out
+            .into_iter()
+            .flat_map(|prefix: Vec<(String, String)>| {
+                set.values.iter().map(move |v| {
+                    let mut p = prefix.clone();
+                    p.push((set.key.clone(), v.clone()));
+                    p
+                })
+            })
+            .collect();
+    }
+    out.into_iter()
+        .enumerate()
+        .map(|(index, params)| Scenario { index, params })
+        .collect()
+}
+
+/// Which file a key addresses: `cluster.…` always the cluster, `pool.…` and `server_type.…` the
+/// cluster, anything else the workload.
+fn target(key: &str) -> (bool, &str) {
+    if let Some(rest) = key.strip_prefix("cluster.") {
+        (true, rest)
+    } else if key.starts_with("pool.") || key.starts_with("server_type.") {
+        (true, key)
+    } else {
+        (false, key.strip_prefix("workload.").unwrap_or(key))
+    }
+}
+
+fn parse_value(text: &str) -> Value {
+    match toml::from_str::<toml::Table>(&format!("v = {text}")) {
+        Ok(mut t) => t.remove("v").unwrap_or_else(|| Value::String(text.into())),
+        Err(_) => Value::String(text.into()),
+    }
+}
+
+/// Sets `path` (dotted, numbers index arrays) in `root`, creating missing tables.
+fn set_path(root: &mut Value, key: &str, path: &str, value: Value) -> Result<(), SweepError> {
+    let err = |reason: String| SweepError::Key {
+        key: key.into(),
+        reason,
+    };
+    let parts: Vec<&str> = path.split('.').collect();
+    let mut cur = root;
+    for (i, part) in parts.iter().enumerate() {
+        let last = i + 1 == parts.len();
+        cur = match cur {
+            Value::Table(t) => {
+                if last {
+                    t.insert(part.to_string(), value);
+                    return Ok(());
+                }
+                t.entry(part.to_string())
+                    .or_insert_with(|| Value::Table(toml::Table::new()))
+            }
+            Value::Array(items) => {
+                let idx: usize = part
+                    .parse()
+                    .map_err(|_| err(format!("`{part}` indexes an array: use a number")))?;
+                let len = items.len();
+                let slot = items.get_mut(idx).ok_or_else(|| {
+                    err(format!(
+                        "index {idx} is out of range (the array has {len} entries)"
+                    ))
+                })?;
+                if last {
+                    *slot = value;
+                    return Ok(());
+                }
+                slot
+            }
+            _ => {
+                return Err(err(format!(
+                    "`{}` is not a table or an array",
+                    parts[..i].join(".")
+                )));
+            }
+        };
+    }
+    Err(err("empty key".into()))
+}
+
+/// The specs of one scenario, checked like files are.
+pub fn apply(
+    cluster: &Value,
+    workload: &Value,
+    scenario: &Scenario,
+) -> Result<(ClusterSpec, PreemptionSpec), SweepError> {
+    let (mut c, mut w) = (cluster.clone(), workload.clone());
+    for (key, value) in &scenario.params {
+        let (is_cluster, path) = target(key);
+        set_path(
+            if is_cluster { &mut c } else { &mut w },
+            key,
+            path,
+            parse_value(value),
+        )?;
+    }
+    let blame = |reason: String| {
+        let (key, value) = scenario
+            .params
+            .iter()
+            .find(|(k, _)| reason.contains(target(k).1.rsplit('.').next().unwrap_or(k)))
+            .or(scenario.params.first())
+            .cloned()
+            .unwrap_or_default();
+        if reason.starts_with("unknown field") {
+            SweepError::Key { key, reason }
+        } else {
+            SweepError::Value { key, value, reason }
+        }
+    };
+    let cluster_spec: ClusterSpec = c
+        .try_into()
+        .map_err(|e: toml::de::Error| blame(e.message().to_string()))?;
+    let workload_spec: PreemptionSpec = w
+        .try_into()
+        .map_err(|e: toml::de::Error| blame(e.message().to_string()))?;
+    let findings: Vec<String> = validate::cluster(&cluster_spec)
+        .into_iter()
+        .chain(validate::preemption(&workload_spec))
+        .map(|f| format!("{} ({})", f.message, f.path))
+        .collect();
+    if let Some(first) = findings.first() {
+        return Err(blame(first.clone()));
+    }
+    Ok((cluster_spec, workload_spec))
+}
+
+/// One long-format row.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Row {
+    pub scenario: usize,
+    pub params: Vec<(String, String)>,
+    pub planner: String,
+    pub seed: u64,
+    pub metric: String,
+    pub value: f64,
+}
+
+/// Sweep output: its rows plus what `merge` needs to check completeness.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepOutput {
+    pub keys: Vec<String>,
+    pub scenario_count: usize,
+    pub shard: (usize, usize),
+    pub rows: Vec<Row>,
+}
+
+/// Runs the scenarios of one shard.
+pub fn sweep(
+    cluster: &Value,
+    workload: &Value,
+    sets: &[SetArg],
+    options: &SimOptions,
+    shard: (usize, usize),
+    progress: &(dyn Fn() + Sync),
+) -> Result<SweepOutput, SweepError> {
+    let all = scenarios(sets);
+    // Check every scenario first: a bad value fails fast, before hours of simulation.
+    let specs: Vec<(Scenario, ClusterSpec, PreemptionSpec)> = all
+        .iter()
+        .map(|s| apply(cluster, workload, s).map(|(c, w)| (s.clone(), c, w)))
+        .collect::<Result<_, _>>()?;
+    let mut rows = Vec::new();
+    for (scenario, c, w) in specs
+        .into_iter()
+        .filter(|(s, _, _)| s.index % shard.1 == shard.0)
+    {
+        let cluster = Cluster::from_spec(&c);
+        let report = simulate(&cluster, &w, options, progress)?;
+        for sr in &report.per_seed {
+            for (planner, metrics, _) in &sr.per_planner {
+                for (metric, value) in metrics {
+                    if TIMING_METRICS.contains(&metric.as_str()) {
+                        continue;
+                    }
+                    rows.push(Row {
+                        scenario: scenario.index,
+                        params: scenario.params.clone(),
+                        planner: planner.clone(),
+                        seed: sr.seed,
+                        metric: metric.clone(),
+                        value: *value,
+                    });
+                }
+            }
+        }
+    }
+    Ok(SweepOutput {
+        keys: sets.iter().map(|s| s.key.clone()).collect(),
+        scenario_count: all.len(),
+        shard,
+        rows,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn product_varies_the_first_key_slowest() {
+        let sets = vec![
+            parse_set("a=1,2").expect("valid"),
+            parse_set("b=x,y,z").expect("valid"),
+        ];
+        let s = scenarios(&sets);
+        assert_eq!(s.len(), 6);
+        assert_eq!(
+            s[1].params,
+            vec![("a".into(), "1".into()), ("b".into(), "y".into())]
+        );
+        assert_eq!(s[3].params[0].1, "2");
+    }
+
+    #[test]
+    fn set_and_shard_syntax() {
+        assert!(parse_set("alpha").is_err());
+        assert!(parse_set("=1").is_err());
+        assert!(parse_set("a=").is_err());
+        assert_eq!(parse_shard("1/3"), Ok((1, 3)));
+        assert!(parse_shard("3/3").is_err());
+        assert!(parse_shard("x/3").is_err());
+    }
+
+    #[test]
+    fn shard_from_batch_environments() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        assert_eq!(
+            shard_from_env(&env(&[("JOB_COMPLETION_INDEX", "2")]), Some(4)),
+            Ok(Some((2, 4)))
+        );
+        assert!(shard_from_env(&env(&[("JOB_COMPLETION_INDEX", "2")]), None).is_err());
+        let slurm = env(&[
+            ("SLURM_ARRAY_TASK_ID", "3"),
+            ("SLURM_ARRAY_TASK_MIN", "1"),
+            ("SLURM_ARRAY_TASK_COUNT", "4"),
+        ]);
+        assert_eq!(shard_from_env(&slurm, None), Ok(Some((2, 4))));
+        assert_eq!(shard_from_env(&env(&[]), Some(3)), Ok(None));
+    }
+
+    #[test]
+    fn values_parse_as_toml_or_strings() {
+        assert_eq!(parse_value("0.5"), Value::Float(0.5));
+        assert_eq!(parse_value("3"), Value::Integer(3));
+        assert_eq!(
+            parse_value("rtx4090-8g"),
+            Value::String("rtx4090-8g".into())
+        );
+        assert_eq!(
+            parse_value("\"calibrated\""),
+            Value::String("calibrated".into())
+        );
+    }
+}
