@@ -385,3 +385,130 @@ fn topology_json_lists_servers_sockets_numa_cores_gpus_with_used_by() {
     assert_eq!(numa0["cores"][0]["used_by"], "batch-0");
     assert_eq!(v["pods"].as_array().map(Vec::len), Some(3));
 }
+
+fn sweep_args(extra: &[&str]) -> Vec<String> {
+    let mut a: Vec<String> = [
+        "sweep",
+        "examples/clusters/gpu-2s4n8g-x4.toml",
+        "tests/fixtures/valid/sim-small.toml",
+        "--set",
+        "flextopo.alpha=0,0.5,1",
+        "--set",
+        "pool.0.count=2,4",
+        "--seeds",
+        "2",
+        "--cycles",
+        "2",
+        "--planners",
+        "k8s-default,flextopo-imp,ilp-batch",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    a.extend(extra.iter().map(|s| s.to_string()));
+    a
+}
+
+#[test]
+fn sharded_sweeps_merge_into_the_unsharded_run_row_for_row() {
+    let dir = std::env::temp_dir().join(format!("coplan-shards-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let (code, whole, err) = run(&sweep_args(&[]));
+    assert_eq!(code, 0, "{err}");
+    let mut files = Vec::new();
+    for (i, format) in [(0, "csv"), (1, "jsonl"), (2, "csv"), (3, "jsonl")] {
+        let path = dir.join(format!("shard-{i}.{format}"));
+        let shard = format!("{i}/4");
+        let (code, _, err) = run(&sweep_args(&["--shard", &shard, "--format", format, "--out", &path.display().to_string()]));
+        assert_eq!(code, 0, "{err}");
+        files.push(path.display().to_string());
+    }
+    let mut merge: Vec<String> = vec!["merge".into()];
+    merge.extend(files.iter().cloned());
+    merge.extend(["--format".into(), "csv".into()]);
+    let (code, merged, err) = run(&merge);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(merged, whole, "the union of the shards is the unsharded run, row for row");
+    assert_eq!(whole.lines().filter(|l| l.starts_with("5,")).count() > 0, true, "6 scenarios");
+
+    // A missing shard and an overlapping one are rejected.
+    let (code, _, err) = run(&["merge".into(), files[0].clone(), files[1].clone(), files[2].clone()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("scenarios missing"), "{err}");
+    let (code, _, err) = run(&["merge".into(), files[0].clone(), files[0].clone(), files[1].clone()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("overlapping"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn shard_index_comes_from_batch_environments() {
+    let with_env = |vars: &[(&str, &str)], extra: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_coplan"))
+            .args(sweep_args(extra))
+            .current_dir(root())
+            .envs(vars.iter().copied())
+            .output()
+            .expect("runs");
+        (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let (code, k8s) = with_env(&[("JOB_COMPLETION_INDEX", "1")], &["--shards", "3"]);
+    assert_eq!(code, 0);
+    assert!(k8s.starts_with("# coplan sweep scenarios=6 shard=1/3"));
+    let (code, slurm) = with_env(&[("SLURM_ARRAY_TASK_ID", "2"), ("SLURM_ARRAY_TASK_MIN", "1"), ("SLURM_ARRAY_TASK_COUNT", "3")], &[]);
+    assert_eq!(code, 0);
+    assert_eq!(slurm, k8s, "Slurm task 2 of 1..=3 is shard 1/3");
+    let (code, _) = with_env(&[("JOB_COMPLETION_INDEX", "1")], &[]);
+    assert_eq!(code, 2, "an Indexed Job needs --shards");
+}
+
+#[test]
+fn sweep_key_and_value_errors_name_them() {
+    for (set, needle) in [
+        ("flextopo.alfa=1", "invalid sweep key `flextopo.alfa`"),
+        ("flextopo.alpha=2", "invalid value `2` for `flextopo.alpha`"),
+        ("pool.7.count=1", "index 7 is out of range"),
+        ("fill.allocator=topology", "invalid value `topology` for `fill.allocator`"),
+        ("alpha", "expected KEY=V1,V2"),
+    ] {
+        let (code, _, err) = run(&[
+            "sweep".into(),
+            "examples/clusters/gpu-2s4n8g-x4.toml".into(),
+            "tests/fixtures/valid/sim-small.toml".into(),
+            "--set".into(),
+            set.into(),
+        ]);
+        assert_eq!(code, 2, "{set}");
+        assert!(err.contains(needle), "{set}: {err}");
+    }
+    let (code, _, err) = run(&sweep_args(&["--shard", "4/4"]));
+    assert_eq!(code, 2);
+    assert!(err.contains("invalid shard"), "{err}");
+}
+
+#[test]
+fn simulate_is_deterministic_and_parallel_equals_sequential() {
+    let args: Vec<String> = [
+        "simulate",
+        "examples/clusters/gpu-2s4n8g-x4.toml",
+        "tests/fixtures/valid/sim-small.toml",
+        "--seeds",
+        "3",
+        "--cycles",
+        "2",
+        "--format",
+        "csv",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let (code, parallel, err) = run(&args);
+    assert_eq!(code, 0, "{err}");
+    let out = Command::new(env!("CARGO_BIN_EXE_coplan"))
+        .args(&args)
+        .current_dir(root())
+        .env("RAYON_NUM_THREADS", "1")
+        .output()
+        .expect("runs");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), parallel, "one thread gives the same rows");
+}

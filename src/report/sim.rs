@@ -8,6 +8,11 @@ use crate::sim::{SimReport, Summary, TIMING_METRICS};
 fn cell(s: Option<&Summary>, pct: bool) -> String {
     let Some(s) = s else { return "-".into() };
     let k = if pct { 100.0 } else { 1.0 };
+    // `+ 0.0` turns a negative zero into a positive one for printing.
+    let s = Summary {
+        mean: s.mean + 0.0,
+        ..s.clone()
+    };
     let unit = if pct { "%" } else { "" };
     match s.ci95 {
         Some(ci) => format!("{:.2}{unit} ± {:.2}", s.mean * k, ci * k),
