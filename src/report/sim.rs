@@ -8,15 +8,19 @@ use crate::sim::{SimReport, Summary, TIMING_METRICS};
 fn cell(s: Option<&Summary>, pct: bool) -> String {
     let Some(s) = s else { return "-".into() };
     let k = if pct { 100.0 } else { 1.0 };
-    // `+ 0.0` turns a negative zero into a positive one for printing.
-    let s = Summary {
-        mean: s.mean + 0.0,
-        ..s.clone()
-    };
     let unit = if pct { "%" } else { "" };
     match s.ci95 {
-        Some(ci) => format!("{:.2}{unit} ± {:.2}", s.mean * k, ci * k),
-        None => format!("{:.2}{unit}", s.mean * k),
+        Some(ci) => format!("{}{unit} ± {}", fixed(s.mean * k), fixed(ci * k)),
+        None => format!("{}{unit}", fixed(s.mean * k)),
+    }
+}
+
+/// Two decimals, without the sign of a value that rounds to zero (rounding noise like −1e-17).
+fn fixed(x: f64) -> String {
+    let text = format!("{x:.2}");
+    match text.strip_prefix('-') {
+        Some(rest) if rest.chars().all(|c| c == '0' || c == '.') => rest.to_string(),
+        _ => text,
     }
 }
 
