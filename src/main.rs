@@ -345,20 +345,7 @@ fn plan(
             ));
         }
     };
-    let report = engine::plan(&cluster, spec, &options).map_err(|f| match f {
-        PlanFailure::Invalid(findings) => match workload.check(findings) {
-            Err(e) => Failure::Invalid(vec![e]),
-            Ok(()) => Failure::Internal("empty findings".into()),
-        },
-        PlanFailure::UnknownPlanner(name) => Failure::input(
-            format!("unknown planner `{name}`"),
-            Some(format!(
-                "expected one of {}",
-                coplan::spec::preemption::PREEMPTION_PLANNERS.join(", ")
-            )),
-        ),
-        other => Failure::Internal(other.to_string()),
-    })?;
+    let report = engine::plan(&cluster, spec, &options).map_err(|f| plan_failure(&workload, f))?;
     for w in &report.warnings {
         let _ = writeln!(std::io::stderr(), "warning: {w}");
     }

@@ -419,7 +419,14 @@ fn sharded_sweeps_merge_into_the_unsharded_run_row_for_row() {
     for (i, format) in [(0, "csv"), (1, "jsonl"), (2, "csv"), (3, "jsonl")] {
         let path = dir.join(format!("shard-{i}.{format}"));
         let shard = format!("{i}/4");
-        let (code, _, err) = run(&sweep_args(&["--shard", &shard, "--format", format, "--out", &path.display().to_string()]));
+        let (code, _, err) = run(&sweep_args(&[
+            "--shard",
+            &shard,
+            "--format",
+            format,
+            "--out",
+            &path.display().to_string(),
+        ]));
         assert_eq!(code, 0, "{err}");
         files.push(path.display().to_string());
     }
@@ -428,14 +435,31 @@ fn sharded_sweeps_merge_into_the_unsharded_run_row_for_row() {
     merge.extend(["--format".into(), "csv".into()]);
     let (code, merged, err) = run(&merge);
     assert_eq!(code, 0, "{err}");
-    assert_eq!(merged, whole, "the union of the shards is the unsharded run, row for row");
-    assert_eq!(whole.lines().filter(|l| l.starts_with("5,")).count() > 0, true, "6 scenarios");
+    assert_eq!(
+        merged, whole,
+        "the union of the shards is the unsharded run, row for row"
+    );
+    assert_eq!(
+        whole.lines().filter(|l| l.starts_with("5,")).count() > 0,
+        true,
+        "6 scenarios"
+    );
 
     // A missing shard and an overlapping one are rejected.
-    let (code, _, err) = run(&["merge".into(), files[0].clone(), files[1].clone(), files[2].clone()]);
+    let (code, _, err) = run(&[
+        "merge".into(),
+        files[0].clone(),
+        files[1].clone(),
+        files[2].clone(),
+    ]);
     assert_eq!(code, 2);
     assert!(err.contains("scenarios missing"), "{err}");
-    let (code, _, err) = run(&["merge".into(), files[0].clone(), files[0].clone(), files[1].clone()]);
+    let (code, _, err) = run(&[
+        "merge".into(),
+        files[0].clone(),
+        files[0].clone(),
+        files[1].clone(),
+    ]);
     assert_eq!(code, 2);
     assert!(err.contains("overlapping"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
@@ -450,12 +474,22 @@ fn shard_index_comes_from_batch_environments() {
             .envs(vars.iter().copied())
             .output()
             .expect("runs");
-        (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned())
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
     };
     let (code, k8s) = with_env(&[("JOB_COMPLETION_INDEX", "1")], &["--shards", "3"]);
     assert_eq!(code, 0);
     assert!(k8s.starts_with("# coplan sweep scenarios=6 shard=1/3"));
-    let (code, slurm) = with_env(&[("SLURM_ARRAY_TASK_ID", "2"), ("SLURM_ARRAY_TASK_MIN", "1"), ("SLURM_ARRAY_TASK_COUNT", "3")], &[]);
+    let (code, slurm) = with_env(
+        &[
+            ("SLURM_ARRAY_TASK_ID", "2"),
+            ("SLURM_ARRAY_TASK_MIN", "1"),
+            ("SLURM_ARRAY_TASK_COUNT", "3"),
+        ],
+        &[],
+    );
     assert_eq!(code, 0);
     assert_eq!(slurm, k8s, "Slurm task 2 of 1..=3 is shard 1/3");
     let (code, _) = with_env(&[("JOB_COMPLETION_INDEX", "1")], &[]);
@@ -468,7 +502,10 @@ fn sweep_key_and_value_errors_name_them() {
         ("flextopo.alfa=1", "invalid sweep key `flextopo.alfa`"),
         ("flextopo.alpha=2", "invalid value `2` for `flextopo.alpha`"),
         ("pool.7.count=1", "index 7 is out of range"),
-        ("fill.allocator=topology", "invalid value `topology` for `fill.allocator`"),
+        (
+            "fill.allocator=topology",
+            "invalid value `topology` for `fill.allocator`",
+        ),
         ("alpha", "expected KEY=V1,V2"),
     ] {
         let (code, _, err) = run(&[
@@ -510,5 +547,9 @@ fn simulate_is_deterministic_and_parallel_equals_sequential() {
         .env("RAYON_NUM_THREADS", "1")
         .output()
         .expect("runs");
-    assert_eq!(String::from_utf8_lossy(&out.stdout), parallel, "one thread gives the same rows");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        parallel,
+        "one thread gives the same rows"
+    );
 }
