@@ -105,7 +105,10 @@ pub fn parse(file: &str, text: &str) -> Result<SweepOutput, MergeError> {
     }
 }
 
-fn parse_meta(file: &str, first: &str) -> Result<(usize, (usize, usize), Vec<String>), MergeError> {
+/// Scenario count, shard and swept keys of a shard file.
+type Meta = (usize, (usize, usize), Vec<String>);
+
+fn parse_meta(file: &str, first: &str) -> Result<Meta, MergeError> {
     let mut scenarios = None;
     let mut shard = None;
     let mut keys = Vec::new();
@@ -336,6 +339,13 @@ pub fn merge(inputs: &[(String, SweepOutput)]) -> Result<SweepOutput, MergeError
     })
 }
 
+/// Parameters, planner name and per-metric values of one (scenario, planner) group.
+type Group = (
+    Vec<(String, String)>,
+    String,
+    BTreeMap<&'static str, Vec<f64>>,
+);
+
 /// Summary table: per scenario and planner, mean ± 95 % CI over seeds of the key metrics.
 pub fn summary_table(out: &SweepOutput) -> String {
     const METRICS: [&str; 6] = [
@@ -346,10 +356,7 @@ pub fn summary_table(out: &SweepOutput) -> String {
         "objective",
         "subsets_evaluated",
     ];
-    let mut groups: BTreeMap<
-        (usize, usize),
-        (Vec<(String, String)>, String, BTreeMap<&str, Vec<f64>>),
-    > = BTreeMap::new();
+    let mut groups: BTreeMap<(usize, usize), Group> = BTreeMap::new();
     let mut planner_order: Vec<String> = Vec::new();
     for r in &out.rows {
         if !planner_order.contains(&r.planner) {

@@ -196,7 +196,8 @@ pub fn run_seed(
         scenario::initial_state(cluster, spec, Some(seed)).map_err(PlanFailure::Invalid)?;
     // The churn between cycles draws from its own stream, derived from the seed.
     let mut rng = SeededRng::new(seed ^ 0x5eed_c7c1_e000_0000);
-    let mut sums: Vec<(BTreeMap<String, (f64, u64)>, Totals)> =
+    // Per planner: metric → (sum over cycles, cycles with a value), and the totals.
+    let mut sums: Vec<(MetricSums, Totals)> =
         vec![(BTreeMap::new(), Totals::default()); planners.len()];
     for cycle in 0..cycles {
         let mut start = state.clone();
@@ -232,6 +233,9 @@ pub fn run_seed(
             .collect(),
     })
 }
+
+/// Per metric: the sum over cycles and the number of cycles with a value.
+type MetricSums = BTreeMap<String, (f64, u64)>;
 
 /// The numeric (non-null) metrics of a report, by name.
 fn numeric_metrics(r: &PlannerReport) -> Vec<(String, f64)> {
