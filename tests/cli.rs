@@ -439,11 +439,7 @@ fn sharded_sweeps_merge_into_the_unsharded_run_row_for_row() {
         merged, whole,
         "the union of the shards is the unsharded run, row for row"
     );
-    assert_eq!(
-        whole.lines().filter(|l| l.starts_with("5,")).count() > 0,
-        true,
-        "6 scenarios"
-    );
+    assert!(whole.lines().any(|l| l.starts_with("5,")), "6 scenarios");
 
     // A missing shard and an overlapping one are rejected.
     let (code, _, err) = run(&[
