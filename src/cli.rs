@@ -111,6 +111,11 @@ pub enum Command {
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
     },
+    /// Latency profiles of the co-location model.
+    Profile {
+        #[command(subcommand)]
+        command: ProfileCommand,
+    },
     /// Print the topology graph of a cluster, with used-by marks from a workload's running pods.
     Topology {
         cluster: PathBuf,
@@ -125,6 +130,18 @@ pub enum PlanFormat {
     Table,
     Json,
     Csv,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ProfileCommand {
+    /// Fit η_F, η_B (and δ_0, δ_1) from measured stage latencies `kind,batch,tokens,stage_s`
+    /// (kind = forward | backward | decode; for decode, tokens = context over the batch); print
+    /// R² and residual statistics and the `[model]` section.
+    Fit {
+        samples: PathBuf,
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

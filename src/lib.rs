@@ -3,6 +3,7 @@
 //! The library is the pure core: spec models and validation, the topology graph and node
 //! allocator, the planners and the verifier. The `coplan` binary is a thin shell over it.
 
+pub mod colocate;
 pub mod preempt;
 pub mod report;
 pub mod rng;

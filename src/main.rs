@@ -8,7 +8,9 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use cli::{Cli, Command, LongFormat, MergeFormat, PlanFormat, SchemaKind, TopologyFormat};
+use cli::{
+    Cli, Command, LongFormat, MergeFormat, PlanFormat, ProfileCommand, SchemaKind, TopologyFormat,
+};
 use coplan::preempt::engine::{self, PlanFailure, PlanOptions};
 use coplan::report::diagnostic::{self, PlainDiagnostic, Style};
 use coplan::report::sim as sim_report;
@@ -121,6 +123,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
             out.as_deref(),
         ),
         Command::Merge { files, format, out } => merge(&files, format, out.as_deref()),
+        Command::Profile {
+            command: ProfileCommand::Fit { samples, out },
+        } => profile_fit(&samples, out.as_deref()),
         Command::Plan {
             cluster,
             workload,
@@ -536,4 +541,22 @@ fn merge(
         MergeFormat::Jsonl => sweep_files::to_jsonl(&merged),
     };
     emit(&text, out)
+}
+
+fn profile_fit(path: &Path, out: Option<&Path>) -> Result<(), Failure> {
+    use coplan::colocate::latency;
+    let source = read_source(path)?;
+    let samples = latency::parse_samples(&source.text).map_err(|e| {
+        Failure::input(
+            format!("{}:{}: {}", source.name, e.line, e.message),
+            Some(
+                "expected rows `kind,batch,tokens,stage_s`, kind = forward | backward | decode"
+                    .into(),
+            ),
+        )
+    })?;
+    if samples.is_empty() {
+        return Err(Failure::input(format!("{}: no samples", source.name), None));
+    }
+    emit(&latency::to_toml(&latency::fit(&samples)), out)
 }
