@@ -111,6 +111,18 @@ pub enum Command {
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
     },
+    /// Write a co-location plan's node timelines as Chrome Trace Event JSON (open in Perfetto):
+    /// pid = node, tid = stage; forward, backward, decode, offload and sync ops as events.
+    Timeline {
+        cluster: PathBuf,
+        workload: PathBuf,
+        #[arg(long)]
+        planner: String,
+        #[arg(long)]
+        seed: Option<u64>,
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
     /// Latency profiles of the co-location model.
     Profile {
         #[command(subcommand)]

@@ -123,6 +123,13 @@ fn run(cli: Cli) -> Result<(), Failure> {
             out.as_deref(),
         ),
         Command::Merge { files, format, out } => merge(&files, format, out.as_deref()),
+        Command::Timeline {
+            cluster,
+            workload,
+            planner,
+            seed,
+            out,
+        } => timeline(&cluster, &workload, &planner, seed, out.as_deref()),
         Command::Profile {
             command: ProfileCommand::Fit { samples, out },
         } => profile_fit(&samples, out.as_deref()),
@@ -339,10 +346,32 @@ fn plan(
             workload
                 .check(spec::validate::colocation_on_cluster(&cluster, c))
                 .map_err(|e| Failure::Invalid(vec![e]))?;
-            return Err(Failure::input(
-                format!("`{}`: co-location planning is not available in this version", workload.source.name),
-                Some("plan a `kind = \"preemption\"` workload, or check the README for the supported commands".into()),
-            ));
+            let trace = load_trace(&workload, c)?;
+            let report = coplan::colocate::plan::plan(
+                &cluster,
+                c,
+                trace.as_deref(),
+                options.planners.as_deref(),
+                options.seed,
+            )
+            .map_err(colocation_failure)?;
+            let text = match format {
+                PlanFormat::Table => coplan::report::colocation::to_table(&report),
+                PlanFormat::Json => coplan::report::colocation::to_json(&report),
+                PlanFormat::Csv => coplan::report::colocation::to_csv(&report),
+            };
+            emit(&text, out)?;
+            if require_all_placed
+                && report
+                    .planners
+                    .iter()
+                    .all(|p| p.metrics.as_ref().is_none_or(|m| m.dropped > 0))
+            {
+                return Err(Failure::Infeasible(
+                    "every planner dropped a task (--require-all-placed)".into(),
+                ));
+            }
+            return Ok(());
         }
         Spec::Cluster(_) => {
             return Err(Failure::Internal(
@@ -559,4 +588,84 @@ fn profile_fit(path: &Path, out: Option<&Path>) -> Result<(), Failure> {
         return Err(Failure::input(format!("{}: no samples", source.name), None));
     }
     emit(&latency::to_toml(&latency::fit(&samples)), out)
+}
+
+fn colocation_failure(e: coplan::colocate::plan::ColocationError) -> Failure {
+    match e {
+        coplan::colocate::plan::ColocationError::UnknownPlanner(name) => Failure::input(
+            format!("unknown planner `{name}`"),
+            Some(format!(
+                "expected one of {}",
+                coplan::spec::colocation::COLOCATION_PLANNERS.join(", ")
+            )),
+        ),
+        other => Failure::Internal(other.to_string()),
+    }
+}
+
+/// Reads `[inference] trace` (relative to the workload file), when the workload names one.
+fn load_trace(
+    workload: &LoadedSpec,
+    spec: &coplan::spec::ColocationSpec,
+) -> Result<Option<Vec<coplan::colocate::trace::TraceRequest>>, Failure> {
+    let Some(rel) = &spec.inference.trace else {
+        return Ok(None);
+    };
+    let base = Path::new(&workload.source.name)
+        .parent()
+        .unwrap_or(Path::new("."));
+    let path = base.join(rel);
+    let source = read_source(&path)?;
+    coplan::colocate::trace::parse_azure(&source.text, 1.0, None)
+        .map(Some)
+        .map_err(|e| {
+            Failure::input(
+                format!("{}:{}: {}", source.name, e.line, e.message),
+                Some(
+                    "expected the Azure LLM trace format `TIMESTAMP,ContextTokens,GeneratedTokens`"
+                        .into(),
+                ),
+            )
+        })
+}
+
+fn timeline(
+    cluster_path: &Path,
+    workload_path: &Path,
+    planner: &str,
+    seed: Option<u64>,
+    out: Option<&Path>,
+) -> Result<(), Failure> {
+    let (cluster, workload) = load_pair(cluster_path, workload_path)?;
+    let Spec::Colocation(spec) = &workload.spec else {
+        return Err(Failure::input(
+            format!(
+                "`{}`: timeline takes a `kind = \"colocation\"` workload",
+                workload.source.name
+            ),
+            None,
+        ));
+    };
+    workload
+        .check(spec::validate::colocation_on_cluster(&cluster, spec))
+        .map_err(|e| Failure::Invalid(vec![e]))?;
+    if !coplan::spec::colocation::COLOCATION_PLANNERS.contains(&planner) {
+        return Err(colocation_failure(
+            coplan::colocate::plan::ColocationError::UnknownPlanner(planner.into()),
+        ));
+    }
+    let trace = load_trace(&workload, spec)?;
+    let setup = coplan::colocate::plan::setup(&cluster, spec, trace.as_deref(), seed);
+    let Some((run, _)) =
+        coplan::colocate::plan::run_planner(planner, spec, &setup).map_err(colocation_failure)?
+    else {
+        return Err(Failure::input(
+            format!("planner `{planner}` has no timeline in this version"),
+            None,
+        ));
+    };
+    let json = coplan::colocate::plan::chrome_trace(&run, setup.config.nodes, setup.config.stages);
+    let mut text = serde_json::to_string(&json).map_err(|e| Failure::Internal(e.to_string()))?;
+    text.push('\n');
+    emit(&text, out)
 }

@@ -6,7 +6,8 @@ use crate::rng::SeededRng;
 use crate::spec::colocation::{ArrivalProcess, ColocationSpec, DistKind, TokenDist};
 
 /// Index of a task in the task set.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(transparent)]
 pub struct TaskId(pub u32);
 
 impl TaskId {

@@ -1,5 +1,6 @@
 //! Renderers: one printer per output format. Nothing here decides anything.
 
+pub mod colocation;
 pub mod diagnostic;
 pub mod plan;
 pub mod sim;

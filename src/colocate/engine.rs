@@ -1,0 +1,780 @@
+//! The discrete-event simulator of node timelines (DESIGN §6.1) on which every co-location
+//! planner runs. Per node S pipeline stages (stage s on GPU s), each running one op at a time:
+//! forward (prefill), backward and decode iterations, plus weight syncs and KV offloads.
+//!
+//! - Pipeline order: a task's forward on stage s + 1 starts after its forward on stage s;
+//!   training backward runs from the last stage to the first.
+//! - Continuous batching (LeMix Algorithm 3): after its prefill, an inference request joins its
+//!   node's decode batch (at most `batch_max`); an iteration passes through all stages; a batch
+//!   that starts from empty waits up to T_w for company, and a training arrival ends the wait.
+//! - Memory per stage: weights + activations of in-flight training tasks (freed by their
+//!   backward) + KV of active requests (growing per decoded token). A forward that would exceed
+//!   κ · GPU memory waits up to `max_wait_s`, then is offloaded (its memory moved to the host,
+//!   extra time bytes / bandwidth) or dropped.
+//! - Training is released A-PP: the next task when the previous one ends its stage-0 forward.
+//!
+//! A planner decides the node of each task when it arrives (or defers a training task).
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+use serde::Serialize;
+
+use super::latency::LatencyModel;
+use super::workload::{Task, TaskId, TaskKind};
+use crate::spec::colocation::{ColocationSpec, MemoryTimeout};
+
+/// Fixed parameters of a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EngineConfig {
+    pub nodes: usize,
+    pub stages: usize,
+    pub latency: LatencyModel,
+    pub gpu_memory_mib: f64,
+    /// κ · GPU memory.
+    pub threshold_mib: f64,
+    pub weights_mib: f64,
+    pub kv_mib_per_token: f64,
+    pub activation_mib_per_token: f64,
+    pub max_wait_s: f64,
+    pub on_timeout: MemoryTimeout,
+    /// MiB per second of host offload (and of weight syncs).
+    pub offload_mib_per_s: f64,
+    pub batch_max: usize,
+    /// T_w.
+    pub batch_wait_s: f64,
+}
+
+impl EngineConfig {
+    pub fn new(spec: &ColocationSpec, nodes: usize, gpu_memory_mib: f64, mean_prompt: f64) -> Self {
+        let l = &spec.lemix;
+        let latency = LatencyModel::from_profile(&spec.model);
+        let stages = spec.model.stages.max(1) as usize;
+        // T_w = factor × inference latency (a full-pipeline prefill of the mean prompt).
+        let inference_latency = stages as f64 * latency.forward_s(1, mean_prompt.round() as u32);
+        EngineConfig {
+            nodes,
+            stages,
+            latency,
+            gpu_memory_mib,
+            threshold_mib: l.memory_threshold * gpu_memory_mib,
+            weights_mib: spec.model.weights_mib,
+            kv_mib_per_token: spec.model.kv_mib_per_token,
+            activation_mib_per_token: spec.model.activation_mib_per_token,
+            max_wait_s: l.max_wait_s,
+            on_timeout: l.on_memory_timeout,
+            offload_mib_per_s: l.offload_gbps * 1e9 / (1024.0 * 1024.0),
+            batch_max: l.batch_max.max(1) as usize,
+            batch_wait_s: l.batch_wait_factor * inference_latency,
+        }
+    }
+}
+
+/// What an op did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, PartialOrd, Ord)]
+#[serde(rename_all = "kebab-case")]
+pub enum OpKind {
+    Forward,
+    Backward,
+    Decode,
+    /// Moving a forward's memory to the host before it runs (memory-wait timeout).
+    Offload,
+    /// A weight sync from training to serving nodes (SEPARATE).
+    Sync,
+}
+
+/// One executed op: the timeline.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OpRecord {
+    pub node: usize,
+    pub stage: usize,
+    pub kind: OpKind,
+    /// Tasks served: one for forward/backward/offload, the batch for decode, none for sync.
+    pub tasks: Vec<TaskId>,
+    pub start_s: f64,
+    pub end_s: f64,
+}
+
+/// What happened to one task.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TaskOutcome {
+    pub task: TaskId,
+    pub training: bool,
+    pub node: Option<usize>,
+    /// Arrival (inference) or release (training).
+    pub arrival_s: f64,
+    pub start_s: Option<f64>,
+    /// End of the last stage's forward (inference: the response time R is this − arrival).
+    pub prefill_end_s: Option<f64>,
+    pub end_s: Option<f64>,
+    pub dropped: bool,
+    pub offloaded: bool,
+    /// Times of the decoded tokens.
+    #[serde(skip)]
+    pub token_times: Vec<f64>,
+    /// Training tasks complete cluster-wide that the serving replica had not seen at prefill.
+    pub staleness: Option<u64>,
+    pub deferrals: u32,
+}
+
+/// A planner's answer for an arriving task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Assignment {
+    Node(usize),
+    /// Deprioritise a training task: offer it again at the next inference arrival.
+    Defer,
+}
+
+/// What planners may read of the running simulation.
+pub struct View<'a> {
+    pub now: f64,
+    pub config: &'a EngineConfig,
+    pub tasks: &'a [Task],
+    nodes: &'a [Node],
+    pub next_inference_arrival: Option<f64>,
+}
+
+impl View<'_> {
+    /// Mean memory utilisation of a node's GPUs (used / capacity).
+    pub fn memory_utilization(&self, node: usize) -> f64 {
+        let n = &self.nodes[node];
+        n.stages.iter().map(|s| s.mem_mib).sum::<f64>()
+            / (self.config.gpu_memory_mib * n.stages.len() as f64).max(1.0)
+    }
+
+    /// When each stage of a node will have finished everything assigned so far, estimated from
+    /// its running op and queue (decode iterations not yet issued are not counted).
+    pub fn stage_backlog_end(&self, node: usize) -> Vec<f64> {
+        self.nodes[node]
+            .stages
+            .iter()
+            .map(|s| {
+                let queued: f64 = s.queue.iter().map(|q| q.estimate_s).sum();
+                s.busy_until.max(self.now) + queued
+            })
+            .collect()
+    }
+
+    /// Requests decoding or waiting to decode on a node.
+    pub fn decoding(&self, node: usize) -> usize {
+        let d = &self.nodes[node].decode;
+        d.active.len() + d.waiting.len()
+    }
+}
+
+/// A node planner (one per file: `separate`, `mix-rr`, `mix-luf`, `lemix`).
+pub trait Dispatcher {
+    /// The node of an arriving task.
+    fn assign(&mut self, view: &View<'_>, task: &Task) -> Assignment;
+
+    /// Called when a training task completes; returns the nodes whose serving replica is then
+    /// synchronised (SEPARATE's weight sync), if any.
+    fn on_training_done(&mut self, _completed: u64) -> Option<Vec<usize>> {
+        None
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Pending {
+    Forward(TaskId),
+    Backward(TaskId),
+    /// Decode iteration `iter` of the node's batch.
+    Decode(u64),
+    Sync,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct Queued {
+    op: Pending,
+    ready_at: f64,
+    seq: u64,
+    estimate_s: f64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct Running {
+    op: Pending,
+    kind: OpKind,
+    tasks: Vec<TaskId>,
+    start_s: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+struct Stage {
+    busy_until: f64,
+    running: Option<Running>,
+    queue: Vec<Queued>,
+    mem_mib: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+struct Decode {
+    waiting: VecDeque<TaskId>,
+    active: Vec<TaskId>,
+    in_flight: Option<u64>,
+    collect_until: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+struct Node {
+    stages: Vec<Stage>,
+    decode: Decode,
+    /// Training tasks reflected in this node's serving replica.
+    reflected: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Event {
+    Arrive(TaskId),
+    OpDone { node: usize, stage: usize },
+    Wake { node: usize },
+}
+
+/// Total-ordered time for the event heap.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Time(f64);
+impl Eq for Time {}
+impl PartialOrd for Time {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Time {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+/// Per task, per stage: memory held and whether it was offloaded.
+#[derive(Debug, Clone, Default)]
+struct Held {
+    mib: Vec<f64>,
+}
+
+/// The result of a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Run {
+    pub ops: Vec<OpRecord>,
+    pub outcomes: Vec<TaskOutcome>,
+}
+
+pub struct Engine<'a> {
+    cfg: &'a EngineConfig,
+    tasks: &'a [Task],
+    nodes: Vec<Node>,
+    events: BinaryHeap<Reverse<(Time, u64, Event)>>,
+    seq: u64,
+    now: f64,
+    ops: Vec<OpRecord>,
+    outcomes: Vec<TaskOutcome>,
+    held: Vec<Held>,
+    /// Tokens decoded so far per inference task.
+    generated: Vec<u32>,
+    decode_batches: Vec<Vec<TaskId>>,
+    fresh_training: VecDeque<TaskId>,
+    deferred: VecDeque<TaskId>,
+    training_done: u64,
+    inference_arrivals: Vec<f64>,
+}
+
+impl<'a> Engine<'a> {
+    pub fn new(cfg: &'a EngineConfig, tasks: &'a [Task]) -> Self {
+        let node = Node {
+            stages: (0..cfg.stages)
+                .map(|_| Stage {
+                    mem_mib: cfg.weights_mib,
+                    ..Stage::default()
+                })
+                .collect(),
+            ..Node::default()
+        };
+        let mut inference_arrivals: Vec<f64> = tasks
+            .iter()
+            .filter(|t| !t.is_training())
+            .map(|t| t.arrival_s)
+            .collect();
+        inference_arrivals.sort_by(f64::total_cmp);
+        Engine {
+            cfg,
+            tasks,
+            nodes: vec![node; cfg.nodes],
+            events: BinaryHeap::new(),
+            seq: 0,
+            now: 0.0,
+            ops: Vec::new(),
+            outcomes: tasks
+                .iter()
+                .map(|t| TaskOutcome {
+                    task: t.id,
+                    training: t.is_training(),
+                    node: None,
+                    arrival_s: t.arrival_s,
+                    start_s: None,
+                    prefill_end_s: None,
+                    end_s: None,
+                    dropped: false,
+                    offloaded: false,
+                    token_times: Vec::new(),
+                    staleness: None,
+                    deferrals: 0,
+                })
+                .collect(),
+            held: tasks
+                .iter()
+                .map(|_| Held {
+                    mib: vec![0.0; cfg.stages],
+                })
+                .collect(),
+            generated: vec![0; tasks.len()],
+            decode_batches: Vec::new(),
+            fresh_training: tasks
+                .iter()
+                .filter(|t| t.is_training())
+                .map(|t| t.id)
+                .collect(),
+            deferred: VecDeque::new(),
+            training_done: 0,
+            inference_arrivals,
+        }
+    }
+
+    fn push(&mut self, at: f64, e: Event) {
+        self.seq += 1;
+        self.events.push(Reverse((Time(at), self.seq, e)));
+    }
+
+    /// Runs every task to completion or drop.
+    pub fn run(mut self, planner: &mut dyn Dispatcher) -> Run {
+        for t in self.tasks.iter().filter(|t| !t.is_training()) {
+            self.push(t.arrival_s, Event::Arrive(t.id));
+        }
+        self.release_training(0.0);
+        while let Some(Reverse((Time(t), _, e))) = self.events.pop() {
+            self.now = t;
+            match e {
+                Event::Arrive(id) => self.arrive(id, planner),
+                Event::OpDone { node, stage } => self.op_done(node, stage, planner),
+                Event::Wake { node } => {
+                    self.try_decode(node);
+                    for s in 0..self.cfg.stages {
+                        self.try_start(node, s);
+                    }
+                }
+            }
+        }
+        Run {
+            ops: self.ops,
+            outcomes: self.outcomes,
+        }
+    }
+
+    /// A-PP: release the next training task (deferred ones first: the smallest id).
+    fn release_training(&mut self, at: f64) {
+        let next = match (self.deferred.front(), self.fresh_training.front()) {
+            (Some(d), Some(f)) if d < f => self.deferred.pop_front(),
+            (Some(_), None) => self.deferred.pop_front(),
+            _ => self.fresh_training.pop_front(),
+        };
+        if let Some(id) = next {
+            self.outcomes[id.index()].arrival_s = at;
+            self.push(at, Event::Arrive(id));
+        }
+    }
+
+    fn view(&self) -> View<'_> {
+        let now = self.now;
+        View {
+            now,
+            config: self.cfg,
+            tasks: self.tasks,
+            nodes: &self.nodes,
+            next_inference_arrival: self.inference_arrivals.iter().copied().find(|&a| a > now),
+        }
+    }
+
+    fn arrive(&mut self, id: TaskId, planner: &mut dyn Dispatcher) {
+        let task = self.tasks[id.index()];
+        let choice = planner.assign(&self.view(), &task);
+        let node = match choice {
+            Assignment::Node(n) if n < self.cfg.nodes => n,
+            Assignment::Defer if task.is_training() => {
+                let o = &mut self.outcomes[id.index()];
+                o.deferrals += 1;
+                // Offer it again at the next inference arrival; meanwhile A-PP moves on.
+                let again = self.view().next_inference_arrival;
+                match again {
+                    Some(at) => self.push(at, Event::Arrive(id)),
+                    None => self.push(self.now, Event::Arrive(id)),
+                }
+                if self.outcomes[id.index()].deferrals == 1 {
+                    self.release_training(self.now);
+                }
+                return;
+            }
+            // A planner answering out of range or deferring inference: node 0, by rule.
+            _ => 0,
+        };
+        self.outcomes[id.index()].node = Some(node);
+        // A training arrival ends a decode batch's wait for company.
+        if task.is_training() && self.nodes[node].decode.collect_until.is_some() {
+            self.nodes[node].decode.collect_until = Some(self.now);
+            self.try_decode(node);
+        }
+        let (b, l) = task.forward_shape();
+        let estimate = self.cfg.latency.forward_s(b, l);
+        self.enqueue(node, 0, Pending::Forward(id), estimate);
+    }
+
+    fn enqueue(&mut self, node: usize, stage: usize, op: Pending, estimate_s: f64) {
+        self.seq += 1;
+        let q = Queued {
+            op,
+            ready_at: self.now,
+            seq: self.seq,
+            estimate_s,
+        };
+        self.nodes[node].stages[stage].queue.push(q);
+        self.try_start(node, stage);
+    }
+
+    fn forward_need_mib(&self, id: TaskId) -> f64 {
+        match self.tasks[id.index()].kind {
+            TaskKind::Inference { prompt_tokens, .. } => {
+                self.cfg.kv_mib_per_token * prompt_tokens as f64
+            }
+            TaskKind::Training { tokens, batch } => {
+                self.cfg.activation_mib_per_token * (tokens as f64) * batch as f64
+            }
+        }
+    }
+
+    /// Starts the first startable queued op of an idle stage.
+    fn try_start(&mut self, node: usize, stage: usize) {
+        loop {
+            let st = &self.nodes[node].stages[stage];
+            if st.running.is_some() {
+                return;
+            }
+            let mut order: Vec<usize> = (0..st.queue.len()).collect();
+            order.sort_by(|&a, &b| {
+                let (x, y) = (&st.queue[a], &st.queue[b]);
+                x.ready_at.total_cmp(&y.ready_at).then(x.seq.cmp(&y.seq))
+            });
+            let mut chosen = None;
+            let mut wake_at: Option<f64> = None;
+            for i in order {
+                let q = &self.nodes[node].stages[stage].queue[i];
+                if let Pending::Forward(id) = q.op {
+                    if self.outcomes[id.index()].dropped {
+                        chosen = Some((i, false, true));
+                        break;
+                    }
+                    let need = self.forward_need_mib(id);
+                    let used = self.nodes[node].stages[stage].mem_mib;
+                    if used + need > self.cfg.threshold_mib {
+                        let deadline = q.ready_at + self.cfg.max_wait_s;
+                        if self.now + 1e-12 >= deadline {
+                            match self.cfg.on_timeout {
+                                MemoryTimeout::Offload => chosen = Some((i, true, false)),
+                                MemoryTimeout::Drop => chosen = Some((i, false, true)),
+                            }
+                            break;
+                        }
+                        wake_at = Some(wake_at.map_or(deadline, |w: f64| w.min(deadline)));
+                        continue;
+                    }
+                }
+                chosen = Some((i, false, false));
+                break;
+            }
+            let Some((i, offload, drop)) = chosen else {
+                if let Some(at) = wake_at {
+                    self.push(at, Event::Wake { node });
+                }
+                return;
+            };
+            let q = self.nodes[node].stages[stage].queue.remove(i);
+            if drop {
+                if let Pending::Forward(id) = q.op {
+                    self.drop_task(id);
+                }
+                continue;
+            }
+            self.start(node, stage, q.op, offload);
+            return;
+        }
+    }
+
+    fn drop_task(&mut self, id: TaskId) {
+        let o = &mut self.outcomes[id.index()];
+        if o.dropped {
+            return;
+        }
+        o.dropped = true;
+        let node = o.node;
+        if let Some(n) = node {
+            for s in 0..self.cfg.stages {
+                let mib = std::mem::take(&mut self.held[id.index()].mib[s]);
+                self.nodes[n].stages[s].mem_mib -= mib;
+                self.nodes[n].stages[s].queue.retain(
+                    |q| !matches!(q.op, Pending::Forward(t) | Pending::Backward(t) if t == id),
+                );
+            }
+        }
+        if self.tasks[id.index()].is_training() && self.outcomes[id.index()].start_s.is_none() {
+            // It never reached its stage-0 forward: A-PP must not wait for it.
+            let now = self.now;
+            self.release_training(now);
+        }
+    }
+
+    fn start(&mut self, node: usize, stage: usize, op: Pending, offload: bool) {
+        let now = self.now;
+        let (kind, tasks, mut duration) = match op {
+            Pending::Forward(id) => {
+                let (b, l) = self.tasks[id.index()].forward_shape();
+                (OpKind::Forward, vec![id], self.cfg.latency.forward_s(b, l))
+            }
+            Pending::Backward(id) => {
+                let (b, l) = self.tasks[id.index()].forward_shape();
+                (
+                    OpKind::Backward,
+                    vec![id],
+                    self.cfg.latency.backward_s(b, l),
+                )
+            }
+            Pending::Decode(iter) => {
+                let batch = self.decode_batches[iter as usize].clone();
+                let ctx: u64 = batch
+                    .iter()
+                    .map(|t| match self.tasks[t.index()].kind {
+                        TaskKind::Inference { prompt_tokens, .. } => {
+                            (prompt_tokens + self.generated[t.index()]) as u64
+                        }
+                        TaskKind::Training { .. } => 0,
+                    })
+                    .sum();
+                (OpKind::Decode, batch, self.cfg.latency.decode_s(ctx))
+            }
+            Pending::Sync => (
+                OpKind::Sync,
+                Vec::new(),
+                self.cfg.weights_mib / self.cfg.offload_mib_per_s,
+            ),
+        };
+        if let Pending::Forward(id) = op {
+            let need = self.forward_need_mib(id);
+            let o = &mut self.outcomes[id.index()];
+            if o.start_s.is_none() {
+                o.start_s = Some(now);
+            }
+            if offload {
+                o.offloaded = true;
+                let move_s = need / self.cfg.offload_mib_per_s;
+                self.ops.push(OpRecord {
+                    node,
+                    stage,
+                    kind: OpKind::Offload,
+                    tasks: vec![id],
+                    start_s: now,
+                    end_s: now + move_s,
+                });
+                duration += move_s;
+            } else {
+                self.held[id.index()].mib[stage] += need;
+                self.nodes[node].stages[stage].mem_mib += need;
+            }
+        }
+        let start_s = if offload {
+            now + (duration - self.duration_without_offload(op))
+        } else {
+            now
+        };
+        let st = &mut self.nodes[node].stages[stage];
+        st.busy_until = now + duration;
+        st.running = Some(Running {
+            op,
+            kind,
+            tasks,
+            start_s,
+        });
+        self.push(now + duration, Event::OpDone { node, stage });
+    }
+
+    fn duration_without_offload(&self, op: Pending) -> f64 {
+        match op {
+            Pending::Forward(id) => {
+                let (b, l) = self.tasks[id.index()].forward_shape();
+                self.cfg.latency.forward_s(b, l)
+            }
+            _ => 0.0,
+        }
+    }
+
+    fn op_done(&mut self, node: usize, stage: usize, planner: &mut dyn Dispatcher) {
+        let now = self.now;
+        let Some(r) = self.nodes[node].stages[stage].running.take() else {
+            return;
+        };
+        self.ops.push(OpRecord {
+            node,
+            stage,
+            kind: r.kind,
+            tasks: r.tasks.clone(),
+            start_s: r.start_s,
+            end_s: now,
+        });
+        let last = self.cfg.stages - 1;
+        match r.op {
+            Pending::Forward(id) => {
+                let task = self.tasks[id.index()];
+                if task.is_training() && stage == 0 {
+                    self.release_training(now);
+                }
+                if stage < last {
+                    let (b, l) = task.forward_shape();
+                    let est = self.cfg.latency.forward_s(b, l);
+                    self.enqueue(node, stage + 1, Pending::Forward(id), est);
+                } else if task.is_training() {
+                    let (b, l) = task.forward_shape();
+                    let est = self.cfg.latency.backward_s(b, l);
+                    self.enqueue(node, last, Pending::Backward(id), est);
+                } else {
+                    self.prefill_done(node, id);
+                }
+            }
+            Pending::Backward(id) => {
+                let mib = std::mem::take(&mut self.held[id.index()].mib[stage]);
+                self.nodes[node].stages[stage].mem_mib -= mib;
+                if stage > 0 {
+                    let (b, l) = self.tasks[id.index()].forward_shape();
+                    let est = self.cfg.latency.backward_s(b, l);
+                    self.enqueue(node, stage - 1, Pending::Backward(id), est);
+                } else {
+                    self.outcomes[id.index()].end_s = Some(now);
+                    self.training_done += 1;
+                    self.nodes[node].reflected += 1;
+                    if let Some(synced) = planner.on_training_done(self.training_done) {
+                        for n in synced {
+                            if n < self.cfg.nodes {
+                                self.nodes[n].reflected = self.training_done;
+                                for s in 0..self.cfg.stages {
+                                    let est = self.cfg.weights_mib / self.cfg.offload_mib_per_s;
+                                    self.enqueue(n, s, Pending::Sync, est);
+                                }
+                            }
+                        }
+                    }
+                }
+                // Freed memory may unblock waiting forwards on this node.
+                self.push(now, Event::Wake { node });
+            }
+            Pending::Decode(iter) => {
+                if stage < last {
+                    let est = self.cfg.latency.decode_s(0);
+                    self.enqueue(node, stage + 1, Pending::Decode(iter), est);
+                } else {
+                    self.iteration_done(node, iter);
+                }
+            }
+            Pending::Sync => {}
+        }
+        self.try_start(node, stage);
+    }
+
+    fn prefill_done(&mut self, node: usize, id: TaskId) {
+        let now = self.now;
+        let total = self.training_done;
+        let reflected = self.nodes[node].reflected;
+        let o = &mut self.outcomes[id.index()];
+        o.prefill_end_s = Some(now);
+        o.staleness = Some(total.saturating_sub(reflected));
+        let output = match self.tasks[id.index()].kind {
+            TaskKind::Inference { output_tokens, .. } => output_tokens,
+            TaskKind::Training { .. } => 0,
+        };
+        if output == 0 {
+            self.finish_request(node, id);
+        } else {
+            self.nodes[node].decode.waiting.push_back(id);
+            self.try_decode(node);
+        }
+    }
+
+    fn finish_request(&mut self, node: usize, id: TaskId) {
+        self.outcomes[id.index()].end_s = Some(self.now);
+        for s in 0..self.cfg.stages {
+            let mib = std::mem::take(&mut self.held[id.index()].mib[s]);
+            self.nodes[node].stages[s].mem_mib -= mib;
+        }
+        self.push(self.now, Event::Wake { node });
+    }
+
+    /// Starts the node's next decode iteration when none is in flight.
+    fn try_decode(&mut self, node: usize) {
+        let now = self.now;
+        let max = self.cfg.batch_max;
+        let d = &mut self.nodes[node].decode;
+        if d.in_flight.is_some() {
+            return;
+        }
+        let was_empty = d.active.is_empty();
+        while d.active.len() < max {
+            match d.waiting.pop_front() {
+                Some(id) => d.active.push(id),
+                None => break,
+            }
+        }
+        if d.active.is_empty() {
+            d.collect_until = None;
+            return;
+        }
+        if d.active.len() < max && self.cfg.batch_wait_s > 0.0 {
+            match d.collect_until {
+                None if was_empty => {
+                    let until = now + self.cfg.batch_wait_s;
+                    d.collect_until = Some(until);
+                    self.push(until, Event::Wake { node });
+                    return;
+                }
+                Some(until) if now + 1e-12 < until => return,
+                _ => {}
+            }
+        }
+        d.collect_until = None;
+        let iter = self.decode_batches.len() as u64;
+        self.decode_batches.push(d.active.clone());
+        d.in_flight = Some(iter);
+        let est = self.cfg.latency.decode_s(0);
+        self.enqueue(node, 0, Pending::Decode(iter), est);
+    }
+
+    fn iteration_done(&mut self, node: usize, iter: u64) {
+        let now = self.now;
+        let batch = self.decode_batches[iter as usize].clone();
+        let mut finished = Vec::new();
+        for id in &batch {
+            if self.outcomes[id.index()].dropped {
+                continue;
+            }
+            self.generated[id.index()] += 1;
+            self.outcomes[id.index()].token_times.push(now);
+            for s in 0..self.cfg.stages {
+                self.held[id.index()].mib[s] += self.cfg.kv_mib_per_token;
+                self.nodes[node].stages[s].mem_mib += self.cfg.kv_mib_per_token;
+            }
+            if let TaskKind::Inference { output_tokens, .. } = self.tasks[id.index()].kind
+                && self.generated[id.index()] >= output_tokens
+            {
+                finished.push(*id);
+            }
+        }
+        let d = &mut self.nodes[node].decode;
+        d.active.retain(|t| !finished.contains(t));
+        d.in_flight = None;
+        for id in finished {
+            self.finish_request(node, id);
+        }
+        self.try_decode(node);
+    }
+}

@@ -1,0 +1,270 @@
+//! `lemix`: LeMix's node choice (research notes B3–B5). For each node it predicts, with its own
+//! record of the work it assigned (Algorithm 1 `ComputeIdleness`), the idleness increase II the
+//! task would cause — waiting on far dependencies, the pending backward passes of training
+//! tasks — and the response time R; scores the node (Eq. 1–3) and takes the best. Training
+//! tasks that would make the next inference request miss its SLO are deferred (Eq. 4).
+//! Memory-aware wait-or-offload and continuous batching are the engine's.
+
+use super::engine::{Assignment, Dispatcher, View};
+use super::latency::LatencyModel;
+use super::workload::{Task, TaskKind};
+use crate::spec::colocation::{Deprioritize, LemixScore, LemixSettings};
+
+/// A pending training task's predicted backward window per stage.
+#[derive(Debug, Clone)]
+struct PendingBackward {
+    bb: Vec<f64>,
+    be: Vec<f64>,
+    tokens: u32,
+    batch: u32,
+}
+
+#[derive(Debug, Clone, Default)]
+struct NodeModel {
+    /// Predicted forward end of the last task on each stage.
+    pfe: Vec<Option<f64>>,
+    pending: Vec<PendingBackward>,
+    last_arrival: Option<f64>,
+    /// Welford statistics of the lengths assigned.
+    count: u64,
+    mean: f64,
+    m2: f64,
+}
+
+/// What Algorithm 1 predicts for a task on a node.
+#[derive(Debug, Clone)]
+struct Prediction {
+    idleness: f64,
+    response_s: f64,
+    fe: Vec<f64>,
+    backward: Option<(Vec<f64>, Vec<f64>)>,
+}
+
+pub struct Lemix {
+    settings: LemixSettings,
+    latency: LatencyModel,
+    stages: usize,
+    /// τ_R.
+    slo_s: f64,
+    mean_prompt: u32,
+    nodes: Vec<NodeModel>,
+}
+
+impl Lemix {
+    pub fn new(
+        settings: LemixSettings,
+        latency: LatencyModel,
+        nodes: usize,
+        stages: usize,
+        slo_s: f64,
+        mean_prompt: u32,
+    ) -> Self {
+        Lemix {
+            settings,
+            latency,
+            stages,
+            slo_s,
+            mean_prompt,
+            nodes: vec![
+                NodeModel {
+                    pfe: vec![None; stages],
+                    ..NodeModel::default()
+                };
+                nodes
+            ],
+        }
+    }
+
+    /// Algorithm 1 for a task of shape (batch, tokens) arriving at `now` on node `n`.
+    fn compute_idleness(
+        &self,
+        view: &View<'_>,
+        n: usize,
+        batch: u32,
+        tokens: u32,
+        training: bool,
+    ) -> Prediction {
+        let node = &self.nodes[n];
+        let now = view.now;
+        let fl = self.latency.forward_s(batch, tokens);
+        let backlog = if self.settings.decode_occupancy {
+            Some(view.stage_backlog_end(n))
+        } else {
+            None
+        };
+        let mut fb = now;
+        let mut ii = 0.0;
+        let mut fe_all = Vec::with_capacity(self.stages);
+        for s in 0..self.stages {
+            let mut pfe = node.pfe[s].unwrap_or(now);
+            if let Some(b) = &backlog {
+                // The engine's real backlog, decode iterations included.
+                pfe = pfe.max(b[s]);
+            }
+            fb = fb.max(pfe);
+            let mut fe = fb + fl;
+            let mut offset = 0.0;
+            for p in &node.pending {
+                if fe <= p.bb[s] {
+                    break;
+                }
+                fb = fb.max(p.be[s]);
+                fe = fb + fl;
+                if pfe <= p.bb[s] {
+                    offset += self.latency.backward_s(p.batch, p.tokens);
+                }
+            }
+            ii += (fb - pfe - offset).max(0.0);
+            fe_all.push(fe);
+            // Pipeline order: the next stage starts after this one (the released code does not
+            // chain: `chain_stages = false`).
+            if self.settings.chain_stages {
+                fb = fe;
+            }
+        }
+        let last = *fe_all.last().unwrap_or(&now);
+        let backward = training.then(|| {
+            let bl = self.latency.backward_s(batch, tokens);
+            let mut bb = vec![0.0; self.stages];
+            let mut be = vec![0.0; self.stages];
+            let mut t = last;
+            for s in (0..self.stages).rev() {
+                bb[s] = t;
+                be[s] = t + bl;
+                t += bl;
+            }
+            (bb, be)
+        });
+        Prediction {
+            idleness: ii,
+            response_s: (last - now).max(1e-9),
+            fe: fe_all,
+            backward,
+        }
+    }
+
+    fn length_consistency(&self, n: usize, tokens: u32) -> f64 {
+        let m = &self.nodes[n];
+        if m.count < 2 {
+            return 0.0;
+        }
+        let sd = (m.m2 / (m.count - 1) as f64).sqrt();
+        if sd <= 0.0 {
+            return 0.0;
+        }
+        let z = (tokens as f64 - m.mean) / sd;
+        match self.settings.score {
+            // The released code's raw Gaussian pdf.
+            LemixScore::Faithful => {
+                (-z * z / 2.0).exp() / (sd * (2.0 * std::f64::consts::PI).sqrt())
+            }
+            LemixScore::Fixed => (-z * z / 2.0).exp(),
+        }
+    }
+
+    fn best_node(&self, view: &View<'_>, task: &Task) -> (usize, Prediction) {
+        let (batch, tokens) = task.forward_shape();
+        let training = task.is_training();
+        let preds: Vec<Prediction> = (0..view.config.nodes)
+            .map(|n| self.compute_idleness(view, n, batch, tokens, training))
+            .collect();
+        let s = &self.settings;
+        let ip: Vec<f64> = preds
+            .iter()
+            .enumerate()
+            .map(|(n, p)| {
+                let gap = self.nodes[n].last_arrival.map_or(0.0, |a| view.now - a);
+                -(p.idleness / self.stages as f64 - gap).max(s.tau)
+            })
+            .collect();
+        let lc: Vec<f64> = (0..view.config.nodes)
+            .map(|n| self.length_consistency(n, tokens))
+            .collect();
+        let scores: Vec<f64> = match s.score {
+            LemixScore::Faithful => (0..preds.len())
+                .map(|n| (ip[n] + s.lambda2 * lc[n]) / (s.lambda1 * preds[n].response_s))
+                .collect(),
+            LemixScore::Fixed => {
+                // Min-max over the nodes (all equal → `flat`): more idleness and a longer R
+                // score lower.
+                let norm = |v: &[f64], x: f64, flat: f64| {
+                    let (lo, hi) = v
+                        .iter()
+                        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &y| {
+                            (a.min(y), b.max(y))
+                        });
+                    if hi > lo { (x - lo) / (hi - lo) } else { flat }
+                };
+                let r: Vec<f64> = preds.iter().map(|p| p.response_s).collect();
+                (0..preds.len())
+                    .map(|n| {
+                        norm(&ip, ip[n], 1.0) + s.lambda2 * lc[n] - s.lambda1 * norm(&r, r[n], 0.0)
+                    })
+                    .collect()
+            }
+        };
+        let best =
+            (0..scores.len()).fold(0, |b, n| if scores[n] > scores[b] + 1e-15 { n } else { b });
+        (
+            best,
+            preds.into_iter().nth(best).unwrap_or(Prediction {
+                idleness: 0.0,
+                response_s: 0.0,
+                fe: vec![view.now; self.stages],
+                backward: None,
+            }),
+        )
+    }
+
+    fn commit(&mut self, view: &View<'_>, n: usize, task: &Task, p: Prediction) {
+        let (batch, tokens) = task.forward_shape();
+        let m = &mut self.nodes[n];
+        for (s, fe) in p.fe.iter().enumerate() {
+            m.pfe[s] = Some(*fe);
+        }
+        if let Some((bb, be)) = p.backward {
+            m.pending.push(PendingBackward {
+                bb,
+                be,
+                tokens,
+                batch,
+            });
+        }
+        let now = view.now;
+        m.pending.retain(|q| q.be.first().is_some_and(|&e| e > now));
+        m.last_arrival = Some(now);
+        m.count += 1;
+        let d = tokens as f64 - m.mean;
+        m.mean += d / m.count as f64;
+        m.m2 += d * (tokens as f64 - m.mean);
+    }
+}
+
+impl Dispatcher for Lemix {
+    fn assign(&mut self, view: &View<'_>, task: &Task) -> Assignment {
+        let (n, pred) = self.best_node(view, task);
+        if let TaskKind::Training { .. } = task.kind
+            && view.next_inference_arrival.is_some()
+        {
+            let defer = match self.settings.deprioritize {
+                Deprioritize::Off => false,
+                // Released code: the training task's own predicted R against the SLO.
+                Deprioritize::Threshold => pred.response_s > self.slo_s,
+                // Paper: would the next inference request, arriving after it, miss its SLO?
+                Deprioritize::Lookahead => {
+                    let next = view.next_inference_arrival.unwrap_or(view.now);
+                    let busy_until = pred.backward.as_ref().map_or(pred.fe[0], |(_, be)| be[0]);
+                    let start = busy_until.max(next);
+                    let r_next = start - next
+                        + self.stages as f64 * self.latency.forward_s(1, self.mean_prompt);
+                    r_next > self.slo_s
+                }
+            };
+            if defer {
+                return Assignment::Defer;
+            }
+        }
+        self.commit(view, n, task, pred);
+        Assignment::Node(n)
+    }
+}

@@ -1,0 +1,209 @@
+//! Co-location metrics and the canonical objective (DESIGN §6.4).
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::engine::{OpKind, Run};
+use super::workload::{Task, TaskKind};
+use crate::spec::colocation::ColocationObjective;
+
+/// Metrics of one planner's run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Metrics {
+    pub tasks: u64,
+    pub inference_requests: u64,
+    pub throughput_tasks_per_s: f64,
+    /// Prefill and decode tokens of inference requests per second.
+    pub throughput_tokens_per_s: f64,
+    /// Inference requests meeting the SLO (R ≤ τ_R) per second.
+    pub goodput_rps: f64,
+    /// Share of inference requests with R ≤ k · SLO base, for k = 1, 5, 10 (dropped = missed).
+    pub slo_attainment: BTreeMap<String, f64>,
+    pub ttft_p50_s: Option<f64>,
+    pub ttft_p99_s: Option<f64>,
+    pub tbt_p50_s: Option<f64>,
+    pub tbt_p99_s: Option<f64>,
+    /// Busy time of all GPUs / (nodes · stages · makespan).
+    pub gpu_utilization: f64,
+    /// Idle gaps between consecutive ops of a GPU / that GPU's span, summed over GPUs.
+    pub bubble_rate: f64,
+    pub makespan_s: f64,
+    pub nodes_used: u64,
+    pub dropped: u64,
+    pub offloaded: u64,
+    pub training_tasks_done: u64,
+    /// A proxy for the paper's inference loss: training tasks complete cluster-wide that the
+    /// serving replica had not received when the request was served, averaged over requests.
+    pub staleness_mean: Option<f64>,
+    pub objective: f64,
+}
+
+fn percentile(sorted: &[f64], q: f64) -> Option<f64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let i = ((sorted.len() - 1) as f64 * q).round() as usize;
+    Some(sorted[i])
+}
+
+/// The SLO base: a full-pipeline prefill of the mean prompt (S · Δ_F(1, ℓ̄)).
+pub fn slo_base_s(stages: usize, eta_forward: f64, mean_prompt: f64) -> f64 {
+    stages as f64 * eta_forward * mean_prompt * mean_prompt
+}
+
+/// Canonical objective: Σ_inference slo_miss·[R > τ_R] + Σ_dropped dropped +
+/// Σ_completed (completion − arrival) / τ_R. A dropped request pays `dropped`, not `slo_miss`.
+pub fn compute(
+    run: &Run,
+    tasks: &[Task],
+    nodes: usize,
+    stages: usize,
+    slo_base: f64,
+    slo_factor: f64,
+    weights: &ColocationObjective,
+) -> Metrics {
+    let tau = slo_factor * slo_base;
+    let first = run
+        .outcomes
+        .iter()
+        .map(|o| o.arrival_s)
+        .fold(f64::INFINITY, f64::min);
+    let last = run
+        .outcomes
+        .iter()
+        .filter_map(|o| o.end_s)
+        .chain(run.ops.iter().map(|o| o.end_s))
+        .fold(f64::NEG_INFINITY, f64::max);
+    let makespan = if last > first { last - first } else { 0.0 };
+    let per_s = |x: f64| if makespan > 0.0 { x / makespan } else { 0.0 };
+    let completed = run
+        .outcomes
+        .iter()
+        .filter(|o| o.end_s.is_some() && !o.dropped)
+        .count();
+    let inference: Vec<_> = run.outcomes.iter().filter(|o| !o.training).collect();
+    let response = |o: &super::engine::TaskOutcome| {
+        if o.dropped {
+            None
+        } else {
+            o.prefill_end_s.map(|e| e - o.arrival_s)
+        }
+    };
+    let mut tokens = 0.0;
+    for o in &inference {
+        if let (Some(_), TaskKind::Inference { prompt_tokens, .. }) =
+            (o.prefill_end_s, tasks[o.task.index()].kind)
+        {
+            tokens += prompt_tokens as f64 + o.token_times.len() as f64;
+        }
+    }
+    let met = |k: f64| {
+        inference
+            .iter()
+            .filter(|o| response(o).is_some_and(|r| r <= k * slo_base + 1e-12))
+            .count()
+    };
+    let share = |k: f64| {
+        if inference.is_empty() {
+            1.0
+        } else {
+            met(k) as f64 / inference.len() as f64
+        }
+    };
+    let mut ttft: Vec<f64> = inference.iter().filter_map(|o| response(o)).collect();
+    ttft.sort_by(f64::total_cmp);
+    let mut tbt: Vec<f64> = inference
+        .iter()
+        .filter(|o| !o.dropped && !o.token_times.is_empty())
+        .filter_map(|o| {
+            let start = o.prefill_end_s?;
+            let end = *o.token_times.last()?;
+            Some((end - start) / o.token_times.len() as f64)
+        })
+        .collect();
+    tbt.sort_by(f64::total_cmp);
+    // Per GPU: busy time, span and gaps.
+    let mut per_gpu: BTreeMap<(usize, usize), Vec<(f64, f64)>> = BTreeMap::new();
+    for op in &run.ops {
+        per_gpu
+            .entry((op.node, op.stage))
+            .or_default()
+            .push((op.start_s, op.end_s));
+    }
+    let (mut busy, mut gaps, mut spans) = (0.0, 0.0, 0.0);
+    for ops in per_gpu.values_mut() {
+        ops.sort_by(|a, b| a.0.total_cmp(&b.0));
+        busy += ops.iter().map(|(s, e)| e - s).sum::<f64>();
+        spans += ops.last().map_or(0.0, |l| l.1) - ops.first().map_or(0.0, |f| f.0);
+        gaps += ops
+            .windows(2)
+            .map(|w| (w[1].0 - w[0].1).max(0.0))
+            .sum::<f64>();
+    }
+    let nodes_used = run
+        .outcomes
+        .iter()
+        .filter_map(|o| o.node)
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    let stale: Vec<f64> = inference
+        .iter()
+        .filter_map(|o| o.staleness.map(|s| s as f64))
+        .collect();
+    let dropped = run.outcomes.iter().filter(|o| o.dropped).count();
+    let mut objective = dropped as f64 * weights.dropped;
+    for o in &run.outcomes {
+        if o.dropped {
+            continue;
+        }
+        if !o.training && response(o).is_none_or(|r| r > tau + 1e-12) {
+            objective += weights.slo_miss;
+        }
+        if let Some(end) = o.end_s {
+            objective += (end - o.arrival_s) / tau.max(1e-12);
+        }
+    }
+    let mut slo = BTreeMap::new();
+    for k in [1.0, 5.0, 10.0] {
+        slo.insert(format!("{k}x"), share(k));
+    }
+    Metrics {
+        tasks: run.outcomes.len() as u64,
+        inference_requests: inference.len() as u64,
+        throughput_tasks_per_s: per_s(completed as f64),
+        throughput_tokens_per_s: per_s(tokens),
+        goodput_rps: per_s(met(slo_factor) as f64),
+        slo_attainment: slo,
+        ttft_p50_s: percentile(&ttft, 0.5),
+        ttft_p99_s: percentile(&ttft, 0.99),
+        tbt_p50_s: percentile(&tbt, 0.5),
+        tbt_p99_s: percentile(&tbt, 0.99),
+        gpu_utilization: if makespan > 0.0 {
+            busy / (nodes * stages) as f64 / makespan
+        } else {
+            0.0
+        },
+        bubble_rate: if spans > 0.0 { gaps / spans } else { 0.0 },
+        makespan_s: makespan,
+        nodes_used: nodes_used as u64,
+        dropped: dropped as u64,
+        offloaded: run.outcomes.iter().filter(|o| o.offloaded).count() as u64,
+        training_tasks_done: run
+            .outcomes
+            .iter()
+            .filter(|o| o.training && o.end_s.is_some() && !o.dropped)
+            .count() as u64,
+        staleness_mean: (!stale.is_empty()).then(|| stale.iter().sum::<f64>() / stale.len() as f64),
+        objective,
+    }
+}
+
+/// Busy time per op kind (for reports).
+pub fn busy_by_kind(run: &Run) -> BTreeMap<OpKind, f64> {
+    let mut out = BTreeMap::new();
+    for op in &run.ops {
+        *out.entry(op.kind).or_insert(0.0) += op.end_s - op.start_s;
+    }
+    out
+}

@@ -1,0 +1,56 @@
+//! `separate`: training and inference on disjoint node sets, round-robin within each; the
+//! serving replicas receive the trained weights every `separate_sync_every` training tasks (a
+//! sync op of weights / bandwidth on every stage of every inference node).
+
+use super::engine::{Assignment, Dispatcher, View};
+use super::workload::Task;
+
+#[derive(Debug)]
+pub struct Separate {
+    training_nodes: Vec<usize>,
+    inference_nodes: Vec<usize>,
+    next_training: usize,
+    next_inference: usize,
+    sync_every: u64,
+}
+
+impl Separate {
+    /// n_train = max(1, round(N · split)), the first nodes; the rest serve (at least one node:
+    /// with a single node both share it).
+    pub fn new(nodes: usize, split: f64, sync_every: u64) -> Self {
+        let nodes = nodes.max(1);
+        let n_train = ((nodes as f64 * split).round() as usize).clamp(1, nodes);
+        let training_nodes: Vec<usize> = (0..n_train).collect();
+        let inference_nodes: Vec<usize> = if n_train < nodes {
+            (n_train..nodes).collect()
+        } else {
+            vec![nodes - 1]
+        };
+        Separate {
+            training_nodes,
+            inference_nodes,
+            next_training: 0,
+            next_inference: 0,
+            sync_every: sync_every.max(1),
+        }
+    }
+}
+
+impl Dispatcher for Separate {
+    fn assign(&mut self, _view: &View<'_>, task: &Task) -> Assignment {
+        let (set, next) = if task.is_training() {
+            (&self.training_nodes, &mut self.next_training)
+        } else {
+            (&self.inference_nodes, &mut self.next_inference)
+        };
+        let n = set[*next % set.len()];
+        *next += 1;
+        Assignment::Node(n)
+    }
+
+    fn on_training_done(&mut self, completed: u64) -> Option<Vec<usize>> {
+        completed
+            .is_multiple_of(self.sync_every)
+            .then(|| self.inference_nodes.clone())
+    }
+}

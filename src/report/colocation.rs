@@ -1,0 +1,118 @@
+//! Co-location plan printers: a side-by-side table, JSON and long CSV.
+
+use std::fmt::Write;
+
+use crate::colocate::plan::ColocationReport;
+use crate::report::plan::render_table;
+
+fn f(v: Option<f64>, digits: usize) -> String {
+    v.map_or_else(|| "-".into(), |x| format!("{x:.digits$}"))
+}
+
+pub fn to_table(r: &ColocationReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "co-location plan{} on {}: {} nodes × {} stages, seed {}, τ_R = {:.3} s\n",
+        r.workload
+            .as_ref()
+            .map_or(String::new(), |w| format!(" `{w}`")),
+        r.cluster,
+        r.nodes,
+        r.stages,
+        r.seed,
+        r.slo_s
+    );
+    let rows: Vec<Vec<String>> = r
+        .planners
+        .iter()
+        .map(|p| match &p.metrics {
+            None => vec![
+                p.name.clone(),
+                "skipped".into(),
+                p.skipped.clone().unwrap_or_default(),
+            ],
+            Some(m) => vec![
+                p.name.clone(),
+                f(p.objective, 1),
+                format!("{:.2}", m.throughput_tasks_per_s),
+                format!("{:.0}", m.throughput_tokens_per_s),
+                format!("{:.2}", m.goodput_rps),
+                format!(
+                    "{:.1}%",
+                    100.0 * m.slo_attainment.get("5x").copied().unwrap_or(0.0)
+                ),
+                f(m.ttft_p99_s, 3),
+                f(m.tbt_p50_s, 4),
+                format!("{:.1}%", 100.0 * m.gpu_utilization),
+                format!("{:.1}%", 100.0 * m.bubble_rate),
+                format!("{:.1}", m.makespan_s),
+                m.nodes_used.to_string(),
+                m.dropped.to_string(),
+                m.offloaded.to_string(),
+                m.training_tasks_done.to_string(),
+                f(m.staleness_mean, 1),
+                format!("{:.1} ms", p.runtime_ms),
+            ],
+        })
+        .collect();
+    out.push_str(&render_table(
+        &[
+            "planner",
+            "objective",
+            "task/s",
+            "token/s",
+            "goodput",
+            "SLO 5×",
+            "TTFT p99",
+            "TBT p50",
+            "GPU util",
+            "bubbles",
+            "makespan",
+            "nodes",
+            "dropped",
+            "offloaded",
+            "trained",
+            "staleness",
+            "time",
+        ],
+        &rows,
+    ));
+    out.push_str("\nSLO 5×: share of inference requests whose prefill response R ≤ τ_R; staleness: training tasks\nthe serving replica had not received (a proxy for the paper's inference loss).\n");
+    out
+}
+
+pub fn to_json(r: &ColocationReport) -> String {
+    let mut s =
+        serde_json::to_string_pretty(r).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+    s.push('\n');
+    s
+}
+
+pub fn to_csv(r: &ColocationReport) -> String {
+    let mut out = String::from("scenario,planner,seed,metric,value\n");
+    let scenario = r.workload.clone().unwrap_or_else(|| "plan".into());
+    for p in &r.planners {
+        let Some(m) = &p.metrics else { continue };
+        let value = serde_json::to_value(m).unwrap_or_default();
+        let Some(map) = value.as_object() else {
+            continue;
+        };
+        for (k, v) in map {
+            match v {
+                serde_json::Value::Object(inner) => {
+                    for (ik, iv) in inner {
+                        let _ = writeln!(out, "{scenario},{},{},{k}_{ik},{iv}", p.name, r.seed);
+                    }
+                }
+                serde_json::Value::Null => {
+                    let _ = writeln!(out, "{scenario},{},{},{k},", p.name, r.seed);
+                }
+                other => {
+                    let _ = writeln!(out, "{scenario},{},{},{k},{other}", p.name, r.seed);
+                }
+            }
+        }
+    }
+    out
+}
