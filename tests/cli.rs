@@ -81,7 +81,7 @@ fn snapshot(name: &str, text: &str) {
 }
 
 #[test]
-fn plan_snapshots_for_every_preemption_example() {
+fn plan_snapshots_for_every_example_workload() {
     let mut seen = 0;
     for (path, rel) in files("examples/workloads") {
         let text = std::fs::read_to_string(&path).expect("example readable");
@@ -103,7 +103,7 @@ fn plan_snapshots_for_every_preemption_example() {
         }
         seen += 1;
     }
-    assert!(seen >= 1, "at least one example names its plan command");
+    assert!(seen >= 2, "every workload example names its plan command");
 }
 
 #[test]
@@ -548,4 +548,65 @@ fn simulate_is_deterministic_and_parallel_equals_sequential() {
         parallel,
         "one thread gives the same rows"
     );
+}
+
+#[test]
+fn timeline_writes_chrome_trace_events() {
+    let (code, out, err) = run(&[
+        "timeline".into(),
+        "examples/clusters/a100-x16.toml".into(),
+        "examples/workloads/colocation-small.toml".into(),
+        "--planner".into(),
+        "lemix".into(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let events = v["traceEvents"].as_array().expect("events");
+    let complete: Vec<&serde_json::Value> = events.iter().filter(|e| e["ph"] == "X").collect();
+    assert!(!complete.is_empty());
+    for cat in ["forward", "backward", "decode"] {
+        assert!(complete.iter().any(|e| e["cat"] == cat), "{cat} events");
+    }
+    assert!(
+        complete
+            .iter()
+            .all(|e| e["pid"].as_u64().is_some_and(|p| p < 4)
+                && e["tid"].as_u64().is_some_and(|t| t < 2))
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| e["ph"] == "M" && e["args"]["name"] == "node-0")
+    );
+    let (code, _, err) = run(&[
+        "timeline".into(),
+        "examples/clusters/a100-x16.toml".into(),
+        "examples/workloads/colocation-small.toml".into(),
+        "--planner".into(),
+        "gödel".into(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+}
+
+#[test]
+fn profile_fit_reports_r2_and_the_model_section() {
+    let (code, out, err) = run(&[
+        "profile".into(),
+        "fit".into(),
+        "examples/profiles/llama-8b-synthetic.csv".into(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("[model]") && out.contains("eta_forward = ") && out.contains("R² = "));
+    let dir = std::env::temp_dir().join(format!("coplan-fit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let bad = dir.join("bad.csv");
+    std::fs::write(
+        &bad,
+        "kind,batch,tokens,stage_s\nforward,1,128,0.03\nforward,one,128,0.03\n",
+    )
+    .expect("write");
+    let (code, _, err) = run(&["profile".into(), "fit".into(), bad.display().to_string()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("bad.csv:3"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

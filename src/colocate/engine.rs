@@ -778,3 +778,191 @@ impl<'a> Engine<'a> {
         self.try_decode(node);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::colocate::verify::verify_run;
+
+    /// One node of two stages; a 1000-token forward takes 1 s per stage, its backward 0.5 s, a
+    /// decode iteration 0.1 s per stage.
+    fn config() -> EngineConfig {
+        EngineConfig {
+            nodes: 1,
+            stages: 2,
+            latency: LatencyModel {
+                eta_forward: 1e-6,
+                eta_backward: 0.5e-6,
+                decode_base_s: 0.1,
+                decode_per_token_s: 0.0,
+            },
+            gpu_memory_mib: 1e9,
+            threshold_mib: 1e9,
+            weights_mib: 0.0,
+            kv_mib_per_token: 1.0,
+            activation_mib_per_token: 1.0,
+            max_wait_s: 10.0,
+            on_timeout: MemoryTimeout::Offload,
+            offload_mib_per_s: 1000.0,
+            batch_max: 8,
+            batch_wait_s: 0.0,
+        }
+    }
+
+    fn inference(id: u32, arrival_s: f64, output_tokens: u32) -> Task {
+        Task {
+            id: TaskId(id),
+            kind: TaskKind::Inference {
+                prompt_tokens: 1000,
+                output_tokens,
+            },
+            arrival_s,
+        }
+    }
+
+    fn training(id: u32) -> Task {
+        Task {
+            id: TaskId(id),
+            kind: TaskKind::Training {
+                tokens: 1000,
+                batch: 1,
+            },
+            arrival_s: 0.0,
+        }
+    }
+
+    struct AllOnZero;
+    impl Dispatcher for AllOnZero {
+        fn assign(&mut self, _: &View<'_>, _: &Task) -> Assignment {
+            Assignment::Node(0)
+        }
+    }
+
+    fn run(cfg: &EngineConfig, tasks: &[Task]) -> Run {
+        let r = Engine::new(cfg, tasks).run(&mut AllOnZero);
+        verify_run(cfg, tasks, &r).expect("the verifier accepts the run");
+        r
+    }
+
+    fn ops_of(r: &Run, kind: OpKind) -> Vec<(usize, f64, f64)> {
+        let mut v: Vec<(usize, f64, f64)> = r
+            .ops
+            .iter()
+            .filter(|o| o.kind == kind)
+            .map(|o| (o.stage, o.start_s, o.end_s))
+            .collect();
+        v.sort_by(|a, b| a.1.total_cmp(&b.1));
+        v
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-9
+    }
+
+    #[test]
+    fn prefill_then_decode_iterations_through_the_pipeline() {
+        let cfg = config();
+        let r = run(&cfg, &[inference(0, 0.0, 2)]);
+        let f = ops_of(&r, OpKind::Forward);
+        assert_eq!(f.len(), 2);
+        assert!(
+            close(f[0].1, 0.0) && close(f[0].2, 1.0) && close(f[1].1, 1.0) && close(f[1].2, 2.0)
+        );
+        let o = &r.outcomes[0];
+        assert!(close(o.prefill_end_s.unwrap_or(0.0), 2.0));
+        // Two iterations × two stages × 0.1 s.
+        assert_eq!(ops_of(&r, OpKind::Decode).len(), 4);
+        assert!(close(o.token_times[0], 2.2) && close(o.token_times[1], 2.4));
+        assert!(close(o.end_s.unwrap_or(0.0), 2.4));
+    }
+
+    #[test]
+    fn far_dependency_waits_for_a_pending_backward() {
+        let cfg = config();
+        // Training forward: [0,1] on stage 0, [1,2] on stage 1; backward [2,2.5] on stage 1,
+        // [2.5,3] on stage 0. A request arriving at 1.2 runs stage 0 in [1.2,2.2] but must wait
+        // for the backward on stage 1: [2.5,3.5].
+        let tasks = [inference(0, 1.2, 0), training(1)];
+        let r = run(&cfg, &tasks);
+        let req = &r.outcomes[0];
+        assert!(
+            close(req.prefill_end_s.unwrap_or(0.0), 3.5),
+            "{:?}",
+            req.prefill_end_s
+        );
+        let b = ops_of(&r, OpKind::Backward);
+        assert!(close(b[0].1, 2.0) && close(b[0].2, 2.5) && b[0].0 == 1);
+        assert!(close(b[1].1, 2.5) && close(b[1].2, 3.0) && b[1].0 == 0);
+        assert!(close(r.outcomes[1].end_s.unwrap_or(0.0), 3.0));
+    }
+
+    #[test]
+    fn training_is_released_when_the_previous_one_ends_its_first_forward() {
+        let cfg = config();
+        let r = run(&cfg, &[training(0), training(1)]);
+        assert!(close(r.outcomes[0].arrival_s, 0.0));
+        assert!(
+            close(r.outcomes[1].arrival_s, 1.0),
+            "A-PP release at the end of the stage-0 forward"
+        );
+    }
+
+    #[test]
+    fn memory_wait_then_run_when_freed() {
+        let mut cfg = config();
+        cfg.gpu_memory_mib = 1500.0;
+        cfg.threshold_mib = 1500.0;
+        let r = run(&cfg, &[inference(0, 0.0, 0), inference(1, 0.1, 0)]);
+        // The first request holds 1000 MiB per stage until it completes at 2.0.
+        let second = &r.outcomes[1];
+        assert!(
+            close(second.start_s.unwrap_or(0.0), 2.0),
+            "{:?}",
+            second.start_s
+        );
+        assert!(!second.offloaded && !second.dropped);
+    }
+
+    #[test]
+    fn memory_timeout_offloads_or_drops() {
+        let mut cfg = config();
+        cfg.gpu_memory_mib = 1500.0;
+        cfg.threshold_mib = 1500.0;
+        cfg.max_wait_s = 0.5;
+        // Offload: after the wait (stage 0 is free at 1.0), 1000 MiB at 1000 MiB/s = 1 s of
+        // transfer, then the forward.
+        let r = run(&cfg, &[inference(0, 0.0, 0), inference(1, 0.1, 0)]);
+        let second = &r.outcomes[1];
+        assert!(second.offloaded);
+        let off = ops_of(&r, OpKind::Offload);
+        assert!(close(off[0].1, 1.0) && close(off[0].2, 2.0));
+        cfg.on_timeout = MemoryTimeout::Drop;
+        let r = run(&cfg, &[inference(0, 0.0, 0), inference(1, 0.1, 0)]);
+        assert!(r.outcomes[1].dropped && r.outcomes[1].end_s.is_none());
+        assert!(r.outcomes[0].end_s.is_some());
+    }
+
+    #[test]
+    fn requests_share_decode_iterations() {
+        let mut cfg = config();
+        cfg.batch_wait_s = 0.5;
+        // Both prefills end by 3.0 (stage 1: [1,2] and [2,3]); the first waits up to 0.5 s for
+        // company from 2.0, so iterations start at 2.5 with one request, the second joins at 3.0.
+        let r = run(&cfg, &[inference(0, 0.0, 3), inference(1, 0.0, 3)]);
+        let batches: Vec<usize> = r
+            .ops
+            .iter()
+            .filter(|o| o.kind == OpKind::Decode && o.stage == 0)
+            .map(|o| o.tasks.len())
+            .collect();
+        assert_eq!(batches.first(), Some(&1));
+        assert!(batches.contains(&2), "{batches:?}");
+        assert_eq!(
+            r.outcomes
+                .iter()
+                .map(|o| o.token_times.len())
+                .sum::<usize>(),
+            6
+        );
+    }
+}
