@@ -123,6 +123,11 @@ pub enum Command {
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
     },
+    /// Turn a trace into a workload spec.
+    Import {
+        #[command(subcommand)]
+        command: ImportCommand,
+    },
     /// Latency profiles of the co-location model.
     Profile {
         #[command(subcommand)]
@@ -142,6 +147,23 @@ pub enum PlanFormat {
     Table,
     Json,
     Csv,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ImportCommand {
+    /// The Azure LLM inference trace 2023 (`TIMESTAMP,ContextTokens,GeneratedTokens`) → a
+    /// co-location workload with explicit requests (arrival, prompt and output tokens).
+    AzureLlm {
+        file: PathBuf,
+        /// Divide inter-arrival times by X (2 = twice the request rate).
+        #[arg(long, default_value_t = 1.0)]
+        rate_scale: f64,
+        /// At most N requests (the first N rows).
+        #[arg(long)]
+        limit: Option<usize>,
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -9,7 +9,8 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use cli::{
-    Cli, Command, LongFormat, MergeFormat, PlanFormat, ProfileCommand, SchemaKind, TopologyFormat,
+    Cli, Command, ImportCommand, LongFormat, MergeFormat, PlanFormat, ProfileCommand, SchemaKind,
+    TopologyFormat,
 };
 use coplan::preempt::engine::{self, PlanFailure, PlanOptions};
 use coplan::report::diagnostic::{self, PlainDiagnostic, Style};
@@ -130,6 +131,15 @@ fn run(cli: Cli) -> Result<(), Failure> {
             seed,
             out,
         } => timeline(&cluster, &workload, &planner, seed, out.as_deref()),
+        Command::Import {
+            command:
+                ImportCommand::AzureLlm {
+                    file,
+                    rate_scale,
+                    limit,
+                    out,
+                },
+        } => import_azure(&file, rate_scale, limit, out.as_deref()),
         Command::Profile {
             command: ProfileCommand::Fit { samples, out },
         } => profile_fit(&samples, out.as_deref()),
@@ -668,4 +678,39 @@ fn timeline(
     let mut text = serde_json::to_string(&json).map_err(|e| Failure::Internal(e.to_string()))?;
     text.push('\n');
     emit(&text, out)
+}
+
+fn import_azure(
+    path: &Path,
+    rate_scale: f64,
+    limit: Option<usize>,
+    out: Option<&Path>,
+) -> Result<(), Failure> {
+    if !(rate_scale.is_finite() && rate_scale > 0.0) {
+        return Err(Failure::input(
+            format!("--rate-scale must be positive, got {rate_scale}"),
+            None,
+        ));
+    }
+    let source = read_source(path)?;
+    let rows =
+        coplan::colocate::trace::parse_azure(&source.text, rate_scale, limit).map_err(|e| {
+            Failure::input(
+                format!("{}:{}: {}", source.name, e.line, e.message),
+                Some(
+                    "expected the Azure LLM trace format `TIMESTAMP,ContextTokens,GeneratedTokens`"
+                        .into(),
+                ),
+            )
+        })?;
+    if rows.is_empty() {
+        return Err(Failure::input(
+            format!("{}: no requests", source.name),
+            None,
+        ));
+    }
+    emit(
+        &coplan::colocate::trace::to_workload_toml(&rows, &source.name, rate_scale),
+        out,
+    )
 }

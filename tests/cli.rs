@@ -610,3 +610,49 @@ fn profile_fit_reports_r2_and_the_model_section() {
     assert!(err.contains("bad.csv:3"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn import_azure_llm_writes_a_valid_workload_and_rejects_bad_rows() {
+    let dir = std::env::temp_dir().join(format!("coplan-import-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let trace = dir.join("trace.csv");
+    std::fs::write(
+        &trace,
+        "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,374,44\n2023-11-16 18:15:50.9951690,396,109\n2023-11-16 18:15:51.2224670,879,55",
+    )
+    .expect("write");
+    let out = dir.join("w.toml");
+    let (code, _, err) = run(&[
+        "import".into(),
+        "azure-llm".into(),
+        trace.display().to_string(),
+        "--rate-scale".into(),
+        "2".into(),
+        "--limit".into(),
+        "2".into(),
+        "--out".into(),
+        out.display().to_string(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&out).expect("written");
+    assert!(
+        text.contains("count = 2")
+            && text.contains("arrival_s = 2.157290")
+            && text.contains("CC-BY 4.0")
+    );
+    let (code, stdout, err) = run(&["validate".into(), out.display().to_string()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(stdout.contains("2 explicit requests"));
+    std::fs::write(&trace, "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.68,374,44\n2023-11-16 18:15:50.99,many,109\n").expect("write");
+    let (code, _, err) = run(&[
+        "import".into(),
+        "azure-llm".into(),
+        trace.display().to_string(),
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("trace.csv:3") && err.contains("ContextTokens"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

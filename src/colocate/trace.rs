@@ -108,6 +108,46 @@ pub fn parse_azure(
     Ok(out)
 }
 
+/// A co-location workload with these requests inline (the model, training and LeMix settings
+/// are the example's defaults, to be edited).
+pub fn to_workload_toml(rows: &[TraceRequest], source: &str, rate_scale: f64) -> String {
+    use std::fmt::Write;
+    let span = rows.last().map_or(0.0, |r| r.arrival_s);
+    let mut out = String::new();
+    let _ = writeln!(out, "#:schema ../../schemas/colocation.schema.json");
+    let _ = writeln!(
+        out,
+        "# {} requests imported by `coplan import azure-llm` from {source} (rate scale {rate_scale}),",
+        rows.len()
+    );
+    let _ = writeln!(
+        out,
+        "# spanning {span:.1} s. Azure LLM inference trace 2023, CC-BY 4.0: Patel et al.,"
+    );
+    let _ = writeln!(
+        out,
+        "# \"Splitwise: Efficient generative LLM inference using phase splitting\", ISCA 2024."
+    );
+    out.push_str(
+        "kind = \"colocation\"\nname = \"azure-llm\"\nnodes = 4\n\n[model]\nname = \"llama-8b\"\nstages = 2\n\
+         eta_forward = 2.0e-6\neta_backward = 1.0e-6\ndecode_base_s = 0.012\ndecode_per_token_s = 2.0e-6\n\
+         weights_mib = 8000\nkv_mib_per_token = 0.125\nactivation_mib_per_token = 0.5\n\n[inference]\n",
+    );
+    let _ = writeln!(out, "count = {}", rows.len());
+    out.push_str("slo_factor = 5.0\nrequests = [\n");
+    for r in rows {
+        let _ = writeln!(
+            out,
+            "  {{ arrival_s = {:.6}, prompt_tokens = {}, output_tokens = {} }},",
+            r.arrival_s,
+            r.prompt_tokens.max(1),
+            r.output_tokens
+        );
+    }
+    out.push_str("]\n\n[training]\nrate = 0.3\n");
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

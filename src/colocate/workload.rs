@@ -85,11 +85,22 @@ pub fn training_count(inference: usize, rate: f64) -> usize {
 }
 
 /// The task set: inference requests first (ids in arrival order), then the training tasks.
-/// With a trace, its rows (up to `count`) replace the synthetic arrivals and lengths.
+/// Explicit `requests`, else a trace's rows (up to `count`), replace the synthetic arrivals and
+/// lengths.
 pub fn tasks(spec: &ColocationSpec, trace: Option<&[TraceRequest]>, seed: u64) -> Vec<Task> {
     let mut rng = SeededRng::new(seed);
     let inf = &spec.inference;
     let count = inf.count.max(0) as usize;
+    let explicit: Option<Vec<TraceRequest>> = inf.requests.as_ref().map(|rs| {
+        rs.iter()
+            .map(|r| TraceRequest {
+                arrival_s: r.arrival_s.max(0.0),
+                prompt_tokens: r.prompt_tokens.max(1) as u32,
+                output_tokens: r.output_tokens.max(0) as u32,
+            })
+            .collect()
+    });
+    let trace = explicit.as_deref().or(trace);
     let mut requests: Vec<(f64, u32, u32)> = match trace {
         Some(rows) => rows
             .iter()

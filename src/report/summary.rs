@@ -70,6 +70,10 @@ fn preemption(spec: &PreemptionSpec) -> String {
 fn colocation(spec: &ColocationSpec) -> String {
     let inf = &spec.inference;
     let arrivals = match (&inf.arrival, &inf.trace) {
+        _ if inf.requests.is_some() => format!(
+            "{} explicit requests",
+            inf.requests.as_ref().map_or(0, Vec::len)
+        ),
         (Some(a), _) => format!(
             "{} {} rps",
             match a.process {

@@ -59,7 +59,7 @@ pub struct ModelProfile {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct InferenceSpec {
-    /// Synthetic arrivals; exactly one of `arrival` and `trace` is given.
+    /// Synthetic arrivals; exactly one of `arrival`, `trace` and `requests` is given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arrival: Option<Arrival>,
     /// A trace file (path relative to the workload file).
@@ -68,6 +68,9 @@ pub struct InferenceSpec {
     /// Format of `trace`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<TraceFormat>,
+    /// Explicit requests (what `coplan import` writes); replaces `arrival` and `trace`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests: Option<Vec<RequestSpec>>,
     /// Prompt length distribution (synthetic arrivals).
     #[serde(default = "default_prompt")]
     pub prompt_tokens: TokenDist,
@@ -89,6 +92,15 @@ fn default_output() -> TokenDist {
 }
 fn default_slo_factor() -> f64 {
     5.0
+}
+
+/// One explicit inference request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RequestSpec {
+    pub arrival_s: f64,
+    pub prompt_tokens: i64,
+    pub output_tokens: i64,
 }
 
 /// An arrival process.

@@ -531,26 +531,58 @@ pub fn colocation(spec: &ColocationSpec) -> Vec<Finding> {
         out.non_negative(p!["model", key], v, &format!("`{key}`"));
     }
     let inf = &spec.inference;
-    match (&inf.arrival, &inf.trace) {
-        (Some(_), Some(_)) => out.push(
+    let sources = [
+        inf.arrival.is_some(),
+        inf.trace.is_some(),
+        inf.requests.is_some(),
+    ]
+    .iter()
+    .filter(|x| **x)
+    .count();
+    if sources > 1 {
+        let key = if inf.requests.is_some() {
+            "requests"
+        } else {
+            "trace"
+        };
+        out.push(
             Finding::new(
                 "spec::conflict",
-                p!["inference", "trace"],
-                "both `arrival` and `trace` are given",
-                "conflicts with `arrival`",
+                p!["inference", key],
+                "more than one of `arrival`, `trace` and `requests` is given",
+                "conflicts with another request source",
             )
-            .help("keep one: synthetic arrivals or a trace file"),
-        ),
-        (None, None) => out.push(
+            .help("keep one: synthetic arrivals, a trace file or explicit requests"),
+        );
+    } else if sources == 0 {
+        out.push(
             Finding::new(
                 "spec::missing-key",
                 p!["inference"],
-                "[inference] needs `arrival` or `trace`",
+                "[inference] needs `arrival`, `trace` or `requests`",
                 "no arrivals",
             )
             .help(r#"e.g. arrival = { process = "poisson", rate_rps = 12 }"#),
-        ),
-        _ => {}
+        );
+    }
+    for (i, r) in inf.requests.iter().flatten().enumerate() {
+        out.non_negative(
+            p!["inference", "requests", i, "arrival_s"],
+            r.arrival_s,
+            "`arrival_s`",
+        );
+        out.at_least(
+            p!["inference", "requests", i, "prompt_tokens"],
+            r.prompt_tokens,
+            1,
+            "`prompt_tokens`",
+        );
+        out.at_least(
+            p!["inference", "requests", i, "output_tokens"],
+            r.output_tokens,
+            0,
+            "`output_tokens`",
+        );
     }
     if let Some(a) = &inf.arrival {
         out.positive(
