@@ -148,10 +148,7 @@ impl View<'_> {
         self.nodes[node]
             .stages
             .iter()
-            .map(|s| {
-                let queued: f64 = s.queue.iter().map(|q| q.estimate_s).sum();
-                s.busy_until.max(self.now) + queued
-            })
+            .map(|s| s.busy_until.max(self.now) + s.queued_s.max(0.0))
             .collect()
     }
 
@@ -204,6 +201,8 @@ struct Stage {
     busy_until: f64,
     running: Option<Running>,
     queue: Vec<Queued>,
+    /// Σ of the queued ops' estimates, kept with the queue (planners read it per decision).
+    queued_s: f64,
     mem_mib: f64,
 }
 
@@ -376,6 +375,16 @@ impl<'a> Engine<'a> {
             _ => self.fresh_training.pop_front(),
         };
         if let Some(id) = next {
+            if self.outcomes[id.index()].deferrals == 0 {
+                self.outcomes[id.index()].arrival_s = at;
+            }
+            self.push(at, Event::Arrive(id));
+        }
+    }
+
+    /// Releases the next fresh (never offered) training task.
+    fn release_fresh(&mut self, at: f64) {
+        if let Some(id) = self.fresh_training.pop_front() {
             self.outcomes[id.index()].arrival_s = at;
             self.push(at, Event::Arrive(id));
         }
@@ -400,14 +409,12 @@ impl<'a> Engine<'a> {
             Assignment::Defer if task.is_training() => {
                 let o = &mut self.outcomes[id.index()];
                 o.deferrals += 1;
-                // Offer it again at the next inference arrival; meanwhile A-PP moves on.
-                let again = self.view().next_inference_arrival;
-                match again {
-                    Some(at) => self.push(at, Event::Arrive(id)),
-                    None => self.push(self.now, Event::Arrive(id)),
-                }
-                if self.outcomes[id.index()].deferrals == 1 {
-                    self.release_training(self.now);
+                let first = o.deferrals == 1;
+                // Deprioritised: it waits in the deferred queue, offered again one per
+                // inference arrival (A-PP releases the smallest id of fresh and deferred).
+                self.deferred.push_back(id);
+                if first {
+                    self.release_fresh(self.now);
                 }
                 return;
             }
@@ -415,6 +422,21 @@ impl<'a> Engine<'a> {
             _ => 0,
         };
         self.outcomes[id.index()].node = Some(node);
+        if !task.is_training() && !self.deferred.is_empty() {
+            // Each inference arrival offers one deferred training task again; the last one
+            // offers them all (nothing is left to protect).
+            let more_arrivals = self.view().next_inference_arrival.is_some();
+            let n = if more_arrivals {
+                1
+            } else {
+                self.deferred.len()
+            };
+            for _ in 0..n {
+                if let Some(t) = self.deferred.pop_front() {
+                    self.push(self.now, Event::Arrive(t));
+                }
+            }
+        }
         // A training arrival ends a decode batch's wait for company.
         if task.is_training() && self.nodes[node].decode.collect_until.is_some() {
             self.nodes[node].decode.collect_until = Some(self.now);
@@ -433,7 +455,9 @@ impl<'a> Engine<'a> {
             seq: self.seq,
             estimate_s,
         };
-        self.nodes[node].stages[stage].queue.push(q);
+        let st = &mut self.nodes[node].stages[stage];
+        st.queued_s += q.estimate_s;
+        st.queue.push(q);
         self.try_start(node, stage);
     }
 
@@ -494,6 +518,7 @@ impl<'a> Engine<'a> {
                 return;
             };
             let q = self.nodes[node].stages[stage].queue.remove(i);
+            self.nodes[node].stages[stage].queued_s -= q.estimate_s;
             if drop {
                 if let Pending::Forward(id) = q.op {
                     self.drop_task(id);

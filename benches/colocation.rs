@@ -1,0 +1,137 @@
+//! Release benchmark of co-location: LeMix node decisions per second on a 16-node,
+//! 10 000-task instance, and end-to-end simulation time of one hour of the Azure conversation
+//! trace on 16 nodes for every heuristic planner.
+//!
+//! Run: `cargo bench --bench colocation` (the Azure part reads
+//! `../shared/data/azure-llm-2023/AzureLLMInferenceTrace_conv.csv` or `$COPLAN_AZURE_TRACE`,
+//! and is skipped when neither exists).
+
+use std::time::Instant;
+
+use coplan::colocate::engine::{Assignment, Dispatcher, Engine, View};
+use coplan::colocate::plan::{dispatcher, run_planner, setup};
+use coplan::colocate::trace::parse_azure;
+use coplan::colocate::workload::Task;
+use coplan::spec::{ClusterSpec, ColocationSpec};
+use coplan::topology::Cluster;
+
+fn example<T: serde::de::DeserializeOwned>(rel: &str) -> T {
+    let path = format!("{}/{rel}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    toml::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// Forwards to a planner and times its decisions alone.
+struct Timed {
+    inner: Box<dyn Dispatcher>,
+    seconds: f64,
+    decisions: u64,
+}
+
+impl Dispatcher for Timed {
+    fn assign(&mut self, view: &View<'_>, task: &Task) -> Assignment {
+        let t0 = Instant::now();
+        let a = self.inner.assign(view, task);
+        self.seconds += t0.elapsed().as_secs_f64();
+        self.decisions += 1;
+        a
+    }
+
+    fn on_training_done(&mut self, completed: u64) -> Option<Vec<usize>> {
+        self.inner.on_training_done(completed)
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn main() {
+    let mut cluster_spec: ClusterSpec = example("examples/clusters/a100-x16.toml");
+    cluster_spec.pool[0].count = 16;
+    let cluster = Cluster::from_spec(&cluster_spec);
+    let mut spec: ColocationSpec = example("examples/workloads/colocation-small.toml");
+    spec.nodes = Some(16);
+    // 10 000 tasks: 7 000 inference requests at a rate 16 nodes can serve, 3 000 training.
+    spec.inference.count = 7000;
+    if let Some(a) = spec.inference.arrival.as_mut() {
+        a.rate_rps = 16.0;
+    }
+    spec.training.rate = 0.3;
+    let s = setup(&cluster, &spec, None, Some(1));
+    println!(
+        "instance: 16 nodes × {} stages, {} tasks",
+        s.config.stages,
+        s.tasks.len()
+    );
+    let mut rates = Vec::new();
+    for _ in 0..5 {
+        let mut timed = Timed {
+            inner: dispatcher("lemix", &spec, &s).expect("lemix"),
+            seconds: 0.0,
+            decisions: 0,
+        };
+        let _ = Engine::new(&s.config, &s.tasks).run(&mut timed);
+        rates.push((
+            timed.decisions as f64 / timed.seconds,
+            timed.seconds / timed.decisions as f64,
+        ));
+    }
+    let rate = median(rates.iter().map(|r| r.0).collect());
+    println!(
+        "lemix decisions alone: median {:.0} decisions/s ({:.2} µs per decision, incl. re-offers of deferred tasks)",
+        rate,
+        1e6 / rate
+    );
+    let mut runs = Vec::new();
+    for _ in 0..5 {
+        let t0 = Instant::now();
+        let Ok(Some((run, _))) = run_planner("lemix", &spec, &s) else {
+            panic!("lemix runs")
+        };
+        runs.push((t0.elapsed().as_secs_f64(), run.outcomes.len()));
+    }
+    let whole = median(runs.iter().map(|r| r.0).collect());
+    let decisions = runs[0].1 as f64;
+    println!(
+        "lemix, whole simulation incl. {decisions} node decisions: median {:.3} s → {:.0} decisions/s end to end",
+        whole,
+        decisions / whole
+    );
+
+    let trace_path = std::env::var("COPLAN_AZURE_TRACE").unwrap_or_else(|_| {
+        format!(
+            "{}/../shared/data/azure-llm-2023/AzureLLMInferenceTrace_conv.csv",
+            env!("CARGO_MANIFEST_DIR")
+        )
+    });
+    let Ok(text) = std::fs::read_to_string(&trace_path) else {
+        println!("Azure trace not found at {trace_path}: skipping the end-to-end hour");
+        return;
+    };
+    let rows = parse_azure(&text, 1.0, None).expect("the Azure trace parses");
+    let hour: Vec<_> = rows.into_iter().filter(|r| r.arrival_s <= 3600.0).collect();
+    spec.inference.arrival = None;
+    spec.inference.count = hour.len() as i64;
+    spec.inference.trace = Some("trace".into());
+    let s = setup(&cluster, &spec, Some(&hour), Some(1));
+    println!(
+        "\nAzure conv trace, first hour: {} requests + {} training tasks on 16 nodes",
+        hour.len(),
+        s.tasks.len() - hour.len()
+    );
+    println!("| planner | median end-to-end simulation (3 runs) | tasks/s simulated |");
+    println!("|---|---:|---:|");
+    for name in ["separate", "mix-rr", "mix-luf", "lemix"] {
+        let times: Vec<f64> = (0..3)
+            .map(|_| {
+                let t0 = Instant::now();
+                let _ = run_planner(name, &spec, &s).expect("runs");
+                t0.elapsed().as_secs_f64()
+            })
+            .collect();
+        let m = median(times);
+        println!("| {name} | {m:.3} s | {:.0} |", s.tasks.len() as f64 / m);
+    }
+}
