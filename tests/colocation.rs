@@ -110,3 +110,43 @@ proptest! {
         prop_assert_eq!(canonical(&report), canonical(&again));
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// The ILP's optimum is a lower bound of every planner's objective, its replayed schedule
+    /// passes the verifier, and the gap is never negative.
+    #[test]
+    fn no_planner_beats_the_ilp_bound(
+        nodes in 1..=2i64, stages in 1..=2i64, count in 1..=4i64, rate in prop::sample::select(vec![0.0, 0.25]),
+        out in 0..=2i64, seed in 1..100u64, depri in 0..3usize,
+    ) {
+        let mut spec = instance(nodes, stages, count, rate, 0.5, 0.8, false, 2, 0.5, false, depri, true);
+        spec.model.eta_forward = 1.0e-4;
+        spec.model.eta_backward = 0.5e-4;
+        spec.model.decode_base_s = 0.05;
+        spec.model.decode_per_token_s = 0.0;
+        spec.inference.prompt_tokens.dist = coplan::spec::colocation::DistKind::Constant;
+        spec.inference.prompt_tokens.mean = 100.0;
+        spec.inference.output_tokens.dist = coplan::spec::colocation::DistKind::Constant;
+        spec.inference.output_tokens.mean = out as f64;
+        spec.inference.output_tokens.min = 0;
+        spec.training.tokens.dist = coplan::spec::colocation::DistKind::Constant;
+        spec.training.tokens.mean = 100.0;
+        if let Some(a) = spec.inference.arrival.as_mut() {
+            a.rate_rps = 2.0;
+        }
+        spec.planners.ilp_slot_s = 0.25;
+        spec.planners.ilp_time_limit_s = 60.0;
+        spec.planners.run = ["separate", "mix-rr", "mix-luf", "lemix", "ilp"].iter().map(|s| s.to_string()).collect();
+        let report = plan(&cluster(), &spec, None, None, Some(seed)).expect("runs and verifies");
+        let ilp = report.planners.iter().find(|p| p.name == "ilp").expect("ilp listed");
+        prop_assume!(ilp.bound.is_some());
+        let bound = ilp.bound.unwrap_or(0.0);
+        for p in &report.planners {
+            let obj = p.objective.expect("objective");
+            prop_assert!(obj >= bound - 1e-6, "{} objective {} below the ILP bound {}", p.name, obj, bound);
+            prop_assert!(p.gap.is_some_and(|g| g >= -1e-9));
+        }
+    }
+}

@@ -1,6 +1,7 @@
 //! Co-location of LLM training and inference (DESIGN §6, LeMix).
 
 pub mod engine;
+pub mod ilp;
 pub mod latency;
 pub mod lemix;
 pub mod metrics;

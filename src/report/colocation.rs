@@ -34,7 +34,17 @@ pub fn to_table(r: &ColocationReport) -> String {
             ],
             Some(m) => vec![
                 p.name.clone(),
-                f(p.objective, 1),
+                f(p.objective, 3),
+                p.gap.map_or_else(
+                    || "-".into(),
+                    |g| {
+                        format!(
+                            "{}{:+.1}%",
+                            if p.gap_is_bound { "≤" } else { "" },
+                            g * 100.0
+                        )
+                    },
+                ),
                 format!("{:.2}", m.throughput_tasks_per_s),
                 format!("{:.0}", m.throughput_tokens_per_s),
                 format!("{:.2}", m.goodput_rps),
@@ -78,6 +88,17 @@ pub fn to_table(r: &ColocationReport) -> String {
         ],
         &rows,
     ));
+    if let Some(b) = r
+        .planners
+        .iter()
+        .find(|p| p.name == "ilp")
+        .and_then(|p| p.bound)
+    {
+        let _ = writeln!(
+            out,
+            "\ngap: against the ILP's lower bound {b:.3} (≤: an upper bound on the distance to the optimum)."
+        );
+    }
     out.push_str("\nSLO 5×: share of inference requests whose prefill response R ≤ τ_R; staleness: training tasks\nthe serving replica had not received (a proxy for the paper's inference loss).\n");
     out
 }
