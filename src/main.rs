@@ -476,6 +476,31 @@ fn simulate(
     out: Option<&Path>,
 ) -> Result<(), Failure> {
     let (cluster, workload) = load_pair(cluster_path, workload_path)?;
+    if let Spec::Colocation(c) = &workload.spec {
+        workload
+            .check(spec::validate::colocation_on_cluster(&cluster, c))
+            .map_err(|e| Failure::Invalid(vec![e]))?;
+        let trace = load_trace(&workload, c)?;
+        let seeds = options.seeds.clone().unwrap_or_else(|| (1..=10).collect());
+        let bar = progress_bar(seeds.len() as u64);
+        let tick = || bar.inc(1);
+        let report = coplan::colocate::sim::simulate(
+            &cluster,
+            c,
+            trace.as_deref(),
+            &seeds,
+            options.planners.as_deref(),
+            &tick,
+        )
+        .map_err(colocation_failure)?;
+        bar.finish_and_clear();
+        let text = match format {
+            PlanFormat::Table => coplan::colocate::sim::to_table(&report),
+            PlanFormat::Json => coplan::colocate::sim::to_json(&report),
+            PlanFormat::Csv => coplan::colocate::sim::to_csv(&report),
+        };
+        return emit(&text, out);
+    }
     let spec = preemption_spec(&workload)?;
     let (seeds, cycles, _) = sim::resolve(spec, &options);
     let bar = progress_bar(seeds.len() as u64 * cycles);

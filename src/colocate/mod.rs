@@ -9,6 +9,7 @@ pub mod mix_luf;
 pub mod mix_rr;
 pub mod plan;
 pub mod separate;
+pub mod sim;
 pub mod trace;
 pub mod verify;
 pub mod workload;
