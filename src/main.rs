@@ -553,14 +553,33 @@ fn run_sweep(
     };
     let cluster_file = load(cluster_path, Expect::Cluster)?;
     let workload = load(workload_path, Expect::Workload)?;
-    let spec = preemption_spec(&workload)?;
-    let (seeds, cycles, planners) = sim::resolve(spec, &options);
-    engine::check_planner_names(&planners).map_err(|f| plan_failure(&workload, f))?;
     let mine = sweep::scenarios(&sets)
         .iter()
         .filter(|s| s.index % shard.1 == shard.0)
         .count();
-    let bar = progress_bar((mine * seeds.len()) as u64 * cycles);
+    let units = match &workload.spec {
+        Spec::Colocation(c) => {
+            if let Some(bad) = options
+                .planners
+                .iter()
+                .flatten()
+                .find(|p| !coplan::spec::colocation::COLOCATION_PLANNERS.contains(&p.as_str()))
+            {
+                return Err(colocation_failure(
+                    coplan::colocate::plan::ColocationError::UnknownPlanner(bad.clone()),
+                ));
+            }
+            let _ = c;
+            options.seeds.as_ref().map_or(10, Vec::len) as u64
+        }
+        _ => {
+            let spec = preemption_spec(&workload)?;
+            let (seeds, cycles, planners) = sim::resolve(spec, &options);
+            engine::check_planner_names(&planners).map_err(|f| plan_failure(&workload, f))?;
+            seeds.len() as u64 * cycles
+        }
+    };
+    let bar = progress_bar(mine as u64 * units);
     let tick = || bar.inc(1);
     let output = sweep::sweep(
         &toml_value(&cluster_file)?,

@@ -656,3 +656,57 @@ fn import_azure_llm_writes_a_valid_workload_and_rejects_bad_rows() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn colocation_sweeps_shard_and_merge_like_preemption_ones() {
+    let args = |extra: &[&str]| -> Vec<String> {
+        let mut a: Vec<String> = [
+            "sweep",
+            "examples/clusters/a100-x16.toml",
+            "examples/workloads/azure-conv-100.toml",
+            "--set",
+            "lemix.deprioritize=lookahead,off",
+            "--set",
+            "nodes=2,4",
+            "--seeds",
+            "2",
+            "--planners",
+            "mix-rr,lemix",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a
+    };
+    let (code, whole, err) = run(&args(&[]));
+    assert_eq!(code, 0, "{err}");
+    assert!(whole.contains(",slo_attainment_5x,"));
+    let dir = std::env::temp_dir().join(format!("coplan-csweep-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let mut merge = vec!["merge".to_string()];
+    for i in 0..2 {
+        let path = dir.join(format!("s{i}.csv")).display().to_string();
+        let shard = format!("{i}/2");
+        let (code, _, err) = run(&args(&["--shard", &shard, "--out", &path]));
+        assert_eq!(code, 0, "{err}");
+        merge.push(path);
+    }
+    let (code, table, _) = run(&merge);
+    assert_eq!(code, 0);
+    assert!(table.contains("slo_attainment_5x") && table.contains("lemix"));
+    merge.extend(["--format".into(), "csv".into()]);
+    let (_, merged, _) = run(&merge);
+    assert_eq!(merged, whole);
+    let _ = std::fs::remove_dir_all(&dir);
+    let (code, _, err) = run(&[
+        "simulate".into(),
+        "examples/clusters/a100-x16.toml".into(),
+        "examples/workloads/azure-conv-100.toml".into(),
+        "--seeds".into(),
+        "2".into(),
+        "--planners".into(),
+        "lemix,nope".into(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+}

@@ -348,7 +348,7 @@ type Group = (
 
 /// Summary table: per scenario and planner, mean ± 95 % CI over seeds of the key metrics.
 pub fn summary_table(out: &SweepOutput) -> String {
-    const METRICS: [&str; 6] = [
+    const PREEMPTION: [&str; 6] = [
         "hit_rate",
         "victims",
         "wasted_evictions",
@@ -356,6 +356,20 @@ pub fn summary_table(out: &SweepOutput) -> String {
         "objective",
         "subsets_evaluated",
     ];
+    const COLOCATION: [&str; 6] = [
+        "gpu_utilization",
+        "throughput_tasks_per_s",
+        "throughput_tokens_per_s",
+        "slo_attainment_5x",
+        "goodput_rps",
+        "objective",
+    ];
+    // The workload kind shows in the metrics the rows carry.
+    let columns = if out.rows.iter().any(|r| r.metric == "hit_rate") {
+        PREEMPTION
+    } else {
+        COLOCATION
+    };
     let mut groups: BTreeMap<(usize, usize), Group> = BTreeMap::new();
     let mut planner_order: Vec<String> = Vec::new();
     for r in &out.rows {
@@ -369,20 +383,20 @@ pub fn summary_table(out: &SweepOutput) -> String {
         let entry = groups
             .entry((r.scenario, pi))
             .or_insert_with(|| (r.params.clone(), r.planner.clone(), BTreeMap::new()));
-        if let Some(m) = METRICS.iter().find(|m| **m == r.metric) {
+        if let Some(m) = columns.iter().find(|m| **m == r.metric) {
             entry.2.entry(m).or_default().push(r.value);
         }
     }
     let mut header: Vec<String> = vec!["scenario".into()];
     header.extend(out.keys.iter().cloned());
     header.push("planner".into());
-    header.extend(METRICS.iter().map(|m| m.to_string()));
+    header.extend(columns.iter().map(|m| m.to_string()));
     let mut rows: Vec<Vec<String>> = Vec::new();
     for ((scenario, _), (params, planner, metrics)) in &groups {
         let mut row = vec![scenario.to_string()];
         row.extend(params.iter().map(|(_, v)| v.clone()));
         row.push(planner.clone());
-        for m in METRICS {
+        for m in columns {
             row.push(match metrics.get(m).and_then(|v| super::summarize(v)) {
                 Some(s) => match s.ci95 {
                     Some(ci) => format!("{:.3} ± {:.3}", s.mean, ci),

@@ -7,7 +7,7 @@ use toml::Value;
 
 use super::{SimOptions, TIMING_METRICS, simulate};
 use crate::preempt::engine::PlanFailure;
-use crate::spec::{ClusterSpec, PreemptionSpec, validate};
+use crate::spec::{ClusterSpec, ColocationSpec, PreemptionSpec, validate};
 use crate::topology::Cluster;
 
 /// One `--set KEY=V1,V2,…`.
@@ -34,6 +34,8 @@ pub enum SweepError {
     Shard(String),
     #[error(transparent)]
     Plan(#[from] PlanFailure),
+    #[error("{0}")]
+    Colocation(String),
 }
 
 pub fn parse_set(arg: &str) -> Result<SetArg, SweepError> {
@@ -189,12 +191,19 @@ fn set_path(root: &mut Value, key: &str, path: &str, value: Value) -> Result<(),
     Err(err("empty key".into()))
 }
 
+/// The workload of one scenario, of either kind.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ScenarioWorkload {
+    Preemption(Box<PreemptionSpec>),
+    Colocation(Box<ColocationSpec>),
+}
+
 /// The specs of one scenario, checked like files are.
 pub fn apply(
     cluster: &Value,
     workload: &Value,
     scenario: &Scenario,
-) -> Result<(ClusterSpec, PreemptionSpec), SweepError> {
+) -> Result<(ClusterSpec, ScenarioWorkload), SweepError> {
     let (mut c, mut w) = (cluster.clone(), workload.clone());
     for (key, value) in &scenario.params {
         let (is_cluster, path) = target(key);
@@ -222,12 +231,25 @@ pub fn apply(
     let cluster_spec: ClusterSpec = c
         .try_into()
         .map_err(|e: toml::de::Error| blame(e.message().to_string()))?;
-    let workload_spec: PreemptionSpec = w
-        .try_into()
-        .map_err(|e: toml::de::Error| blame(e.message().to_string()))?;
+    let colocation = w.get("kind").and_then(Value::as_str) == Some("colocation");
+    let (workload_spec, findings) = if colocation {
+        let spec: ColocationSpec = w
+            .try_into()
+            .map_err(|e: toml::de::Error| blame(e.message().to_string()))?;
+        let cluster_model = Cluster::from_spec(&cluster_spec);
+        let mut f = validate::colocation(&spec);
+        f.extend(validate::colocation_on_cluster(&cluster_model, &spec));
+        (ScenarioWorkload::Colocation(Box::new(spec)), f)
+    } else {
+        let spec: PreemptionSpec = w
+            .try_into()
+            .map_err(|e: toml::de::Error| blame(e.message().to_string()))?;
+        let f = validate::preemption(&spec);
+        (ScenarioWorkload::Preemption(Box::new(spec)), f)
+    };
     let findings: Vec<String> = validate::cluster(&cluster_spec)
         .into_iter()
-        .chain(validate::preemption(&workload_spec))
+        .chain(findings)
         .map(|f| format!("{} ({})", f.message, f.path))
         .collect();
     if let Some(first) = findings.first() {
@@ -267,7 +289,7 @@ pub fn sweep(
 ) -> Result<SweepOutput, SweepError> {
     let all = scenarios(sets);
     // Check every scenario first: a bad value fails fast, before hours of simulation.
-    let specs: Vec<(Scenario, ClusterSpec, PreemptionSpec)> = all
+    let specs: Vec<(Scenario, ClusterSpec, ScenarioWorkload)> = all
         .iter()
         .map(|s| apply(cluster, workload, s).map(|(c, w)| (s.clone(), c, w)))
         .collect::<Result<_, _>>()?;
@@ -277,9 +299,34 @@ pub fn sweep(
         .filter(|(s, _, _)| s.index % shard.1 == shard.0)
     {
         let cluster = Cluster::from_spec(&c);
-        let report = simulate(&cluster, &w, options, progress)?;
-        for sr in &report.per_seed {
-            for (planner, metrics, _) in &sr.per_planner {
+        // (seed, planner, metric → value) of every seed of the scenario.
+        let per_seed: Vec<crate::colocate::sim::SeedValues> = match &w {
+            ScenarioWorkload::Preemption(w) => simulate(&cluster, w, options, progress)?
+                .per_seed
+                .into_iter()
+                .map(|sr| {
+                    (
+                        sr.seed,
+                        sr.per_planner.into_iter().map(|(n, m, _)| (n, m)).collect(),
+                    )
+                })
+                .collect(),
+            ScenarioWorkload::Colocation(w) => {
+                let seeds = options.seeds.clone().unwrap_or_else(|| (1..=10).collect());
+                crate::colocate::sim::simulate(
+                    &cluster,
+                    w,
+                    None,
+                    &seeds,
+                    options.planners.as_deref(),
+                    progress,
+                )
+                .map_err(|e| SweepError::Colocation(e.to_string()))?
+                .per_seed
+            }
+        };
+        for (seed, planners) in &per_seed {
+            for (planner, metrics) in planners {
                 for (metric, value) in metrics {
                     if TIMING_METRICS.contains(&metric.as_str()) {
                         continue;
@@ -288,7 +335,7 @@ pub fn sweep(
                         scenario: scenario.index,
                         params: scenario.params.clone(),
                         planner: planner.clone(),
-                        seed: sr.seed,
+                        seed: *seed,
                         metric: metric.clone(),
                         value: *value,
                     });
