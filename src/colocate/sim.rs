@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use super::plan::{ColocationError, plan};
 use super::trace::TraceRequest;
+use crate::report::sim::summary_cell;
 use crate::sim::{Summary, summarize};
 use crate::spec::ColocationSpec;
 use crate::topology::Cluster;
@@ -125,16 +126,6 @@ pub fn simulate(
     })
 }
 
-fn cell(s: Option<&Summary>, scale: f64, unit: &str) -> String {
-    match s {
-        None => "-".into(),
-        Some(s) => match s.ci95 {
-            Some(ci) => format!("{:.2}{unit} ± {:.2}", s.mean * scale, ci * scale),
-            None => format!("{:.2}{unit}", s.mean * scale),
-        },
-    }
-}
-
 pub fn to_table(r: &SimReport) -> String {
     let rows: Vec<Vec<String>> = r
         .planners
@@ -143,13 +134,13 @@ pub fn to_table(r: &SimReport) -> String {
             let m = |k: &str| p.metrics.get(k);
             vec![
                 p.name.clone(),
-                cell(m("gpu_utilization"), 100.0, "%"),
-                cell(m("throughput_tasks_per_s"), 1.0, ""),
-                cell(m("throughput_tokens_per_s"), 1.0, ""),
-                cell(m("slo_attainment_5x"), 100.0, "%"),
-                cell(m("goodput_rps"), 1.0, ""),
-                cell(m("objective"), 1.0, ""),
-                cell(m("gap"), 100.0, "%"),
+                summary_cell(m("gpu_utilization"), 100.0, "%"),
+                summary_cell(m("throughput_tasks_per_s"), 1.0, ""),
+                summary_cell(m("throughput_tokens_per_s"), 1.0, ""),
+                summary_cell(m("slo_attainment_5x"), 100.0, "%"),
+                summary_cell(m("goodput_rps"), 1.0, ""),
+                summary_cell(m("objective"), 1.0, ""),
+                summary_cell(m("gap"), 100.0, "%"),
             ]
         })
         .collect();

@@ -5,13 +5,20 @@ use std::fmt::Write;
 use crate::report::plan::render_table;
 use crate::sim::{SimReport, Summary, TIMING_METRICS};
 
-fn cell(s: Option<&Summary>, pct: bool) -> String {
+/// `mean ± ci95` of a summary, scaled (100 for percentages) and with a unit; `-` when absent.
+pub fn summary_cell(s: Option<&Summary>, scale: f64, unit: &str) -> String {
     let Some(s) = s else { return "-".into() };
-    let k = if pct { 100.0 } else { 1.0 };
-    let unit = if pct { "%" } else { "" };
     match s.ci95 {
-        Some(ci) => format!("{}{unit} ± {}", fixed(s.mean * k), fixed(ci * k)),
-        None => format!("{}{unit}", fixed(s.mean * k)),
+        Some(ci) => format!("{}{unit} ± {}", fixed(s.mean * scale), fixed(ci * scale)),
+        None => format!("{}{unit}", fixed(s.mean * scale)),
+    }
+}
+
+fn cell(s: Option<&Summary>, pct: bool) -> String {
+    if pct {
+        summary_cell(s, 100.0, "%")
+    } else {
+        summary_cell(s, 1.0, "")
     }
 }
 
