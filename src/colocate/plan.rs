@@ -288,6 +288,12 @@ pub fn plan(
             spec.inference.slo_factor,
             &spec.objective,
         );
+        super::verify::verify_metrics(run, &m, tau, &spec.objective).map_err(|reason| {
+            ColocationError::Verification {
+                planner: name.clone(),
+                reason,
+            }
+        })?;
         let events = run
             .outcomes
             .iter()

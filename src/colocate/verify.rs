@@ -179,3 +179,56 @@ pub fn verify_run(cfg: &EngineConfig, tasks: &[Task], run: &Run) -> Result<(), S
     }
     Ok(())
 }
+
+/// Recomputes the counted metrics and the canonical objective from the run's outcomes with its
+/// own formula, and compares them with the reported ones.
+pub fn verify_metrics(
+    run: &Run,
+    reported: &super::metrics::Metrics,
+    tau_s: f64,
+    weights: &crate::spec::colocation::ColocationObjective,
+) -> Result<(), String> {
+    let dropped = run.outcomes.iter().filter(|o| o.dropped).count() as u64;
+    let offloaded = run.outcomes.iter().filter(|o| o.offloaded).count() as u64;
+    let trained = run
+        .outcomes
+        .iter()
+        .filter(|o| o.training && !o.dropped && o.end_s.is_some())
+        .count() as u64;
+    let mut nodes: Vec<usize> = run.outcomes.iter().filter_map(|o| o.node).collect();
+    nodes.sort_unstable();
+    nodes.dedup();
+    let mut objective = 0.0;
+    for o in &run.outcomes {
+        if o.dropped {
+            objective += weights.dropped;
+            continue;
+        }
+        if !o.training {
+            let r = o.prefill_end_s.map(|e| e - o.arrival_s);
+            if r.is_none_or(|r| r > tau_s + 1e-12) {
+                objective += weights.slo_miss;
+            }
+        }
+        if let Some(end) = o.end_s {
+            objective += (end - o.arrival_s) / tau_s;
+        }
+    }
+    let checks = [
+        ("dropped", reported.dropped == dropped),
+        ("offloaded", reported.offloaded == offloaded),
+        (
+            "training_tasks_done",
+            reported.training_tasks_done == trained,
+        ),
+        ("nodes_used", reported.nodes_used == nodes.len() as u64),
+        (
+            "objective",
+            (reported.objective - objective).abs() <= 1e-6 * objective.abs().max(1.0),
+        ),
+    ];
+    match checks.iter().find(|(_, ok)| !ok) {
+        Some((name, _)) => Err(format!("metric `{name}` does not recompute")),
+        None => Ok(()),
+    }
+}
