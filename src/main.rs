@@ -630,12 +630,11 @@ fn profile_fit(path: &Path, out: Option<&Path>) -> Result<(), Failure> {
     use coplan::colocate::latency;
     let source = read_source(path)?;
     let samples = latency::parse_samples(&source.text).map_err(|e| {
-        Failure::input(
-            format!("{}:{}: {}", source.name, e.line, e.message),
-            Some(
-                "expected rows `kind,batch,tokens,stage_s`, kind = forward | backward | decode"
-                    .into(),
-            ),
+        line_error(
+            &source,
+            e.line,
+            &e.message,
+            "expected rows `kind,batch,tokens,stage_s`, kind = forward | backward | decode",
         )
     })?;
     if samples.is_empty() {
@@ -673,12 +672,11 @@ fn load_trace(
     coplan::colocate::trace::parse_azure(&source.text, 1.0, None)
         .map(Some)
         .map_err(|e| {
-            Failure::input(
-                format!("{}:{}: {}", source.name, e.line, e.message),
-                Some(
-                    "expected the Azure LLM trace format `TIMESTAMP,ContextTokens,GeneratedTokens`"
-                        .into(),
-                ),
+            line_error(
+                &source,
+                e.line,
+                &e.message,
+                "expected the Azure LLM trace format `TIMESTAMP,ContextTokens,GeneratedTokens`",
             )
         })
 }
@@ -739,12 +737,11 @@ fn import_azure(
     let source = read_source(path)?;
     let rows =
         coplan::colocate::trace::parse_azure(&source.text, rate_scale, limit).map_err(|e| {
-            Failure::input(
-                format!("{}:{}: {}", source.name, e.line, e.message),
-                Some(
-                    "expected the Azure LLM trace format `TIMESTAMP,ContextTokens,GeneratedTokens`"
-                        .into(),
-                ),
+            line_error(
+                &source,
+                e.line,
+                &e.message,
+                "expected the Azure LLM trace format `TIMESTAMP,ContextTokens,GeneratedTokens`",
             )
         })?;
     if rows.is_empty() {
@@ -756,5 +753,30 @@ fn import_azure(
     emit(
         &coplan::colocate::trace::to_workload_toml(&rows, &source.name, rate_scale),
         out,
+    )
+}
+
+/// A data-file error at a line, as a located diagnostic (file, line, column, the line shown).
+fn line_error(source: &SourceFile, line: usize, message: &str, help: &str) -> Failure {
+    let mut start = 0;
+    for (i, l) in source.text.split_inclusive('\n').enumerate() {
+        if i + 1 == line {
+            let end = start + l.trim_end_matches(['\n', '\r']).len();
+            return Failure::Invalid(vec![InvalidSpec {
+                source_file: source.clone(),
+                issues: vec![coplan::spec::Issue {
+                    code: "data::malformed-row",
+                    message: message.to_string(),
+                    label: "this row".into(),
+                    help: Some(help.to_string()),
+                    span: start..end,
+                }],
+            }]);
+        }
+        start += l.len();
+    }
+    Failure::input(
+        format!("{}:{line}: {message}", source.name),
+        Some(help.to_string()),
     )
 }
