@@ -169,6 +169,13 @@ pub trait Dispatcher {
     fn on_training_done(&mut self, _completed: u64) -> Option<Vec<usize>> {
         None
     }
+
+    /// A stage-queue rank for a task's ops (lower runs first among ready ops); `None` keeps
+    /// the engine's order (readiness, then arrival in the queue). The ILP replay uses it to
+    /// follow the MILP's order on each stage.
+    fn rank(&self, _task: TaskId) -> Option<f64> {
+        None
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -184,6 +191,8 @@ enum Pending {
 struct Queued {
     op: Pending,
     ready_at: f64,
+    /// The planner's rank of the op's task, when it gives one.
+    rank: Option<f64>,
     seq: u64,
     estimate_s: f64,
 }
@@ -274,6 +283,8 @@ pub struct Engine<'a> {
     deferred: VecDeque<TaskId>,
     training_done: u64,
     inference_arrivals: Vec<f64>,
+    /// The planner's rank of each task, recorded when it is assigned.
+    ranks: Vec<Option<f64>>,
 }
 
 impl<'a> Engine<'a> {
@@ -334,6 +345,7 @@ impl<'a> Engine<'a> {
             deferred: VecDeque::new(),
             training_done: 0,
             inference_arrivals,
+            ranks: vec![None; tasks.len()],
         }
     }
 
@@ -422,6 +434,7 @@ impl<'a> Engine<'a> {
             _ => 0,
         };
         self.outcomes[id.index()].node = Some(node);
+        self.ranks[id.index()] = planner.rank(id);
         if !task.is_training() && !self.deferred.is_empty() {
             // Each inference arrival offers one deferred training task again; the last one
             // offers them all (nothing is left to protect).
@@ -449,9 +462,14 @@ impl<'a> Engine<'a> {
 
     fn enqueue(&mut self, node: usize, stage: usize, op: Pending, estimate_s: f64) {
         self.seq += 1;
+        let rank = match op {
+            Pending::Forward(id) | Pending::Backward(id) => self.ranks[id.index()],
+            Pending::Decode(_) | Pending::Sync => None,
+        };
         let q = Queued {
             op,
             ready_at: self.now,
+            rank,
             seq: self.seq,
             estimate_s,
         };
@@ -482,7 +500,10 @@ impl<'a> Engine<'a> {
             let mut order: Vec<usize> = (0..st.queue.len()).collect();
             order.sort_by(|&a, &b| {
                 let (x, y) = (&st.queue[a], &st.queue[b]);
-                x.ready_at.total_cmp(&y.ready_at).then(x.seq.cmp(&y.seq))
+                let (rx, ry) = (x.rank.unwrap_or(x.ready_at), y.rank.unwrap_or(y.ready_at));
+                rx.total_cmp(&ry)
+                    .then(x.ready_at.total_cmp(&y.ready_at))
+                    .then(x.seq.cmp(&y.seq))
             });
             let mut chosen = None;
             let mut wake_at: Option<f64> = None;

@@ -29,6 +29,8 @@ pub enum IlpOutcome {
         optimal: bool,
         /// Node of each task in the MILP's solution (`None`: dropped), for the replay.
         nodes: Vec<Option<usize>>,
+        /// Start slot of each task's first op, for the replay's order on each stage.
+        starts: Vec<Option<f64>>,
     },
     /// The solver stopped before any incumbent (no bound either).
     NoIncumbent,
@@ -187,7 +189,13 @@ pub fn solve(spec: &ColocationSpec, s: &Setup, horizon_s: f64) -> Result<IlpOutc
             }
         }
     }
-    let keep: Vec<Variable> = y.iter().flatten().copied().collect();
+    let first_ops: Vec<&OpVar> = ops.iter().filter(|o| o.op == 0).collect();
+    let keep: Vec<Variable> = y
+        .iter()
+        .flatten()
+        .copied()
+        .chain(first_ops.iter().map(|o| o.var))
+        .collect();
     match solver::minimise(
         vars,
         objective,
@@ -200,10 +208,18 @@ pub fn solve(spec: &ColocationSpec, s: &Setup, horizon_s: f64) -> Result<IlpOutc
             let nodes = (0..s.tasks.len())
                 .map(|k| (0..cfg.nodes).find(|&n| solved.values[k * cfg.nodes + n] > 0.5))
                 .collect();
+            let offset = s.tasks.len() * cfg.nodes;
+            let mut starts = vec![None; s.tasks.len()];
+            for (o, v) in first_ops.iter().zip(&solved.values[offset..]) {
+                if *v > 0.5 {
+                    starts[o.task] = Some(o.slot as f64);
+                }
+            }
             Ok(IlpOutcome::Solved {
                 bound: solved.bound,
                 optimal: solved.status == SolveStatus::Optimal,
                 nodes,
+                starts,
             })
         }
         Err(SolveError::NoIncumbent) => Ok(IlpOutcome::NoIncumbent),

@@ -65,10 +65,12 @@ pub struct ColocationReport {
     pub planners: Vec<PlannerReport>,
 }
 
-/// The replay of the ILP's solution: each task on the MILP's node (a task the MILP dropped goes
-/// round-robin: the engine runs it rather than drop it).
+/// The replay of the ILP's solution: each task on the MILP's node, its ops ranked on every
+/// stage by the MILP's start slot (a task the MILP dropped goes round-robin, last: the engine
+/// runs it rather than drop it).
 struct FixedNodes {
     nodes: Vec<Option<usize>>,
+    starts: Vec<Option<f64>>,
     next: usize,
 }
 
@@ -84,6 +86,16 @@ impl Dispatcher for FixedNodes {
                 self.next % view.config.nodes.max(1)
             });
         super::engine::Assignment::Node(n)
+    }
+
+    fn rank(&self, task: super::workload::TaskId) -> Option<f64> {
+        Some(
+            self.starts
+                .get(task.index())
+                .copied()
+                .flatten()
+                .unwrap_or(f64::MAX),
+        )
     }
 }
 
@@ -240,8 +252,13 @@ pub fn plan(
                 bound: b,
                 optimal,
                 nodes,
+                starts,
             } => {
-                let mut replay = FixedNodes { nodes, next: 0 };
+                let mut replay = FixedNodes {
+                    nodes,
+                    starts,
+                    next: 0,
+                };
                 let run = Engine::new(&s.config, &s.tasks).run(&mut replay);
                 verify_run(&s.config, &s.tasks, &run).map_err(|reason| {
                     ColocationError::Verification {

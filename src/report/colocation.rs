@@ -70,6 +70,7 @@ pub fn to_table(r: &ColocationReport) -> String {
         &[
             "planner",
             "objective",
+            "gap",
             "task/s",
             "token/s",
             "goodput",
