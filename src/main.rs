@@ -495,9 +495,9 @@ fn simulate(
         .map_err(colocation_failure)?;
         bar.finish_and_clear();
         let text = match format {
-            PlanFormat::Table => coplan::colocate::sim::to_table(&report),
-            PlanFormat::Json => coplan::colocate::sim::to_json(&report),
-            PlanFormat::Csv => coplan::colocate::sim::to_csv(&report),
+            PlanFormat::Table => coplan::report::colocation::sim_table(&report),
+            PlanFormat::Json => coplan::report::colocation::sim_json(&report),
+            PlanFormat::Csv => coplan::report::colocation::sim_csv(&report),
         };
         return emit(&text, out);
     }

@@ -9,7 +9,6 @@ use serde::Serialize;
 
 use super::plan::{ColocationError, plan};
 use super::trace::TraceRequest;
-use crate::report::sim::summary_cell;
 use crate::sim::{Summary, summarize};
 use crate::spec::ColocationSpec;
 use crate::topology::Cluster;
@@ -124,76 +123,4 @@ pub fn simulate(
         planners,
         per_seed,
     })
-}
-
-pub fn to_table(r: &SimReport) -> String {
-    let rows: Vec<Vec<String>> = r
-        .planners
-        .iter()
-        .map(|p| {
-            let m = |k: &str| p.metrics.get(k);
-            vec![
-                p.name.clone(),
-                summary_cell(m("gpu_utilization"), 100.0, "%"),
-                summary_cell(m("throughput_tasks_per_s"), 1.0, ""),
-                summary_cell(m("throughput_tokens_per_s"), 1.0, ""),
-                summary_cell(m("slo_attainment_5x"), 100.0, "%"),
-                summary_cell(m("goodput_rps"), 1.0, ""),
-                summary_cell(m("objective"), 1.0, ""),
-                summary_cell(m("gap"), 100.0, "%"),
-            ]
-        })
-        .collect();
-    let mut out = format!(
-        "simulation{} on {}: {} seeds; mean ± 95% CI over seeds (t-distribution)\n\n",
-        r.workload
-            .as_ref()
-            .map_or(String::new(), |w| format!(" `{w}`")),
-        r.cluster,
-        r.seeds.len()
-    );
-    out.push_str(&crate::report::plan::render_table(
-        &[
-            "planner",
-            "GPU util",
-            "task/s",
-            "token/s",
-            "SLO 5×",
-            "goodput",
-            "objective",
-            "gap",
-        ],
-        &rows,
-    ));
-    out
-}
-
-pub fn to_json(r: &SimReport) -> String {
-    let mut s = serde_json::to_string_pretty(r).unwrap_or_default();
-    s.push('\n');
-    s
-}
-
-pub fn to_csv(r: &SimReport) -> String {
-    use std::fmt::Write;
-    let mut out = String::from("scenario,planner,seed,metric,value\n");
-    let scenario = r.workload.clone().unwrap_or_else(|| "simulate".into());
-    for p in &r.planners {
-        for (seed, ps) in &r.per_seed {
-            if let Some((_, m)) = ps.iter().find(|(n, _)| *n == p.name) {
-                for (k, v) in m {
-                    if k == "runtime_ms" {
-                        continue;
-                    }
-                    let _ = writeln!(
-                        out,
-                        "{scenario},{},{seed},{k},{}",
-                        p.name,
-                        serde_json::to_string(v).unwrap_or_default()
-                    );
-                }
-            }
-        }
-    }
-    out
 }

@@ -3,7 +3,9 @@
 use std::fmt::Write;
 
 use crate::colocate::plan::ColocationReport;
+use crate::colocate::sim::SimReport as CoSimReport;
 use crate::report::plan::render_table;
+use crate::report::sim::summary_cell;
 
 fn f(v: Option<f64>, digits: usize) -> String {
     v.map_or_else(|| "-".into(), |x| format!("{x:.digits$}"))
@@ -132,6 +134,79 @@ pub fn to_csv(r: &ColocationReport) -> String {
                 }
                 other => {
                     let _ = writeln!(out, "{scenario},{},{},{k},{other}", p.name, r.seed);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `coplan simulate` on a co-location workload: mean ± 95 % CI over seeds per planner.
+pub fn sim_table(r: &CoSimReport) -> String {
+    let rows: Vec<Vec<String>> = r
+        .planners
+        .iter()
+        .map(|p| {
+            let m = |k: &str| p.metrics.get(k);
+            vec![
+                p.name.clone(),
+                summary_cell(m("gpu_utilization"), 100.0, "%"),
+                summary_cell(m("throughput_tasks_per_s"), 1.0, ""),
+                summary_cell(m("throughput_tokens_per_s"), 1.0, ""),
+                summary_cell(m("slo_attainment_5x"), 100.0, "%"),
+                summary_cell(m("goodput_rps"), 1.0, ""),
+                summary_cell(m("objective"), 1.0, ""),
+                summary_cell(m("gap"), 100.0, "%"),
+            ]
+        })
+        .collect();
+    let mut out = format!(
+        "simulation{} on {}: {} seeds; mean ± 95% CI over seeds (t-distribution)\n\n",
+        r.workload
+            .as_ref()
+            .map_or(String::new(), |w| format!(" `{w}`")),
+        r.cluster,
+        r.seeds.len()
+    );
+    out.push_str(&crate::report::plan::render_table(
+        &[
+            "planner",
+            "GPU util",
+            "task/s",
+            "token/s",
+            "SLO 5×",
+            "goodput",
+            "objective",
+            "gap",
+        ],
+        &rows,
+    ));
+    out
+}
+
+pub fn sim_json(r: &CoSimReport) -> String {
+    let mut s = serde_json::to_string_pretty(r).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+/// Long format, one per-seed value per row.
+pub fn sim_csv(r: &CoSimReport) -> String {
+    let mut out = String::from("scenario,planner,seed,metric,value\n");
+    let scenario = r.workload.clone().unwrap_or_else(|| "simulate".into());
+    for p in &r.planners {
+        for (seed, ps) in &r.per_seed {
+            if let Some((_, m)) = ps.iter().find(|(n, _)| *n == p.name) {
+                for (k, v) in m {
+                    if k == "runtime_ms" {
+                        continue;
+                    }
+                    let _ = writeln!(
+                        out,
+                        "{scenario},{},{seed},{k},{}",
+                        p.name,
+                        serde_json::to_string(v).unwrap_or_default()
+                    );
                 }
             }
         }
