@@ -8,10 +8,12 @@
 
 use std::time::Instant;
 
-use coplan::colocate::engine::{Assignment, Dispatcher, Engine, View};
-use coplan::colocate::plan::{dispatcher, run_planner, setup};
+use coplan::colocate::discrete_event::{Assignment, DiscreteEventEngine, Dispatcher, View};
+use coplan::colocate::lemix::LemixPlanner;
+use coplan::colocate::planning::candidate_run;
+use coplan::colocate::setup::setup;
 use coplan::colocate::trace::parse_azure;
-use coplan::colocate::workload::Task;
+use coplan::plan::colocation::Task;
 use coplan::spec::{ClusterSpec, ColocationSpec};
 use coplan::topology::Cluster;
 
@@ -68,11 +70,11 @@ fn main() {
     let mut rates = Vec::new();
     for _ in 0..5 {
         let mut timed = Timed {
-            inner: dispatcher("lemix", &spec, &s).expect("lemix"),
+            inner: Box::new(LemixPlanner::dispatcher(&spec, &s)),
             seconds: 0.0,
             decisions: 0,
         };
-        let _ = Engine::new(&s.config, &s.tasks).run(&mut timed);
+        let _ = DiscreteEventEngine::new(&s.config, &s.tasks).run(&mut timed);
         rates.push((
             timed.decisions as f64 / timed.seconds,
             timed.seconds / timed.decisions as f64,
@@ -87,7 +89,7 @@ fn main() {
     let mut runs = Vec::new();
     for _ in 0..5 {
         let t0 = Instant::now();
-        let Ok(Some((run, _))) = run_planner("lemix", &spec, &s) else {
+        let Ok(Some(run)) = candidate_run("lemix", &spec, &s) else {
             panic!("lemix runs")
         };
         runs.push((t0.elapsed().as_secs_f64(), run.outcomes.len()));
@@ -127,7 +129,7 @@ fn main() {
         let times: Vec<f64> = (0..3)
             .map(|_| {
                 let t0 = Instant::now();
-                let _ = run_planner(name, &spec, &s).expect("runs");
+                let _ = candidate_run(name, &spec, &s).expect("runs");
                 t0.elapsed().as_secs_f64()
             })
             .collect();

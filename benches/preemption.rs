@@ -6,8 +6,10 @@
 
 use std::time::Instant;
 
-use coplan::preempt::engine::apply;
-use coplan::preempt::{Problem, registry, scenario};
+use coplan::preempt::apply::apply;
+use coplan::preempt::problem::Problem;
+use coplan::preempt::registry::registry;
+use coplan::preempt::scenario;
 use coplan::spec::{self, Expect, SourceFile, Spec};
 use coplan::topology::Cluster;
 
@@ -143,7 +145,7 @@ fn main() {
     // End to end, as `coplan plan` runs it (one seed, all planners, gaps and verification).
     let t0 = Instant::now();
     let report =
-        coplan::preempt::engine::plan(&cluster, &workload, &Default::default()).expect("plan");
+        coplan::preempt::planning::plan(&cluster, &workload, &Default::default()).expect("plan");
     println!(
         "\ncoplan plan, all {} planners with gaps and verification, seed 1: {:.2} s",
         report.planners.len(),

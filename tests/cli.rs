@@ -648,7 +648,7 @@ fn import_azure_llm_writes_a_valid_workload_and_rejects_bad_rows() {
     let text = std::fs::read_to_string(&out).expect("written");
     assert!(
         text.contains("count = 2")
-            && text.contains("arrival_s = 2.157290")
+            && text.contains("arrival_s = 2.15729")
             && text.contains("CC-BY 4.0")
     );
     let (code, stdout, err) = run(&["validate".into(), out.display().to_string()]);

@@ -1,7 +1,8 @@
 //! Co-location on random small instances: every planner's run passes the independent verifier
 //! (inside `plan`), every task ends completed or dropped, and output is deterministic.
 
-use coplan::colocate::plan::{ColocationReport, plan};
+use coplan::colocate::planning::plan;
+use coplan::plan::colocation::ColocationPlan;
 use coplan::spec::colocation::{Deprioritize, LemixScore, MemoryTimeout};
 use coplan::spec::{ClusterSpec, ColocationSpec};
 use coplan::topology::Cluster;
@@ -78,7 +79,7 @@ fn instance(
     s
 }
 
-fn canonical(r: &ColocationReport) -> String {
+fn canonical(r: &ColocationPlan) -> String {
     let mut r = r.clone();
     for p in &mut r.planners {
         p.runtime_ms = 0.0;

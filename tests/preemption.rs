@@ -4,7 +4,7 @@
 mod common;
 
 use common::{header, load_cluster, load_preemption, plan};
-use coplan::preempt::engine::Outcome;
+use coplan::plan::preemption::EventOutcome as Outcome;
 use coplan::topology::Level;
 
 #[test]

@@ -4,9 +4,16 @@
 //! single-preemptor instances, IMP evicts minimum-cardinality victim sets, and output is
 //! deterministic.
 
-use coplan::preempt::engine::{self, PlanFailure, PlanOptions, PlanReport, apply};
+use coplan::plan::PlanStatus as Status;
+use coplan::plan::error::PlanningError;
+use coplan::plan::preemption::{PreemptionPlan as PlanReport, Preemptor};
+use coplan::preempt::apply::apply;
 use coplan::preempt::flextopo::for_each_subset;
-use coplan::preempt::{PreemptionPlanner, Problem, Status, flextopo_imp, ilp, scenario};
+use coplan::preempt::flextopo::{Flextopo, Sourcing};
+use coplan::preempt::planner::PreemptionPlanner;
+use coplan::preempt::planning::{self as engine, PlanOptions};
+use coplan::preempt::problem::Problem;
+use coplan::preempt::{ilp, scenario};
 use coplan::spec::preemption::{
     FillAllocator, FillSpec, PreemptEntry, PreemptionSpec, RunningPod, TopologyQos, WorkloadClass,
 };
@@ -156,7 +163,7 @@ fn run(cluster: &Cluster, spec: &PreemptionSpec) -> Option<PlanReport> {
     match engine::plan(cluster, spec, &options) {
         Ok(r) => Some(r),
         // Random running pods may not fit the random cluster: not an instance.
-        Err(PlanFailure::Invalid(_)) => None,
+        Err(PlanningError::Invalid(_)) => None,
         Err(e) => panic!("plan failed: {e}"),
     }
 }
@@ -229,7 +236,7 @@ proptest! {
         let Ok(mut state) = scenario::initial_state(&cluster, &spec, None) else { return Ok(()) };
         let preemptors = scenario::preemptors(&spec, &mut state);
         for p in &preemptors {
-            let decision = flextopo_imp::FlextopoImp.decide(&problem, &state, p).expect("decides");
+            let decision = Flextopo::new(Sourcing::IncrementalMinimal).decide(&problem, &state, p).expect("decides");
             let smallest = smallest_admitted_set(&problem, &state, p);
             match (decision.server, smallest) {
                 (Some(_), Some(k)) => prop_assert_eq!(decision.victims.len(), k),
@@ -245,7 +252,7 @@ proptest! {
 fn smallest_admitted_set(
     problem: &Problem<'_>,
     state: &coplan::topology::state::ClusterState,
-    p: &coplan::preempt::Preemptor,
+    p: &Preemptor,
 ) -> Option<usize> {
     let mut best: Option<usize> = None;
     for i in 0..problem.cluster.servers.len() {

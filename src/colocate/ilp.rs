@@ -13,10 +13,102 @@
 
 use good_lp::{Expression, ProblemVariables, Variable, constraint, variable};
 
-use super::plan::Setup;
-use super::workload::TaskKind;
-use crate::solver::{self, SolveError, SolveStatus};
+use super::discrete_event::{Assignment, DiscreteEventEngine, Dispatcher, View};
+use super::planner::{ColocationPlanner, PlannerRun};
+use super::setup::Setup;
+use crate::plan::colocation::{Task, TaskId, TaskKind};
+use crate::plan::error::PlanningError;
+use crate::plan::{PlanStatus, PlannerRole};
+use crate::solver::{self, Deadline, SolveError, SolveStatus};
 use crate::spec::ColocationSpec;
+
+/// The `ilp` planner: the relaxation's bound, and the engine's replay of its solution.
+pub struct Ilp;
+
+impl ColocationPlanner for Ilp {
+    fn name(&self) -> &'static str {
+        "ilp"
+    }
+
+    fn role(&self) -> PlannerRole {
+        PlannerRole::BoundReference
+    }
+
+    fn run(
+        &self,
+        spec: &ColocationSpec,
+        setup: &Setup,
+        horizon_s: f64,
+    ) -> Result<PlannerRun, PlanningError> {
+        let outcome = solve(spec, setup, horizon_s).map_err(PlanningError::Solver)?;
+        Ok(match outcome {
+            IlpOutcome::TooLarge { binaries } => PlannerRun::Skipped {
+                reason: format!(
+                    "too large ({binaries} binaries; ilp_max_binaries = {})",
+                    spec.planners.ilp_max_binaries
+                ),
+            },
+            IlpOutcome::NoIncumbent => PlannerRun::Skipped {
+                reason: "time limit before any incumbent".into(),
+            },
+            IlpOutcome::Solved {
+                bound,
+                optimal,
+                nodes,
+                starts,
+            } => {
+                let mut replay = FixedNodes {
+                    nodes,
+                    starts,
+                    next: 0,
+                };
+                PlannerRun::Ran {
+                    run: DiscreteEventEngine::new(&setup.config, &setup.tasks).run(&mut replay),
+                    status: if optimal {
+                        PlanStatus::Optimal
+                    } else {
+                        PlanStatus::TimeLimit
+                    },
+                    bound,
+                }
+            }
+        })
+    }
+}
+
+/// The replay of the ILP's solution: each task on the MILP's node, its ops ranked on every
+/// stage by the MILP's start slot (a task the MILP dropped goes round-robin, last: the engine
+/// runs it rather than drop it).
+struct FixedNodes {
+    nodes: Vec<Option<usize>>,
+    starts: Vec<Option<f64>>,
+    next: usize,
+}
+
+impl Dispatcher for FixedNodes {
+    fn assign(&mut self, view: &View<'_>, task: &Task) -> Assignment {
+        let n = self
+            .nodes
+            .get(task.id.index())
+            .copied()
+            .flatten()
+            .unwrap_or_else(|| {
+                self.next += 1;
+                self.next % view.config.nodes.max(1)
+            });
+        Assignment::Node(n)
+    }
+
+    fn rank(&self, task: TaskId) -> Option<f64> {
+        Some(
+            self.starts
+                .get(task.index())
+                .copied()
+                .flatten()
+                .unwrap_or(f64::MAX),
+        )
+    }
+}
 
 /// The ILP's outcome.
 #[derive(Debug, Clone, PartialEq)]
@@ -201,7 +293,7 @@ pub fn solve(spec: &ColocationSpec, s: &Setup, horizon_s: f64) -> Result<IlpOutc
         objective,
         constraints,
         &keep,
-        spec.planners.ilp_time_limit_s,
+        &Deadline::after(spec.planners.ilp_time_limit_s),
         None,
     ) {
         Ok(solved) => {

@@ -3,8 +3,7 @@
 //! Per stage: forward Δ_F = η_F · C · ℓ², backward Δ_B = η_B · C · ℓ² (C batch size, ℓ tokens);
 //! one decode iteration Δ_D = δ_0 + δ_1 · ctx (ctx = tokens in context over the batch).
 
-use std::fmt::Write;
-
+use super::trace::csv_records;
 use crate::spec::colocation::ModelProfile;
 
 /// Coefficients of the latency model.
@@ -68,13 +67,11 @@ pub struct SampleError {
 /// Parses `kind,batch,tokens,stage_s` (a header line is optional; `#` lines are comments).
 pub fn parse_samples(text: &str) -> Result<Vec<Sample>, SampleError> {
     let mut out = Vec::new();
-    for (i, raw) in text.lines().enumerate() {
-        let line = i + 1;
-        let l = raw.trim();
-        if l.is_empty() || l.starts_with('#') || (line == 1 && l.starts_with("kind")) {
+    for record in csv_records(text) {
+        let (line, cells) = record.map_err(|(line, message)| SampleError { line, message })?;
+        if line == 1 && cells.first().is_some_and(|c| c.starts_with("kind")) {
             continue;
         }
-        let cells: Vec<&str> = l.split(',').map(str::trim).collect();
         let err = |message: String| SampleError { line, message };
         if cells.len() != 4 {
             return Err(err(format!(
@@ -82,7 +79,7 @@ pub fn parse_samples(text: &str) -> Result<Vec<Sample>, SampleError> {
                 cells.len()
             )));
         }
-        let kind = match cells[0] {
+        let kind = match cells[0].as_str() {
             "forward" => SampleKind::Forward,
             "backward" => SampleKind::Backward,
             "decode" => SampleKind::Decode,
@@ -94,13 +91,13 @@ pub fn parse_samples(text: &str) -> Result<Vec<Sample>, SampleError> {
         };
         let batch: u32 = cells[1]
             .parse()
-            .map_err(|_| err(format!("batch `{}` is not a positive integer", cells[1])))?;
+            .map_err(|_| err(format!("batch `{}` is not a positive integer", &cells[1])))?;
         let tokens: u32 = cells[2]
             .parse()
-            .map_err(|_| err(format!("tokens `{}` is not a positive integer", cells[2])))?;
+            .map_err(|_| err(format!("tokens `{}` is not a positive integer", &cells[2])))?;
         let stage_s: f64 = cells[3]
             .parse()
-            .map_err(|_| err(format!("stage_s `{}` is not a number", cells[3])))?;
+            .map_err(|_| err(format!("stage_s `{}` is not a number", &cells[3])))?;
         if batch == 0 || tokens == 0 || !(stage_s.is_finite() && stage_s > 0.0) {
             return Err(err("batch and tokens must be ≥ 1 and stage_s > 0".into()));
         }
@@ -199,38 +196,6 @@ pub fn fit(samples: &[Sample]) -> Fit {
     }
 }
 
-/// The fit as a `[model]` TOML fragment with its quality as comments.
-pub fn to_toml(fit: &Fit) -> String {
-    let mut out = String::from(
-        "# Fitted by `coplan profile fit`; merge into the workload's [model] section.\n[model]\n",
-    );
-    let q = |out: &mut String, name: &str, q: &FitQuality| {
-        let _ = writeln!(
-            out,
-            "# {name}: {} samples, R² = {:.4}, residual mean {:.3e} s, max |residual| {:.3e} s, median relative {:.2} %",
-            q.samples,
-            q.r2,
-            q.residual_mean_s,
-            q.residual_max_abs_s,
-            q.residual_median_rel * 100.0
-        );
-    };
-    if let Some((eta, quality)) = &fit.eta_forward {
-        q(&mut out, "forward", quality);
-        let _ = writeln!(out, "eta_forward = {eta:e}");
-    }
-    if let Some((eta, quality)) = &fit.eta_backward {
-        q(&mut out, "backward", quality);
-        let _ = writeln!(out, "eta_backward = {eta:e}");
-    }
-    if let Some(((d0, d1), quality)) = &fit.decode {
-        q(&mut out, "decode", quality);
-        let _ = writeln!(out, "decode_base_s = {d0:e}");
-        let _ = writeln!(out, "decode_per_token_s = {d1:e}");
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -270,7 +235,6 @@ mod tests {
         assert!((f.eta_backward.expect("backward").0 - 1.0e-6).abs() < 1e-15);
         let ((d0, d1), _) = f.decode.expect("decode");
         assert!((d0 - 0.012).abs() < 1e-12 && (d1 - 2.0e-6).abs() < 1e-15);
-        assert!(to_toml(&f).contains("eta_forward = 2e-6"));
     }
 
     #[test]

@@ -5,9 +5,13 @@
 //! tasks that would make the next inference request miss its SLO are deferred (Eq. 4).
 //! Memory-aware wait-or-offload and continuous batching are the engine's.
 
-use super::engine::{Assignment, Dispatcher, View};
+use super::discrete_event::{Assignment, Dispatcher, View};
 use super::latency::LatencyModel;
-use super::workload::{Task, TaskKind};
+use super::planner::{ColocationPlanner, PlannerRun, run_dispatcher};
+use super::setup::Setup;
+use crate::plan::colocation::{Task, TaskKind};
+use crate::plan::error::PlanningError;
+use crate::spec::ColocationSpec;
 use crate::spec::colocation::{Deprioritize, LemixScore, LemixSettings};
 
 /// A pending training task's predicted backward window per stage.
@@ -266,5 +270,40 @@ impl Dispatcher for Lemix {
         }
         self.commit(view, n, task, pred);
         Assignment::Node(n)
+    }
+}
+/// The `lemix` planner.
+pub struct LemixPlanner;
+
+impl ColocationPlanner for LemixPlanner {
+    fn name(&self) -> &'static str {
+        "lemix"
+    }
+
+    fn run(
+        &self,
+        spec: &ColocationSpec,
+        setup: &Setup,
+        _: f64,
+    ) -> Result<PlannerRun, PlanningError> {
+        Ok(run_dispatcher(
+            setup,
+            &mut LemixPlanner::dispatcher(spec, setup),
+        ))
+    }
+}
+
+impl LemixPlanner {
+    /// The LeMix dispatcher of one run.
+    pub fn dispatcher(spec: &ColocationSpec, setup: &Setup) -> Lemix {
+        let c = &setup.config;
+        Lemix::new(
+            spec.lemix.clone(),
+            c.latency,
+            c.nodes,
+            c.stages,
+            spec.inference.slo_factor * setup.slo_base_s,
+            setup.mean_prompt.round() as u32,
+        )
     }
 }

@@ -2,42 +2,10 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
-
-use super::engine::{OpKind, Run};
-use super::workload::{Task, TaskKind};
+use crate::plan::colocation::{
+    ColocationMetrics, ColocationRun, OpKind, Task, TaskKind, TaskOutcome,
+};
 use crate::spec::colocation::ColocationObjective;
-
-/// Metrics of one planner's run.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Metrics {
-    pub tasks: u64,
-    pub inference_requests: u64,
-    pub throughput_tasks_per_s: f64,
-    /// Prefill and decode tokens of inference requests per second.
-    pub throughput_tokens_per_s: f64,
-    /// Inference requests meeting the SLO (R ≤ τ_R) per second.
-    pub goodput_rps: f64,
-    /// Share of inference requests with R ≤ k · SLO base, for k = 1, 5, 10 (dropped = missed).
-    pub slo_attainment: BTreeMap<String, f64>,
-    pub ttft_p50_s: Option<f64>,
-    pub ttft_p99_s: Option<f64>,
-    pub tbt_p50_s: Option<f64>,
-    pub tbt_p99_s: Option<f64>,
-    /// Busy time of all GPUs / (nodes · stages · makespan).
-    pub gpu_utilization: f64,
-    /// Idle gaps between consecutive ops of a GPU / that GPU's span, summed over GPUs.
-    pub bubble_rate: f64,
-    pub makespan_s: f64,
-    pub nodes_used: u64,
-    pub dropped: u64,
-    pub offloaded: u64,
-    pub training_tasks_done: u64,
-    /// A proxy for the paper's inference loss: training tasks complete cluster-wide that the
-    /// serving replica had not received when the request was served, averaged over requests.
-    pub staleness_mean: Option<f64>,
-    pub objective: f64,
-}
 
 fn percentile(sorted: &[f64], q: f64) -> Option<f64> {
     if sorted.is_empty() {
@@ -55,14 +23,14 @@ pub fn slo_base_s(stages: usize, eta_forward: f64, mean_prompt: f64) -> f64 {
 /// Canonical objective: Σ_inference slo_miss·[R > τ_R] + Σ_dropped dropped +
 /// Σ_completed (completion − arrival) / τ_R. A dropped request pays `dropped`, not `slo_miss`.
 pub fn compute(
-    run: &Run,
+    run: &ColocationRun,
     tasks: &[Task],
     nodes: usize,
     stages: usize,
     slo_base: f64,
     slo_factor: f64,
     weights: &ColocationObjective,
-) -> Metrics {
+) -> ColocationMetrics {
     let tau = slo_factor * slo_base;
     let first = run
         .outcomes
@@ -83,7 +51,7 @@ pub fn compute(
         .filter(|o| o.end_s.is_some() && !o.dropped)
         .count();
     let inference: Vec<_> = run.outcomes.iter().filter(|o| !o.training).collect();
-    let response = |o: &super::engine::TaskOutcome| {
+    let response = |o: &TaskOutcome| {
         if o.dropped {
             None
         } else {
@@ -168,7 +136,7 @@ pub fn compute(
     for k in [1.0, 5.0, 10.0] {
         slo.insert(format!("{k}x"), share(k));
     }
-    Metrics {
+    ColocationMetrics {
         tasks: run.outcomes.len() as u64,
         inference_requests: inference.len() as u64,
         throughput_tasks_per_s: per_s(completed as f64),
@@ -200,7 +168,7 @@ pub fn compute(
 }
 
 /// Busy time per op kind (for reports).
-pub fn busy_by_kind(run: &Run) -> BTreeMap<OpKind, f64> {
+pub fn busy_by_kind(run: &ColocationRun) -> BTreeMap<OpKind, f64> {
     let mut out = BTreeMap::new();
     for op in &run.ops {
         *out.entry(op.kind).or_insert(0.0) += op.end_s - op.start_s;

@@ -1,8 +1,12 @@
 //! `mix-luf`: co-locate; each task goes to the node with the lowest GPU memory utilisation
 //! (ties: lowest index).
 
-use super::engine::{Assignment, Dispatcher, View};
-use super::workload::Task;
+use super::discrete_event::{Assignment, Dispatcher, View};
+use super::planner::{ColocationPlanner, PlannerRun, run_dispatcher};
+use super::setup::Setup;
+use crate::plan::colocation::Task;
+use crate::plan::error::PlanningError;
+use crate::spec::ColocationSpec;
 
 #[derive(Debug, Default)]
 pub struct MixLuf;
@@ -17,5 +21,18 @@ impl Dispatcher for MixLuf {
             })
             .unwrap_or(0);
         Assignment::Node(best)
+    }
+}
+
+/// The `mix-luf` planner.
+pub struct MixLufPlanner;
+
+impl ColocationPlanner for MixLufPlanner {
+    fn name(&self) -> &'static str {
+        "mix-luf"
+    }
+
+    fn run(&self, _: &ColocationSpec, setup: &Setup, _: f64) -> Result<PlannerRun, PlanningError> {
+        Ok(run_dispatcher(setup, &mut MixLuf))
     }
 }

@@ -1,7 +1,11 @@
 //! `mix-rr` (NAIVEMIX): co-locate everything; tasks go round-robin over the nodes.
 
-use super::engine::{Assignment, Dispatcher, View};
-use super::workload::Task;
+use super::discrete_event::{Assignment, Dispatcher, View};
+use super::planner::{ColocationPlanner, PlannerRun, run_dispatcher};
+use super::setup::Setup;
+use crate::plan::colocation::Task;
+use crate::plan::error::PlanningError;
+use crate::spec::ColocationSpec;
 
 #[derive(Debug, Default)]
 pub struct MixRr {
@@ -13,5 +17,18 @@ impl Dispatcher for MixRr {
         let n = self.next % view.config.nodes.max(1);
         self.next += 1;
         Assignment::Node(n)
+    }
+}
+
+/// The `mix-rr` planner.
+pub struct MixRrPlanner;
+
+impl ColocationPlanner for MixRrPlanner {
+    fn name(&self) -> &'static str {
+        "mix-rr"
+    }
+
+    fn run(&self, _: &ColocationSpec, setup: &Setup, _: f64) -> Result<PlannerRun, PlanningError> {
+        Ok(run_dispatcher(setup, &mut MixRr::default()))
     }
 }

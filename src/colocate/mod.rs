@@ -1,15 +1,17 @@
-//! Co-location of LLM training and inference (DESIGN §6, LeMix).
+//! Co-location of LLM training and inference (DESIGN §6, LeMix): the discrete-event engine,
+//! the planners behind one trait, and planning (run, verify, measure, gaps).
 
-pub mod engine;
+pub mod discrete_event;
 pub mod ilp;
 pub mod latency;
 pub mod lemix;
 pub mod metrics;
 pub mod mix_luf;
 pub mod mix_rr;
-pub mod plan;
+pub mod planner;
+pub mod planning;
+pub mod registry;
 pub mod separate;
-pub mod sim;
+pub mod setup;
 pub mod trace;
-pub mod verify;
 pub mod workload;

@@ -2,8 +2,12 @@
 //! serving replicas receive the trained weights every `separate_sync_every` training tasks (a
 //! sync op of weights / bandwidth on every stage of every inference node).
 
-use super::engine::{Assignment, Dispatcher, View};
-use super::workload::Task;
+use super::discrete_event::{Assignment, Dispatcher, View};
+use super::planner::{ColocationPlanner, PlannerRun, run_dispatcher};
+use super::setup::Setup;
+use crate::plan::colocation::Task;
+use crate::plan::error::PlanningError;
+use crate::spec::ColocationSpec;
 
 #[derive(Debug)]
 pub struct Separate {
@@ -52,5 +56,28 @@ impl Dispatcher for Separate {
         completed
             .is_multiple_of(self.sync_every)
             .then(|| self.inference_nodes.clone())
+    }
+}
+
+/// The `separate` planner.
+pub struct SeparatePlanner;
+
+impl ColocationPlanner for SeparatePlanner {
+    fn name(&self) -> &'static str {
+        "separate"
+    }
+
+    fn run(
+        &self,
+        spec: &ColocationSpec,
+        setup: &Setup,
+        _: f64,
+    ) -> Result<PlannerRun, PlanningError> {
+        let mut dispatcher = Separate::new(
+            setup.config.nodes,
+            spec.planners.separate_split,
+            spec.planners.separate_sync_every.max(1) as u64,
+        );
+        Ok(run_dispatcher(setup, &mut dispatcher))
     }
 }

@@ -1,6 +1,13 @@
 //! Inference traces: the Azure LLM inference trace 2023 (`TIMESTAMP,ContextTokens,GeneratedTokens`,
 //! CC-BY 4.0; Patel et al., Splitwise, ISCA 2024).
 
+use crate::spec::ColocationSpec;
+use crate::spec::colocation::{
+    ColocationObjective, ColocationPlanners, InferenceSpec, LemixSettings, ModelProfile,
+    RequestSpec, TrainingSpec,
+};
+use crate::spec::kind::SpecKind;
+
 /// One request of a trace, with its arrival relative to the trace's first request.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TraceRequest {
@@ -58,39 +65,37 @@ pub fn parse_azure(
 ) -> Result<Vec<TraceRequest>, TraceError> {
     let mut out = Vec::new();
     let mut first: Option<f64> = None;
-    for (i, raw) in text.lines().enumerate() {
-        let line = i + 1;
-        let l = raw.trim();
-        if l.is_empty() || (line == 1 && l.starts_with("TIMESTAMP")) {
+    for record in csv_records(text) {
+        let (line, cells) = record.map_err(|(line, message)| TraceError { line, message })?;
+        if line == 1 && cells.first().is_some_and(|c| c.starts_with("TIMESTAMP")) {
             continue;
         }
         if limit.is_some_and(|n| out.len() >= n) {
             break;
         }
         let err = |message: String| TraceError { line, message };
-        let cells: Vec<&str> = l.split(',').collect();
         if cells.len() != 3 {
             return Err(err(format!(
                 "expected 3 columns `TIMESTAMP,ContextTokens,GeneratedTokens`, found {}",
                 cells.len()
             )));
         }
-        let t = parse_timestamp(cells[0]).ok_or_else(|| {
+        let t = parse_timestamp(&cells[0]).ok_or_else(|| {
             err(format!(
                 "`{}` is not a timestamp `YYYY-MM-DD HH:MM:SS.fffffff`",
-                cells[0]
+                &cells[0]
             ))
         })?;
-        let prompt: u32 = cells[1].trim().parse().map_err(|_| {
+        let prompt: u32 = cells[1].parse().map_err(|_| {
             err(format!(
                 "ContextTokens `{}` is not a non-negative integer",
-                cells[1]
+                &cells[1]
             ))
         })?;
-        let output: u32 = cells[2].trim().parse().map_err(|_| {
+        let output: u32 = cells[2].parse().map_err(|_| {
             err(format!(
                 "GeneratedTokens `{}` is not a non-negative integer",
-                cells[2]
+                &cells[2]
             ))
         })?;
         let t0 = *first.get_or_insert(t);
@@ -108,44 +113,82 @@ pub fn parse_azure(
     Ok(out)
 }
 
-/// A co-location workload with these requests inline (the model, training and LeMix settings
-/// are the example's defaults, to be edited).
-pub fn to_workload_toml(rows: &[TraceRequest], source: &str, rate_scale: f64) -> String {
-    use std::fmt::Write;
+/// The rows of a small CSV file with their line numbers, fields trimmed; empty lines and
+/// `#` comments skipped. A row the CSV reader cannot read is an error at its line.
+pub fn csv_records(
+    text: &str,
+) -> impl Iterator<Item = Result<(usize, Vec<String>), (usize, String)>> + '_ {
+    let reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .trim(csv::Trim::All)
+        .comment(Some(b'#'))
+        .from_reader(text.as_bytes());
+    reader.into_records().map(|r| match r {
+        Ok(record) => {
+            let line = record.position().map_or(0, |p| p.line() as usize);
+            Ok((line, record.iter().map(str::to_string).collect()))
+        }
+        Err(e) => {
+            let line = e.position().map_or(0, |p| p.line() as usize);
+            Err((line, format!("not a CSV row: {e}")))
+        }
+    })
+}
+
+/// A co-location workload with these requests inline; the model, training and planner
+/// settings are the example's defaults, to be edited. Returns the spec and the comment lines
+/// that say where it came from.
+pub fn workload_from_trace(
+    rows: &[TraceRequest],
+    source: &str,
+    rate_scale: f64,
+) -> (ColocationSpec, Vec<String>) {
     let span = rows.last().map_or(0.0, |r| r.arrival_s);
-    let mut out = String::new();
-    let _ = writeln!(out, "#:schema ../../schemas/colocation.schema.json");
-    let _ = writeln!(
-        out,
-        "# {} requests imported by `coplan import azure-llm` from {source} (rate scale {rate_scale}),",
-        rows.len()
-    );
-    let _ = writeln!(
-        out,
-        "# spanning {span:.1} s. Azure LLM inference trace 2023, CC-BY 4.0: Patel et al.,"
-    );
-    let _ = writeln!(
-        out,
+    let header = vec![
+        "#:schema ../../schemas/colocation.schema.json".to_string(),
+        format!(
+            "# {} requests imported by `coplan import azure-llm` from {source} (rate scale {rate_scale}),",
+            rows.len()
+        ),
+        format!("# spanning {span:.1} s. Azure LLM inference trace 2023, CC-BY 4.0: Patel et al.,"),
         "# \"Splitwise: Efficient generative LLM inference using phase splitting\", ISCA 2024."
-    );
-    out.push_str(
-        "kind = \"colocation\"\nname = \"azure-llm\"\nnodes = 4\n\n[model]\nname = \"llama-8b\"\nstages = 2\n\
-         eta_forward = 2.0e-6\neta_backward = 1.0e-6\ndecode_base_s = 0.012\ndecode_per_token_s = 2.0e-6\n\
-         weights_mib = 8000\nkv_mib_per_token = 0.125\nactivation_mib_per_token = 0.5\n\n[inference]\n",
-    );
-    let _ = writeln!(out, "count = {}", rows.len());
-    out.push_str("slo_factor = 5.0\nrequests = [\n");
-    for r in rows {
-        let _ = writeln!(
-            out,
-            "  {{ arrival_s = {:.6}, prompt_tokens = {}, output_tokens = {} }},",
-            r.arrival_s,
-            r.prompt_tokens.max(1),
-            r.output_tokens
-        );
-    }
-    out.push_str("]\n\n[training]\nrate = 0.3\n");
-    out
+            .to_string(),
+    ];
+    let requests = rows
+        .iter()
+        .map(|r| RequestSpec {
+            // Microseconds: the trace's own resolution is finer than any stage latency.
+            arrival_s: (r.arrival_s * 1e6).round() / 1e6,
+            prompt_tokens: i64::from(r.prompt_tokens.max(1)),
+            output_tokens: i64::from(r.output_tokens),
+        })
+        .collect();
+    let spec = ColocationSpec {
+        kind: SpecKind::Colocation,
+        name: Some("azure-llm".into()),
+        nodes: Some(4),
+        model: ModelProfile {
+            name: "llama-8b".into(),
+            stages: 2,
+            eta_forward: 2.0e-6,
+            eta_backward: 1.0e-6,
+            decode_base_s: 0.012,
+            decode_per_token_s: 2.0e-6,
+            weights_mib: 8000.0,
+            kv_mib_per_token: 0.125,
+            activation_mib_per_token: 0.5,
+        },
+        inference: InferenceSpec::from_requests(requests),
+        training: TrainingSpec {
+            rate: 0.3,
+            ..TrainingSpec::default()
+        },
+        lemix: LemixSettings::default(),
+        objective: ColocationObjective::default(),
+        planners: ColocationPlanners::default(),
+    };
+    (spec, header)
 }
 
 #[cfg(test)]

@@ -1,54 +1,10 @@
 //! The task set of a co-location workload: inference requests (synthetic arrivals or a trace)
 //! and training tasks, drawn from the spec with a seeded RNG.
 
-use crate::colocate::trace::TraceRequest;
+use super::trace::TraceRequest;
+use crate::plan::colocation::{Task, TaskId, TaskKind};
 use crate::rng::SeededRng;
 use crate::spec::colocation::{ArrivalProcess, ColocationSpec, DistKind, TokenDist};
-
-/// Index of a task in the task set.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
-#[serde(transparent)]
-pub struct TaskId(pub u32);
-
-impl TaskId {
-    pub fn index(self) -> usize {
-        self.0 as usize
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum TaskKind {
-    /// Prefill of `prompt_tokens`, then `output_tokens` decode iterations on the same node.
-    Inference {
-        prompt_tokens: u32,
-        output_tokens: u32,
-    },
-    /// Forward through all stages, then backward from the last stage to the first.
-    Training { tokens: u32, batch: u32 },
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Task {
-    pub id: TaskId,
-    pub kind: TaskKind,
-    /// Arrival of an inference request; training tasks are released at run time (A-PP), so
-    /// theirs is 0 here.
-    pub arrival_s: f64,
-}
-
-impl Task {
-    pub fn is_training(&self) -> bool {
-        matches!(self.kind, TaskKind::Training { .. })
-    }
-
-    /// (batch, tokens) of the task's forward pass.
-    pub fn forward_shape(&self) -> (u32, u32) {
-        match self.kind {
-            TaskKind::Inference { prompt_tokens, .. } => (1, prompt_tokens),
-            TaskKind::Training { tokens, batch } => (batch, tokens),
-        }
-    }
-}
 
 /// A standard normal draw (Box–Muller).
 fn normal(rng: &mut SeededRng) -> f64 {

@@ -1,7 +1,12 @@
-//! FlexTopo candidate sourcing and Eq. 1 scoring, shared by `flextopo-imp` (early stop at the
-//! first subset size with a candidate) and `flextopo-exhaustive` (all sizes).
+//! FlexTopo (DESIGN §5.2): filter, candidate sourcing over victim subsets and Eq. 1 scoring.
+//! One planner, two sourcing settings: `flextopo-imp` (Incremental Minimal Preemption: stop at
+//! the first subset size that yields any candidate across the cluster) and
+//! `flextopo-exhaustive` (every size, the paper's overhead baseline).
 
-use super::{ChainKey, Decision, Preemptor, Problem, freed};
+use super::planner::PreemptionPlanner;
+use super::problem::{ChainKey, Decision, Problem, freed};
+use crate::plan::error::PlanningError;
+use crate::plan::preemption::Preemptor;
 use crate::spec::preemption::{ScoreBasis, TopologyQos};
 use crate::topology::state::ClusterState;
 use crate::topology::{CoreSet, GpuSet, Level, PodId, ServerId, place, reachable_level};
@@ -37,8 +42,52 @@ struct Candidate {
     priority_sum: i64,
 }
 
+/// How FlexTopo sources its candidates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sourcing {
+    /// Stop at the first subset size that yields any candidate (IMP).
+    IncrementalMinimal,
+    /// Every subset size.
+    Exhaustive,
+}
+
+/// The FlexTopo planner with one sourcing setting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Flextopo {
+    sourcing: Sourcing,
+}
+
+impl Flextopo {
+    pub fn new(sourcing: Sourcing) -> Self {
+        Flextopo { sourcing }
+    }
+}
+
+impl PreemptionPlanner for Flextopo {
+    fn name(&self) -> &'static str {
+        match self.sourcing {
+            Sourcing::IncrementalMinimal => "flextopo-imp",
+            Sourcing::Exhaustive => "flextopo-exhaustive",
+        }
+    }
+
+    fn decide(
+        &self,
+        problem: &Problem<'_>,
+        state: &ClusterState,
+        p: &Preemptor,
+    ) -> Result<Decision, PlanningError> {
+        Ok(decide(
+            problem,
+            state,
+            p,
+            self.sourcing == Sourcing::IncrementalMinimal,
+        ))
+    }
+}
+
 /// Plans one preemptor; `early_stop` = Incremental Minimal Preemption.
-pub fn decide(
+fn decide(
     problem: &Problem<'_>,
     state: &ClusterState,
     p: &Preemptor,

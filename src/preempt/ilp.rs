@@ -3,12 +3,15 @@
 //! solved — servers whose lower bound cannot beat the best so far are skipped — and the best
 //! is taken, ties by the candidate chain.
 
-use std::time::Instant;
-
 use good_lp::{Expression, ProblemVariables, Variable, constraint, variable};
 
-use super::{ChainKey, Decision, PlanError, PreemptionPlanner, Preemptor, Problem, Status, freed};
-use crate::solver::{self, SolveError, SolveStatus};
+use super::flextopo::for_each_subset;
+use super::planner::PreemptionPlanner;
+use super::problem::{ChainKey, Decision, Problem, freed};
+use crate::plan::error::PlanningError;
+use crate::plan::preemption::Preemptor;
+use crate::plan::{PlanStatus, PlannerRole};
+use crate::solver::{self, Deadline, SolveError, SolveStatus};
 use crate::topology::state::ClusterState;
 use crate::topology::{Level, PodId, Request, ServerId, place};
 
@@ -21,8 +24,12 @@ impl PreemptionPlanner for IlpPerEvent {
         "ilp"
     }
 
-    fn status(&self) -> Status {
-        Status::Optimal
+    fn status(&self) -> PlanStatus {
+        PlanStatus::Optimal
+    }
+
+    fn role(&self) -> PlannerRole {
+        PlannerRole::PerEventReference
     }
 
     fn decide(
@@ -30,7 +37,7 @@ impl PreemptionPlanner for IlpPerEvent {
         problem: &Problem<'_>,
         state: &ClusterState,
         p: &Preemptor,
-    ) -> Result<Decision, PlanError> {
+    ) -> Result<Decision, PlanningError> {
         event_optimum(problem, state, p).map(|o| o.decision)
     }
 }
@@ -59,9 +66,8 @@ pub fn event_optimum(
     problem: &Problem<'_>,
     state: &ClusterState,
     p: &Preemptor,
-) -> Result<EventOptimum, PlanError> {
-    let started = Instant::now();
-    let limit = problem.spec.planners.ilp_time_limit_s;
+) -> Result<EventOptimum, PlanningError> {
+    let deadline = Deadline::after(problem.spec.planners.ilp_time_limit_s);
     let mut best_cost = problem.cost.weights.unplaced;
     let mut best: Option<(ChainKey, Decision)> = None;
     let mut proven = true;
@@ -80,22 +86,21 @@ pub fn event_optimum(
         if lb > best_cost + COST_EPS {
             break;
         }
-        let remaining = limit - started.elapsed().as_secs_f64();
         evaluated += 1;
         let Some((milp_cost, chosen, optimal)) =
-            server_optimum(problem, state, p.request, &victims, &domains, remaining)?
+            server_optimum(problem, state, p.request, &victims, &domains, &deadline)?
         else {
             continue;
         };
         proven &= optimal;
         let cost = replay_cost(problem, state, server, p, &chosen).ok_or_else(|| {
-            PlanError::Solver(format!(
+            PlanningError::Solver(format!(
                 "microlp chose victims on {} that do not admit a placement",
                 problem.cluster.server(server).name
             ))
         })?;
         if optimal && (cost - milp_cost).abs() > 1e-6 {
-            return Err(PlanError::Solver(format!(
+            return Err(PlanningError::Solver(format!(
                 "microlp's optimum on {} ({milp_cost}) disagrees with its replay ({cost})",
                 problem.cluster.server(server).name
             )));
@@ -195,8 +200,8 @@ fn server_optimum(
     request: Request,
     victims: &[PodId],
     domains: &[DomainOption],
-    time_limit_s: f64,
-) -> Result<Option<(f64, Vec<PodId>, bool)>, PlanError> {
+    deadline: &Deadline,
+) -> Result<Option<(f64, Vec<PodId>, bool)>, PlanningError> {
     let mut vars = ProblemVariables::new();
     let x: Vec<Variable> = victims
         .iter()
@@ -234,7 +239,7 @@ fn server_optimum(
             freed_cores + d.free_cores as f64 >= request.cores as f64 * *zd
         ));
     }
-    match solver::minimise(vars, objective, constraints, &x, time_limit_s, None) {
+    match solver::minimise(vars, objective, constraints, &x, deadline, None) {
         Ok(solved) => {
             let chosen = victims
                 .iter()
@@ -249,7 +254,7 @@ fn server_optimum(
             )))
         }
         Err(SolveError::Infeasible) => Ok(None),
-        Err(e) => Err(PlanError::Solver(e.to_string())),
+        Err(e) => Err(PlanningError::Solver(e.to_string())),
     }
 }
 
@@ -283,7 +288,7 @@ pub fn brute_force_optimum(problem: &Problem<'_>, state: &ClusterState, p: &Pree
     for server in problem.servers() {
         let victims = problem.potential_victims(state, server, p);
         for k in 0..=victims.len() {
-            super::flextopo::for_each_subset(victims.len(), k, |idx| {
+            for_each_subset(victims.len(), k, |idx| {
                 let chosen: Vec<PodId> = idx.iter().map(|&i| victims[i]).collect();
                 if let Some(c) = replay_cost(problem, state, server, p, &chosen) {
                     best = best.min(c);

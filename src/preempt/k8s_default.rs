@@ -3,9 +3,10 @@
 //! potential victim and reprieve them most important first while the pod still fits. The
 //! server is chosen by the candidate chain.
 
-use super::{
-    ChainKey, Decision, PlanError, PreemptionPlanner, Preemptor, Problem, freed, more_important,
-};
+use super::planner::PreemptionPlanner;
+use super::problem::{ChainKey, Decision, Problem, freed, more_important};
+use crate::plan::error::PlanningError;
+use crate::plan::preemption::Preemptor;
 use crate::topology::state::ClusterState;
 use crate::topology::{CoreSet, GpuSet, PodId, Request};
 
@@ -25,7 +26,7 @@ impl PreemptionPlanner for K8sDefault {
         problem: &Problem<'_>,
         state: &ClusterState,
         p: &Preemptor,
-    ) -> Result<Decision, PlanError> {
+    ) -> Result<Decision, PlanningError> {
         let mut evaluated = 0u64;
         let mut best: Option<(ChainKey, Decision)> = None;
         for server in problem.servers() {

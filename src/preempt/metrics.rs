@@ -1,36 +1,8 @@
-//! Per-planner metrics (DESIGN §5.3), computed from applied events.
+//! Per-planner metrics of a preemption plan (DESIGN §5.3), computed from applied events.
 
-use serde::Serialize;
-
-use super::engine::Applied;
+use super::apply::Applied;
+use crate::plan::preemption::PreemptionMetrics;
 use crate::spec::preemption::TopologyQos;
-
-/// Metrics of one planner's plan.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Metrics {
-    pub preemptions: u64,
-    pub placed: u64,
-    pub unplaced: u64,
-    pub hits: u64,
-    pub hit_rate: f64,
-    /// Over guaranteed preemptors; null when there are none.
-    pub hit_rate_guaranteed: Option<f64>,
-    /// Over best-effort preemptors; null when there are none.
-    pub hit_rate_best_effort: Option<f64>,
-    pub victims: u64,
-    pub victim_priority_sum: i64,
-    /// Victims evicted for a preemptor that was then not placed (failed admission).
-    pub wasted_evictions: u64,
-    /// Mean measured slowdown (server type penalty of the level) over placed pods.
-    pub slowdown_mean: Option<f64>,
-    /// GPU-hours of work lost by the victims (victims with `start_time_s`, when `now_s` is set).
-    pub gpu_hours_evicted: Option<f64>,
-    pub objective: Option<f64>,
-    pub gap: Option<f64>,
-    pub decision_gap: Option<f64>,
-    pub runtime_ms: f64,
-    pub subsets_evaluated: u64,
-}
 
 fn rate(num: u64, den: u64) -> Option<f64> {
     (den > 0).then(|| num as f64 / den as f64)
@@ -38,7 +10,7 @@ fn rate(num: u64, den: u64) -> Option<f64> {
 
 /// Counts and rates of a list of applied events; objective, gaps and runtime are filled in by
 /// the engine.
-pub fn compute(applied: &[Applied], now_s: Option<f64>) -> Metrics {
+pub fn compute(applied: &[Applied], now_s: Option<f64>) -> PreemptionMetrics {
     let n = applied.len() as u64;
     let placed = applied.iter().filter(|a| a.event.placed).count() as u64;
     let hits = applied.iter().filter(|a| a.event.hit).count() as u64;
@@ -66,7 +38,7 @@ pub fn compute(applied: &[Applied], now_s: Option<f64>) -> Metrics {
             })
             .sum()
     });
-    Metrics {
+    PreemptionMetrics {
         preemptions: n,
         placed,
         unplaced: n - placed,

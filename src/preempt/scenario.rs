@@ -1,7 +1,7 @@
 //! The starting point of a preemption plan: the initial state (`[[running]]` pods, then
 //! `[fill]` by seeded churn) and the preemptor list.
 
-use super::Preemptor;
+use crate::plan::preemption::Preemptor;
 use crate::rng::SeededRng;
 use crate::spec::Finding;
 use crate::spec::preemption::{FillAllocator, FillSpec, PreemptionSpec};

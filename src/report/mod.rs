@@ -1,8 +1,9 @@
-//! Renderers: one printer per output format. Nothing here decides anything.
+//! Printers: one per output format. Nothing here decides anything; nothing else prints.
 
-pub mod colocation;
+pub mod chrome_trace;
+pub mod csv;
 pub mod diagnostic;
-pub mod plan;
-pub mod sim;
-pub mod summary;
-pub mod topology;
+pub mod dot;
+pub mod json;
+pub mod table;
+pub mod toml;

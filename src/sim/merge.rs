@@ -2,75 +2,10 @@
 //! they belong together, reject overlaps and missing scenarios, join them.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt::Write;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::sweep::{Row, SweepOutput};
-
-const CSV_MAGIC: &str = "# coplan sweep";
-
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
-fn number(v: f64) -> String {
-    // JSON's shortest round-trip form: the same text in CSV and JSON Lines.
-    serde_json::to_string(&v).unwrap_or_else(|_| v.to_string())
-}
-
-/// CSV: a metadata comment, a header with one column per swept key, one row per value.
-pub fn to_csv(out: &SweepOutput) -> String {
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "{CSV_MAGIC} scenarios={} shard={}/{} keys={}",
-        out.scenario_count,
-        out.shard.0,
-        out.shard.1,
-        out.keys.join(";")
-    );
-    let mut header = vec!["scenario".to_string()];
-    header.extend(out.keys.iter().map(|k| csv_field(k)));
-    header.extend(["planner", "seed", "metric", "value"].map(String::from));
-    let _ = writeln!(s, "{}", header.join(","));
-    for r in &out.rows {
-        let mut cells = vec![r.scenario.to_string()];
-        cells.extend(r.params.iter().map(|(_, v)| csv_field(v)));
-        cells.extend([
-            csv_field(&r.planner),
-            r.seed.to_string(),
-            csv_field(&r.metric),
-            number(r.value),
-        ]);
-        let _ = writeln!(s, "{}", cells.join(","));
-    }
-    s
-}
-
-/// JSON Lines: a metadata object, then one object per row.
-pub fn to_jsonl(out: &SweepOutput) -> String {
-    let mut s = String::new();
-    let meta = json!({ "coplan_sweep": { "scenarios": out.scenario_count, "shard": [out.shard.0, out.shard.1], "keys": out.keys } });
-    let _ = writeln!(s, "{meta}");
-    for r in &out.rows {
-        let mut obj = serde_json::Map::new();
-        obj.insert("scenario".into(), json!(r.scenario));
-        for (k, v) in &r.params {
-            obj.insert(k.clone(), json!(v));
-        }
-        obj.insert("planner".into(), json!(r.planner));
-        obj.insert("seed".into(), json!(r.seed));
-        obj.insert("metric".into(), json!(r.metric));
-        obj.insert("value".into(), json!(r.value));
-        let _ = writeln!(s, "{}", Value::Object(obj));
-    }
-    s
-}
+use super::sweep::{CSV_MAGIC, Row, SweepOutput};
 
 /// A problem with merge inputs (exit 2), naming the file and line.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -136,70 +71,61 @@ fn parse_meta(file: &str, first: &str) -> Result<Meta, MergeError> {
     }
 }
 
-fn split_csv(line: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut quoted = false;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (c, quoted) {
-            ('"', true) if chars.peek() == Some(&'"') => {
-                cur.push('"');
-                chars.next();
-            }
-            ('"', _) => quoted = !quoted,
-            (',', false) => out.push(std::mem::take(&mut cur)),
-            _ => cur.push(c),
-        }
-    }
-    out.push(cur);
-    out
-}
-
 fn parse_csv(file: &str, text: &str) -> Result<SweepOutput, MergeError> {
-    let mut lines = text.lines().enumerate();
-    let (_, first) = lines.next().unwrap_or((0, ""));
+    // The metadata line is a comment of ours, not a CSV record: read it, then the rest as CSV.
+    let (first, rest) = text.split_once('\n').unwrap_or((text, ""));
     let (scenario_count, shard, keys) = parse_meta(file, first)?;
-    let (_, header) = lines
-        .next()
-        .ok_or_else(|| merr(file, 2, "missing the column header"))?;
     let expected = 5 + keys.len();
-    if split_csv(header).len() != expected {
-        return Err(merr(file, 2, format!("expected {expected} columns")));
-    }
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(rest.as_bytes());
     let mut rows = Vec::new();
-    for (i, line) in lines {
-        if line.trim().is_empty() {
+    let mut saw_header = false;
+    for record in reader.records() {
+        // Lines are counted from the CSV part, which starts on line 2.
+        let record = record.map_err(|e| {
+            let n = e.position().map_or(2, |p| p.line() as usize + 1);
+            merr(file, n, format!("not a CSV row: {e}"))
+        })?;
+        let n = record.position().map_or(2, |p| p.line() as usize + 1);
+        if record.iter().all(|c| c.trim().is_empty()) {
             continue;
         }
-        let cells = split_csv(line);
-        let n = i + 1;
-        if cells.len() != expected {
+        if record.len() != expected {
             return Err(merr(
                 file,
                 n,
-                format!("expected {expected} columns, found {}", cells.len()),
+                format!("expected {expected} columns, found {}", record.len()),
             ));
         }
+        if !saw_header {
+            saw_header = true;
+            continue;
+        }
+        let cell = |i: usize| record.get(i).unwrap_or_default();
         let k = keys.len();
         rows.push(Row {
-            scenario: cells[0]
+            scenario: cell(0)
                 .parse()
                 .map_err(|_| merr(file, n, "scenario is not a number"))?,
             params: keys
                 .iter()
                 .cloned()
-                .zip(cells[1..=k].iter().cloned())
+                .zip((1..=k).map(|i| cell(i).to_string()))
                 .collect(),
-            planner: cells[k + 1].clone(),
-            seed: cells[k + 2]
+            planner: cell(k + 1).to_string(),
+            seed: cell(k + 2)
                 .parse()
                 .map_err(|_| merr(file, n, "seed is not a number"))?,
-            metric: cells[k + 3].clone(),
-            value: cells[k + 4]
+            metric: cell(k + 3).to_string(),
+            value: cell(k + 4)
                 .parse()
                 .map_err(|_| merr(file, n, "value is not a number"))?,
         });
+    }
+    if !saw_header {
+        return Err(merr(file, 2, "missing the column header"));
     }
     Ok(SweepOutput {
         keys,
@@ -337,78 +263,4 @@ pub fn merge(inputs: &[(String, SweepOutput)]) -> Result<SweepOutput, MergeError
         shard: (0, 1),
         rows,
     })
-}
-
-/// Parameters, planner name and per-metric values of one (scenario, planner) group.
-type Group = (
-    Vec<(String, String)>,
-    String,
-    BTreeMap<&'static str, Vec<f64>>,
-);
-
-/// Summary table: per scenario and planner, mean ± 95 % CI over seeds of the key metrics.
-pub fn summary_table(out: &SweepOutput) -> String {
-    const PREEMPTION: [&str; 6] = [
-        "hit_rate",
-        "victims",
-        "wasted_evictions",
-        "slowdown_mean",
-        "objective",
-        "subsets_evaluated",
-    ];
-    const COLOCATION: [&str; 6] = [
-        "gpu_utilization",
-        "throughput_tasks_per_s",
-        "throughput_tokens_per_s",
-        "slo_attainment_5x",
-        "goodput_rps",
-        "objective",
-    ];
-    // The workload kind shows in the metrics the rows carry.
-    let columns = if out.rows.iter().any(|r| r.metric == "hit_rate") {
-        PREEMPTION
-    } else {
-        COLOCATION
-    };
-    let mut groups: BTreeMap<(usize, usize), Group> = BTreeMap::new();
-    let mut planner_order: Vec<String> = Vec::new();
-    for r in &out.rows {
-        if !planner_order.contains(&r.planner) {
-            planner_order.push(r.planner.clone());
-        }
-        let pi = planner_order
-            .iter()
-            .position(|p| *p == r.planner)
-            .unwrap_or(0);
-        let entry = groups
-            .entry((r.scenario, pi))
-            .or_insert_with(|| (r.params.clone(), r.planner.clone(), BTreeMap::new()));
-        if let Some(m) = columns.iter().find(|m| **m == r.metric) {
-            entry.2.entry(m).or_default().push(r.value);
-        }
-    }
-    let mut header: Vec<String> = vec!["scenario".into()];
-    header.extend(out.keys.iter().cloned());
-    header.push("planner".into());
-    header.extend(columns.iter().map(|m| m.to_string()));
-    let mut rows: Vec<Vec<String>> = Vec::new();
-    for ((scenario, _), (params, planner, metrics)) in &groups {
-        let mut row = vec![scenario.to_string()];
-        row.extend(params.iter().map(|(_, v)| v.clone()));
-        row.push(planner.clone());
-        for m in columns {
-            row.push(match metrics.get(m).and_then(|v| super::summarize(v)) {
-                Some(s) => match s.ci95 {
-                    Some(ci) => format!("{:.3} ± {:.3}", s.mean, ci),
-                    None => format!("{:.3}", s.mean),
-                },
-                None => "-".into(),
-            });
-        }
-        rows.push(row);
-    }
-    crate::report::plan::render_table(
-        &header.iter().map(String::as_str).collect::<Vec<_>>(),
-        &rows,
-    )
 }

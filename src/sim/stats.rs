@@ -1,6 +1,7 @@
 //! Summary statistics over seeds: mean, 95 % confidence half-width (Student t), min, max.
 
 use serde::Serialize;
+use statrs::distribution::{ContinuousCDF, StudentsT};
 
 /// One metric summarised over seeds.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -14,22 +15,12 @@ pub struct Summary {
     pub n: usize,
 }
 
-/// Two-sided 97.5 % quantiles of Student's t for 1 … 30 degrees of freedom.
-const T975: [f64; 30] = [
-    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
-    2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
-    2.052, 2.048, 2.045, 2.042,
-];
-
-/// The t quantile for a 95 % two-sided interval with `df` degrees of freedom.
+/// The t quantile for a 95 % two-sided interval (the 97.5 % quantile of Student's t) with
+/// `df` degrees of freedom; NaN without any.
 pub fn t975(df: usize) -> f64 {
-    match df {
-        0 => f64::NAN,
-        1..=30 => T975[df - 1],
-        31..=40 => 2.021,
-        41..=60 => 2.000,
-        61..=120 => 1.980,
-        _ => 1.960,
+    match StudentsT::new(0.0, 1.0, df as f64) {
+        Ok(t) if df > 0 => t.inverse_cdf(0.975),
+        _ => f64::NAN,
     }
 }
 
@@ -59,15 +50,15 @@ mod tests {
 
     #[test]
     fn summary_matches_hand_computed_values() {
-        // mean 3, sample sd sqrt(2.5) = 1.5811, se = 0.7071, t(4) = 2.776 → 1.963
+        // mean 3, sample sd sqrt(2.5) = 1.5811, se = 0.7071, t(4) = 2.7764 → 1.9632
         let s = summarize(&[1.0, 2.0, 3.0, 4.0, 5.0]).expect("values");
         assert!((s.mean - 3.0).abs() < 1e-12);
-        assert!((s.ci95.expect("n ≥ 2") - 2.776 * (2.5f64 / 5.0).sqrt()).abs() < 1e-12);
-        assert!((s.ci95.unwrap_or(0.0) - 1.9629).abs() < 1e-3);
+        assert!((s.ci95.expect("n ≥ 2") - t975(4) * (2.5f64 / 5.0).sqrt()).abs() < 1e-12);
+        assert!((s.ci95.unwrap_or(0.0) - 1.9632).abs() < 1e-3);
         assert_eq!((s.min, s.max, s.n), (1.0, 5.0, 5));
-        // Two seeds: t(1) = 12.706; values 0.4, 0.6 → sd 0.1414, se 0.1 → 1.2706
+        // Two seeds: t(1) = 12.7062; values 0.4, 0.6 → sd 0.1414, se 0.1 → 1.27062
         let two = summarize(&[0.4, 0.6]).expect("values");
-        assert!((two.ci95.unwrap_or(0.0) - 1.2706).abs() < 1e-9);
+        assert!((two.ci95.unwrap_or(0.0) - 1.270620).abs() < 1e-6);
         let one = summarize(&[7.0]).expect("value");
         assert_eq!(one.ci95, None);
         assert!(summarize(&[]).is_none());
@@ -76,10 +67,13 @@ mod tests {
     }
 
     #[test]
-    fn t_quantiles_decrease_towards_the_normal() {
-        assert_eq!(t975(1), 12.706);
-        assert_eq!(t975(9), 2.262);
+    fn t_quantiles_match_the_tables_and_decrease_towards_the_normal() {
+        // Published two-sided 95 % values (e.g. NIST/SEMATECH e-Handbook, table 1.3.6.7.2).
+        for (df, table) in [(1, 12.706), (2, 4.303), (4, 2.776), (9, 2.262), (30, 2.042)] {
+            assert!((t975(df) - table).abs() < 5e-4, "df {df}: {}", t975(df));
+        }
         assert!(t975(30) > t975(100) && t975(100) > t975(1000));
-        assert_eq!(t975(1000), 1.960);
+        assert!((t975(100_000) - 1.95996).abs() < 1e-4);
+        assert!(t975(0).is_nan());
     }
 }

@@ -2,13 +2,21 @@
 //! each scenario simulated over the seeds, written in long format. Scenario k runs in shard
 //! k mod N.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 use toml::Value;
 
-use super::{SimOptions, TIMING_METRICS, simulate};
-use crate::preempt::engine::PlanFailure;
+use super::colocation::{self, SeedValues};
+use super::preemption::{self, SimOptions, TIMING_METRICS};
+use crate::colocate::setup::cluster_findings;
+use crate::colocate::trace::TraceRequest;
+use crate::plan::error::PlanningError;
 use crate::spec::{ClusterSpec, ColocationSpec, PreemptionSpec, validate};
 use crate::topology::Cluster;
+
+/// The first words of a sweep shard's CSV output (its metadata line), which `merge` reads.
+pub const CSV_MAGIC: &str = "# coplan sweep";
 
 /// One `--set KEY=V1,V2,…`.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,9 +41,10 @@ pub enum SweepError {
     #[error("invalid shard `{0}`: expected I/N with 0 ≤ I < N")]
     Shard(String),
     #[error(transparent)]
-    Plan(#[from] PlanFailure),
-    #[error("{0}")]
-    Colocation(String),
+    Plan(#[from] PlanningError),
+    /// A scenario reads a trace that was not loaded for it.
+    #[error("trace `{0}` was not loaded")]
+    TraceNotLoaded(String),
 }
 
 pub fn parse_set(arg: &str) -> Result<SetArg, SweepError> {
@@ -138,7 +147,7 @@ fn target(key: &str) -> (bool, &str) {
     }
 }
 
-fn parse_value(text: &str) -> Value {
+pub fn parse_value(text: &str) -> Value {
     match toml::from_str::<toml::Table>(&format!("v = {text}")) {
         Ok(mut t) => t.remove("v").unwrap_or_else(|| Value::String(text.into())),
         Err(_) => Value::String(text.into()),
@@ -238,7 +247,7 @@ pub fn apply(
             .map_err(|e: toml::de::Error| blame(e.message().to_string()))?;
         let cluster_model = Cluster::from_spec(&cluster_spec);
         let mut f = validate::colocation(&spec);
-        f.extend(validate::colocation_on_cluster(&cluster_model, &spec));
+        f.extend(cluster_findings(&cluster_model, &spec));
         (ScenarioWorkload::Colocation(Box::new(spec)), f)
     } else {
         let spec: PreemptionSpec = w
@@ -278,6 +287,10 @@ pub struct SweepOutput {
     pub rows: Vec<Row>,
 }
 
+/// The requests of every trace a sweep's co-location scenarios read, by the path written in
+/// `[inference] trace`.
+pub type Traces = BTreeMap<String, Vec<TraceRequest>>;
+
 /// Runs the scenarios of one shard.
 pub fn sweep(
     cluster: &Value,
@@ -285,6 +298,7 @@ pub fn sweep(
     sets: &[SetArg],
     options: &SimOptions,
     shard: (usize, usize),
+    traces: &Traces,
     progress: &(dyn Fn() + Sync),
 ) -> Result<SweepOutput, SweepError> {
     let all = scenarios(sets);
@@ -300,28 +314,38 @@ pub fn sweep(
     {
         let cluster = Cluster::from_spec(&c);
         // (seed, planner, metric → value) of every seed of the scenario.
-        let per_seed: Vec<crate::colocate::sim::SeedValues> = match &w {
-            ScenarioWorkload::Preemption(w) => simulate(&cluster, w, options, progress)?
-                .per_seed
-                .into_iter()
-                .map(|sr| {
-                    (
-                        sr.seed,
-                        sr.per_planner.into_iter().map(|(n, m, _)| (n, m)).collect(),
-                    )
-                })
-                .collect(),
+        let per_seed: Vec<SeedValues> = match &w {
+            ScenarioWorkload::Preemption(w) => {
+                preemption::simulate(&cluster, w, options, progress)?
+                    .per_seed
+                    .into_iter()
+                    .map(|sr| {
+                        (
+                            sr.seed,
+                            sr.per_planner.into_iter().map(|(n, m, _)| (n, m)).collect(),
+                        )
+                    })
+                    .collect()
+            }
             ScenarioWorkload::Colocation(w) => {
                 let seeds = options.seeds.clone().unwrap_or_else(|| (1..=10).collect());
-                crate::colocate::sim::simulate(
+                let trace = match &w.inference.trace {
+                    Some(path) => Some(
+                        traces
+                            .get(path)
+                            .ok_or_else(|| SweepError::TraceNotLoaded(path.clone()))?
+                            .as_slice(),
+                    ),
+                    None => None,
+                };
+                colocation::simulate(
                     &cluster,
                     w,
-                    None,
+                    trace,
                     &seeds,
                     options.planners.as_deref(),
                     progress,
-                )
-                .map_err(|e| SweepError::Colocation(e.to_string()))?
+                )?
                 .per_seed
             }
         };

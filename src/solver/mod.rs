@@ -1,10 +1,39 @@
 //! A thin wrapper over good_lp: one place that picks the backend, applies the time limit and
 //! turns the solver's outcome into a status, values and a best bound.
 
+use std::time::Instant;
+
 use good_lp::{
     Constraint, Expression, ProblemVariables, ResolutionError, Solution, SolutionStatus,
     SolverModel, Variable, WithInitialSolution, WithTimeLimit, microlp,
 };
+
+/// When the solves behind one planner must stop: a time budget shared by every solve of the
+/// planner (per-server subproblems and per-event MILPs draw from the same budget).
+#[derive(Debug, Clone, Copy)]
+pub struct Deadline {
+    started: Instant,
+    limit_s: f64,
+}
+
+impl Deadline {
+    /// A budget of `limit_s` seconds from now.
+    pub fn after(limit_s: f64) -> Self {
+        Deadline {
+            started: Instant::now(),
+            limit_s,
+        }
+    }
+
+    /// Seconds left; negative once the budget is spent.
+    pub fn remaining_s(&self) -> f64 {
+        self.limit_s - self.started.elapsed().as_secs_f64()
+    }
+
+    pub fn expired(&self) -> bool {
+        self.remaining_s() < 0.0
+    }
+}
 
 /// How a solve ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,19 +76,20 @@ impl Solution for Zero {
     }
 }
 
-/// Minimises `objective` with microlp (the embedded backend).
+/// Minimises `objective` with microlp (the embedded backend) within what is left of
+/// `deadline` (at least a millisecond, so a late solve still reports what it has).
 pub fn minimise(
     vars: ProblemVariables,
     objective: Expression,
     constraints: Vec<Constraint>,
     keep: &[Variable],
-    time_limit_s: f64,
+    deadline: &Deadline,
     warm_start: Option<Vec<(Variable, f64)>>,
 ) -> Result<Solved, SolveError> {
     let mut model = vars
         .minimise(objective.clone())
         .using(microlp)
-        .with_time_limit(time_limit_s.max(0.001));
+        .with_time_limit(deadline.remaining_s().max(0.001));
     if let Some(start) = warm_start {
         model = model.with_initial_solution(start);
     }

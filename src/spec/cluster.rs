@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::SpecKind;
+use super::kind::SpecKind;
 
 /// A cluster: server types and pools of servers of each type.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

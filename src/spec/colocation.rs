@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::SpecKind;
+use super::kind::SpecKind;
 
 /// Planners of `kind = "colocation"`, in report order.
 pub const COLOCATION_PLANNERS: [&str; 5] = ["separate", "mix-rr", "mix-luf", "lemix", "ilp"];
@@ -82,6 +82,22 @@ pub struct InferenceSpec {
     /// τ_R = slo_factor × profiled full-pipeline prefill latency.
     #[serde(default = "default_slo_factor")]
     pub slo_factor: f64,
+}
+
+impl InferenceSpec {
+    /// A stream of explicit requests (what importers write), every other key at its default.
+    pub fn from_requests(requests: Vec<RequestSpec>) -> Self {
+        InferenceSpec {
+            arrival: None,
+            trace: None,
+            format: None,
+            count: requests.len() as i64,
+            requests: Some(requests),
+            prompt_tokens: default_prompt(),
+            output_tokens: default_output(),
+            slo_factor: default_slo_factor(),
+        }
+    }
 }
 
 fn default_prompt() -> TokenDist {

@@ -3,45 +3,18 @@
 
 pub mod cluster;
 pub mod colocation;
+pub mod kind;
 pub mod preemption;
 pub mod source;
 pub mod validate;
 
-use std::fmt;
-
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use toml::de::DeValue;
 
 pub use cluster::{ClusterSpec, Penalty, PoolSpec, ServerTypeSpec};
 pub use colocation::ColocationSpec;
+pub use kind::SpecKind;
 pub use preemption::PreemptionSpec;
 pub use source::{Finding, Issue, SourceFile, SpanIndex};
-
-/// The `kind` key of a spec file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum SpecKind {
-    Cluster,
-    Preemption,
-    Colocation,
-}
-
-impl SpecKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SpecKind::Cluster => "cluster",
-            SpecKind::Preemption => "preemption",
-            SpecKind::Colocation => "colocation",
-        }
-    }
-}
-
-impl fmt::Display for SpecKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// What a command expects a file argument to be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
-use super::SpecKind;
+use super::kind::SpecKind;
 
 /// Planners of `kind = "preemption"`, in report order.
 pub const PREEMPTION_PLANNERS: [&str; 5] = [

@@ -125,3 +125,14 @@ pub fn parents(g: &TopoGraph, n: NodeIndex, kind: TopoEdge) -> Vec<NodeIndex> {
     out.sort();
     out
 }
+
+/// The graph of every server, in server order.
+pub fn server_graphs<'a>(
+    cluster: &'a Cluster,
+    state: Option<&'a ClusterState>,
+) -> impl Iterator<Item = (ServerId, TopoGraph)> + 'a {
+    (0..cluster.servers.len()).map(move |i| {
+        let id = ServerId(i as u32);
+        (id, server_graph(cluster, id, state))
+    })
+}

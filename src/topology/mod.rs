@@ -294,7 +294,7 @@ pub fn reachable_level(
     })
 }
 
-fn pick_cores(t: &ServerType, gpus: GpuSet, free: CoreSet, n: u32) -> Option<CoreSet> {
+pub fn pick_cores(t: &ServerType, gpus: GpuSet, free: CoreSet, n: u32) -> Option<CoreSet> {
     let near = gpus
         .iter()
         .map(|g| t.numa[t.gpu_numa[g]].cores)

@@ -3,7 +3,8 @@
 
 use std::path::PathBuf;
 
-use coplan::preempt::engine::{self, PlanOptions, PlanReport};
+use coplan::plan::preemption::PreemptionPlan as PlanReport;
+use coplan::preempt::planning::{self as engine, PlanOptions};
 use coplan::spec::{self, ClusterSpec, Expect, PreemptionSpec, SourceFile, Spec};
 use coplan::topology::Cluster;
 

@@ -1,76 +1,14 @@
-//! `coplan plan` printers: a side-by-side table, JSON (the DESIGN §7 contract) and long CSV.
+//! `coplan plan` tables: the planners side by side, then each planner's events.
 
 use std::fmt::Write;
 
-use crate::preempt::Status;
-use crate::preempt::engine::{PlanReport, PlannerReport};
+use super::grid::{aligned, gap, num, pct, render_table, status};
+use crate::plan::colocation::ColocationPlan;
+use crate::plan::preemption::{EventOutcome, PreemptionPlan};
+use crate::plan::{PlanStatus, PlannerRole};
 
-fn num(v: Option<f64>, digits: usize) -> String {
-    v.map_or_else(|| "-".into(), |x| format!("{x:.digits$}"))
-}
-
-fn pct(v: Option<f64>) -> String {
-    v.map_or_else(|| "-".into(), |x| format!("{:.1}%", x * 100.0))
-}
-
-fn status(s: Status) -> &'static str {
-    match s {
-        Status::Heuristic => "heuristic",
-        Status::Optimal => "optimal",
-        Status::TimeLimit => "time_limit",
-        Status::Skipped => "skipped",
-    }
-}
-
-fn gap_text(r: &PlannerReport) -> String {
-    match r.gap {
-        None => "-".into(),
-        Some(g) => format!(
-            "{}{:+.1}%",
-            if r.gap_is_bound { "≤" } else { "" },
-            g * 100.0
-        ),
-    }
-}
-
-/// Renders rows left-aligned, columns padded to their widest cell.
-pub fn render_table(header: &[&str], rows: &[Vec<String>]) -> String {
-    table(header, rows, &[])
-}
-
-/// Renders rows with columns padded to their widest cell.
-fn table(header: &[&str], rows: &[Vec<String>], right: &[bool]) -> String {
-    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
-    for r in rows {
-        for (w, c) in widths.iter_mut().zip(r) {
-            *w = (*w).max(c.chars().count());
-        }
-    }
-    let line = |cells: Vec<&str>| {
-        let mut l = String::new();
-        for (i, (c, w)) in cells.iter().zip(&widths).enumerate() {
-            let pad = w - c.chars().count();
-            if right.get(i).copied().unwrap_or(false) {
-                l.push_str(&" ".repeat(pad));
-                l.push_str(c);
-            } else {
-                l.push_str(c);
-                l.push_str(&" ".repeat(pad));
-            }
-            l.push_str("  ");
-        }
-        l.trim_end().to_string()
-    };
-    let mut out = String::new();
-    let _ = writeln!(out, "{}", line(header.to_vec()));
-    for r in rows {
-        let _ = writeln!(out, "{}", line(r.iter().map(String::as_str).collect()));
-    }
-    out
-}
-
-/// The comparison table, then the events of each planner.
-pub fn to_table(report: &PlanReport) -> String {
+/// The comparison table of a preemption plan, then the events of each planner.
+pub fn preemption(report: &PreemptionPlan) -> String {
     let mut out = String::new();
     let n = report.planners.first().map_or(0, |p| p.metrics.preemptions);
     let _ = writeln!(
@@ -95,7 +33,7 @@ pub fn to_table(report: &PlanReport) -> String {
                 r.name.clone(),
                 status(r.status).into(),
                 num(r.objective, 3),
-                gap_text(r),
+                gap(r.gap, r.gap_is_bound),
                 pct(r.decision_gap),
                 format!("{}/{}", m.hits, m.preemptions),
                 pct(Some(m.hit_rate)),
@@ -108,7 +46,7 @@ pub fn to_table(report: &PlanReport) -> String {
             ]
         })
         .collect();
-    out.push_str(&table(
+    out.push_str(&aligned(
         &[
             "planner",
             "status",
@@ -129,11 +67,15 @@ pub fn to_table(report: &PlanReport) -> String {
             false, false, true, true, true, true, true, true, true, true, true, true, true,
         ],
     ));
-    if let Some(b) = report.planners.iter().find(|r| r.name == "ilp-batch") {
+    if let Some(b) = report
+        .planners
+        .iter()
+        .find(|r| r.role == PlannerRole::BatchReference)
+    {
         let _ = writeln!(
             out,
             "\ngap: against the ilp-batch {} {}; ≤ marks an upper bound (ilp-batch stopped early).",
-            if b.status == Status::Optimal {
+            if b.status == PlanStatus::Optimal {
                 "optimum"
             } else {
                 "best bound"
@@ -172,7 +114,7 @@ pub fn to_table(report: &PlanReport) -> String {
                         (true, true) => "hit".into(),
                         (true, false) => "miss".into(),
                         (false, _) => match e.outcome {
-                            crate::preempt::engine::Outcome::Refused => "refused".into(),
+                            EventOutcome::Refused => "refused".into(),
                             _ => "unplaced".into(),
                         },
                     },
@@ -185,7 +127,7 @@ pub fn to_table(report: &PlanReport) -> String {
                 ]
             })
             .collect();
-        out.push_str(&table(
+        out.push_str(&aligned(
             &[
                 "preemptor",
                 "qos",
@@ -202,46 +144,89 @@ pub fn to_table(report: &PlanReport) -> String {
     out
 }
 
-/// JSON per the DESIGN §7 contract.
-pub fn to_json(report: &PlanReport) -> String {
-    let mut s =
-        serde_json::to_string_pretty(report).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
-    s.push('\n');
-    s
-}
-
-/// Long format: `scenario,planner,seed,metric,value` (empty value = null).
-pub fn to_csv(report: &PlanReport) -> String {
-    let mut out = String::from("scenario,planner,seed,metric,value\n");
-    let scenario = report.workload.clone().unwrap_or_else(|| "plan".into());
-    let seed = report.seed.map_or(String::new(), |s| s.to_string());
-    for r in &report.planners {
-        let value = serde_json::to_value(&r.metrics).unwrap_or_default();
-        if let Some(map) = value.as_object() {
-            for (k, v) in map {
-                let text = match v {
-                    serde_json::Value::Null => String::new(),
-                    other => other.to_string(),
-                };
-                let _ = writeln!(
-                    out,
-                    "{},{},{},{},{}",
-                    csv_field(&scenario),
-                    csv_field(&r.name),
-                    seed,
-                    k,
-                    text
-                );
-            }
-        }
+/// The comparison table of a co-location plan.
+pub fn colocation(r: &ColocationPlan) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "co-location plan{} on {}: {} nodes × {} stages, seed {}, τ_R = {:.3} s\n",
+        r.workload
+            .as_ref()
+            .map_or(String::new(), |w| format!(" `{w}`")),
+        r.cluster,
+        r.nodes,
+        r.stages,
+        r.seed,
+        r.slo_s
+    );
+    let rows: Vec<Vec<String>> = r
+        .planners
+        .iter()
+        .map(|p| match &p.metrics {
+            None => vec![
+                p.name.clone(),
+                "skipped".into(),
+                p.skipped.clone().unwrap_or_default(),
+            ],
+            Some(m) => vec![
+                p.name.clone(),
+                num(p.objective, 3),
+                gap(p.gap, p.gap_is_bound),
+                format!("{:.2}", m.throughput_tasks_per_s),
+                format!("{:.0}", m.throughput_tokens_per_s),
+                format!("{:.2}", m.goodput_rps),
+                format!(
+                    "{:.1}%",
+                    100.0 * m.slo_attainment.get("5x").copied().unwrap_or(0.0)
+                ),
+                num(m.ttft_p99_s, 3),
+                num(m.tbt_p50_s, 4),
+                format!("{:.1}%", 100.0 * m.gpu_utilization),
+                format!("{:.1}%", 100.0 * m.bubble_rate),
+                format!("{:.1}", m.makespan_s),
+                m.nodes_used.to_string(),
+                m.dropped.to_string(),
+                m.offloaded.to_string(),
+                m.training_tasks_done.to_string(),
+                num(m.staleness_mean, 1),
+                format!("{:.1} ms", p.runtime_ms),
+            ],
+        })
+        .collect();
+    out.push_str(&render_table(
+        &[
+            "planner",
+            "objective",
+            "gap",
+            "task/s",
+            "token/s",
+            "goodput",
+            "SLO 5×",
+            "TTFT p99",
+            "TBT p50",
+            "GPU util",
+            "bubbles",
+            "makespan",
+            "nodes",
+            "dropped",
+            "offloaded",
+            "trained",
+            "staleness",
+            "time",
+        ],
+        &rows,
+    ));
+    if let Some(b) = r
+        .planners
+        .iter()
+        .find(|p| p.role == PlannerRole::BoundReference)
+        .and_then(|p| p.bound)
+    {
+        let _ = writeln!(
+            out,
+            "\ngap: against the ILP's lower bound {b:.3} (≤: an upper bound on the distance to the optimum)."
+        );
     }
+    out.push_str("\nSLO 5×: share of inference requests whose prefill response R ≤ τ_R; staleness: training tasks\nthe serving replica had not received (a proxy for the paper's inference loss).\n");
     out
-}
-
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
 }

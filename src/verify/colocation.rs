@@ -5,8 +5,10 @@
 
 use std::collections::BTreeMap;
 
-use super::engine::{EngineConfig, OpKind, Run};
-use super::workload::{Task, TaskKind};
+use crate::plan::colocation::{
+    ColocationMetrics, ColocationRun, OpKind, RunBounds, Task, TaskKind,
+};
+use crate::spec::colocation::ColocationObjective;
 
 const EPS: f64 = 1e-9;
 
@@ -14,7 +16,7 @@ const EPS: f64 = 1e-9;
 type Span = (f64, f64, OpKind);
 
 /// Checks a run; `Err` names the first violation.
-pub fn verify_run(cfg: &EngineConfig, tasks: &[Task], run: &Run) -> Result<(), String> {
+pub fn verify_run(cfg: &RunBounds, tasks: &[Task], run: &ColocationRun) -> Result<(), String> {
     // 1. One op at a time per GPU.
     let mut per_gpu: BTreeMap<(usize, usize), Vec<Span>> = BTreeMap::new();
     for op in &run.ops {
@@ -183,10 +185,10 @@ pub fn verify_run(cfg: &EngineConfig, tasks: &[Task], run: &Run) -> Result<(), S
 /// Recomputes the counted metrics and the canonical objective from the run's outcomes with its
 /// own formula, and compares them with the reported ones.
 pub fn verify_metrics(
-    run: &Run,
-    reported: &super::metrics::Metrics,
+    run: &ColocationRun,
+    reported: &ColocationMetrics,
     tau_s: f64,
-    weights: &crate::spec::colocation::ColocationObjective,
+    weights: &ColocationObjective,
 ) -> Result<(), String> {
     let dropped = run.outcomes.iter().filter(|o| o.dropped).count() as u64;
     let offloaded = run.outcomes.iter().filter(|o| o.offloaded).count() as u64;

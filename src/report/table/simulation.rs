@@ -1,33 +1,17 @@
-//! `coplan simulate` printers: a summary table, JSON (summaries and totals) and long CSV.
+//! `coplan simulate` tables: key metrics as mean ± 95 % CI over seeds, and totals.
 
 use std::fmt::Write;
 
-use crate::report::plan::render_table;
-use crate::sim::{SimReport, Summary, TIMING_METRICS};
-
-/// `mean ± ci95` of a summary, scaled (100 for percentages) and with a unit; `-` when absent.
-pub fn summary_cell(s: Option<&Summary>, scale: f64, unit: &str) -> String {
-    let Some(s) = s else { return "-".into() };
-    match s.ci95 {
-        Some(ci) => format!("{}{unit} ± {}", fixed(s.mean * scale), fixed(ci * scale)),
-        None => format!("{}{unit}", fixed(s.mean * scale)),
-    }
-}
+use super::grid::{render_table, summary_cell};
+use crate::sim::colocation::ColocationSimulation;
+use crate::sim::preemption::PreemptionSimulation;
+use crate::sim::stats::Summary;
 
 fn cell(s: Option<&Summary>, pct: bool) -> String {
     if pct {
         summary_cell(s, 100.0, "%")
     } else {
         summary_cell(s, 1.0, "")
-    }
-}
-
-/// Two decimals, without the sign of a value that rounds to zero (rounding noise like −1e-17).
-fn fixed(x: f64) -> String {
-    let text = format!("{x:.2}");
-    match text.strip_prefix('-') {
-        Some(rest) if rest.chars().all(|c| c == '0' || c == '.') => rest.to_string(),
-        _ => text,
     }
 }
 
@@ -40,7 +24,7 @@ fn ratio(hits: u64, of: u64) -> String {
 }
 
 /// Per planner: key metrics as mean ± 95 % CI over seeds, and paper-style totals.
-pub fn to_table(r: &SimReport) -> String {
+pub fn preemption(r: &PreemptionSimulation) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -118,35 +102,45 @@ pub fn to_table(r: &SimReport) -> String {
     out
 }
 
-pub fn to_json(r: &SimReport) -> String {
-    let mut s =
-        serde_json::to_string_pretty(r).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
-    s.push('\n');
-    s
-}
-
-/// Long format, one row per planner, seed and metric (timings left out: they vary by machine).
-pub fn to_csv(r: &SimReport) -> String {
-    let mut out = String::from("scenario,planner,seed,metric,value\n");
-    let scenario = r.workload.clone().unwrap_or_else(|| "simulate".into());
-    for p in &r.planners {
-        for sr in &r.per_seed {
-            let Some((_, metrics, _)) = sr.per_planner.iter().find(|(n, _, _)| *n == p.name) else {
-                continue;
-            };
-            for (k, v) in metrics {
-                if TIMING_METRICS.contains(&k.as_str()) {
-                    continue;
-                }
-                let _ = writeln!(
-                    out,
-                    "{scenario},{},{},{k},{}",
-                    p.name,
-                    sr.seed,
-                    serde_json::to_string(v).unwrap_or_default()
-                );
-            }
-        }
-    }
+/// `coplan simulate` on a co-location workload: mean ± 95 % CI over seeds per planner.
+pub fn colocation(r: &ColocationSimulation) -> String {
+    let rows: Vec<Vec<String>> = r
+        .planners
+        .iter()
+        .map(|p| {
+            let m = |k: &str| p.metrics.get(k);
+            vec![
+                p.name.clone(),
+                summary_cell(m("gpu_utilization"), 100.0, "%"),
+                summary_cell(m("throughput_tasks_per_s"), 1.0, ""),
+                summary_cell(m("throughput_tokens_per_s"), 1.0, ""),
+                summary_cell(m("slo_attainment_5x"), 100.0, "%"),
+                summary_cell(m("goodput_rps"), 1.0, ""),
+                summary_cell(m("objective"), 1.0, ""),
+                summary_cell(m("gap"), 100.0, "%"),
+            ]
+        })
+        .collect();
+    let mut out = format!(
+        "simulation{} on {}: {} seeds; mean ± 95% CI over seeds (t-distribution)\n\n",
+        r.workload
+            .as_ref()
+            .map_or(String::new(), |w| format!(" `{w}`")),
+        r.cluster,
+        r.seeds.len()
+    );
+    out.push_str(&render_table(
+        &[
+            "planner",
+            "GPU util",
+            "task/s",
+            "token/s",
+            "SLO 5×",
+            "goodput",
+            "objective",
+            "gap",
+        ],
+        &rows,
+    ));
     out
 }

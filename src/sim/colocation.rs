@@ -7,14 +7,16 @@ use std::collections::BTreeMap;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::plan::{ColocationError, plan};
-use super::trace::TraceRequest;
-use crate::sim::{Summary, summarize};
+use super::stats::{Summary, summarize};
+use crate::colocate::planning::plan;
+use crate::colocate::trace::TraceRequest;
+use crate::plan::colocation::ColocationPlannerReport;
+use crate::plan::error::PlanningError;
 use crate::spec::ColocationSpec;
 use crate::topology::Cluster;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PlannerSummary {
+pub struct ColocationPlannerSummary {
     pub name: String,
     pub metrics: BTreeMap<String, Summary>,
 }
@@ -23,20 +25,20 @@ pub struct PlannerSummary {
 pub type SeedValues = (u64, Vec<(String, BTreeMap<String, f64>)>);
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SimReport {
+pub struct ColocationSimulation {
     pub schema_version: u32,
     pub kind: &'static str,
     pub workload_kind: &'static str,
     pub cluster: String,
     pub workload: Option<String>,
     pub seeds: Vec<u64>,
-    pub planners: Vec<PlannerSummary>,
+    pub planners: Vec<ColocationPlannerSummary>,
     #[serde(skip)]
     pub per_seed: Vec<SeedValues>,
 }
 
 /// Numeric metrics of a planner, nested maps flattened (`slo_attainment_5x`), plus its gap.
-fn flatten(p: &super::plan::PlannerReport) -> BTreeMap<String, f64> {
+fn flatten(p: &ColocationPlannerReport) -> BTreeMap<String, f64> {
     let mut out = BTreeMap::new();
     if let Some(m) = &p.metrics
         && let Some(map) = serde_json::to_value(m)
@@ -73,8 +75,8 @@ pub fn simulate(
     seeds: &[u64],
     planners: Option<&[String]>,
     progress: &(dyn Fn() + Sync),
-) -> Result<SimReport, ColocationError> {
-    let per_seed: Vec<Result<SeedValues, ColocationError>> = seeds
+) -> Result<ColocationSimulation, PlanningError> {
+    let per_seed: Vec<Result<SeedValues, PlanningError>> = seeds
         .par_iter()
         .map(|&seed| {
             let r = plan(cluster, spec, trace, planners, Some(seed))?;
@@ -104,7 +106,7 @@ pub fn simulate(
                     }
                 }
             }
-            PlannerSummary {
+            ColocationPlannerSummary {
                 name: name.clone(),
                 metrics: by
                     .into_iter()
@@ -113,7 +115,7 @@ pub fn simulate(
             }
         })
         .collect();
-    Ok(SimReport {
+    Ok(ColocationSimulation {
         schema_version: 1,
         kind: "simulation",
         workload_kind: "colocation",

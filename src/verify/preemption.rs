@@ -6,8 +6,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::preempt::Preemptor;
-use crate::preempt::engine::{Outcome, PlannerReport};
+use crate::plan::preemption::{EventOutcome, PreemptionPlannerReport, Preemptor};
 use crate::spec::PreemptionSpec;
 use crate::spec::preemption::{TopologyQos, TopologyScore};
 use crate::topology::state::ClusterState;
@@ -106,7 +105,7 @@ pub fn verify_plan(
     spec: &PreemptionSpec,
     initial: &ClusterState,
     preemptors: &[Preemptor],
-    report: &PlannerReport,
+    report: &PreemptionPlannerReport,
 ) -> Result<(), Rejection> {
     if report.objective.is_none() && report.events.is_empty() {
         // A solver stopped before any plan existed: nothing to replay.
@@ -255,7 +254,7 @@ pub fn verify_plan(
                     format!("guaranteed pod placed at {level}, below its required level"),
                 ));
             }
-            if e.outcome != Outcome::Placed {
+            if e.outcome != EventOutcome::Placed {
                 return Err(reject(
                     name,
                     "placed, but the outcome says otherwise".into(),

@@ -1,5 +1,5 @@
-//! The discrete-event simulator of node timelines (DESIGN §6.1) on which every co-location
-//! planner runs. Per node S pipeline stages (stage s on GPU s), each running one op at a time:
+//! The co-location discrete-event engine: a simulator of node timelines (DESIGN §6.1) on which
+//! every co-location planner runs. Per node S pipeline stages (stage s on GPU s), each running one op at a time:
 //! forward (prefill), backward and decode iterations, plus weight syncs and KV offloads.
 //!
 //! - Pipeline order: a task's forward on stage s + 1 starts after its forward on stage s;
@@ -18,10 +18,10 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use serde::Serialize;
-
 use super::latency::LatencyModel;
-use super::workload::{Task, TaskId, TaskKind};
+use crate::plan::colocation::{
+    ColocationRun, OpKind, OpRecord, RunBounds, Task, TaskId, TaskKind, TaskOutcome,
+};
 use crate::spec::colocation::{ColocationSpec, MemoryTimeout};
 
 /// Fixed parameters of a run.
@@ -68,53 +68,18 @@ impl EngineConfig {
             batch_wait_s: l.batch_wait_factor * inference_latency,
         }
     }
-}
 
-/// What an op did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, PartialOrd, Ord)]
-#[serde(rename_all = "kebab-case")]
-pub enum OpKind {
-    Forward,
-    Backward,
-    Decode,
-    /// Moving a forward's memory to the host before it runs (memory-wait timeout).
-    Offload,
-    /// A weight sync from training to serving nodes (SEPARATE).
-    Sync,
-}
-
-/// One executed op: the timeline.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct OpRecord {
-    pub node: usize,
-    pub stage: usize,
-    pub kind: OpKind,
-    /// Tasks served: one for forward/backward/offload, the batch for decode, none for sync.
-    pub tasks: Vec<TaskId>,
-    pub start_s: f64,
-    pub end_s: f64,
-}
-
-/// What happened to one task.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TaskOutcome {
-    pub task: TaskId,
-    pub training: bool,
-    pub node: Option<usize>,
-    /// Arrival (inference) or release (training).
-    pub arrival_s: f64,
-    pub start_s: Option<f64>,
-    /// End of the last stage's forward (inference: the response time R is this − arrival).
-    pub prefill_end_s: Option<f64>,
-    pub end_s: Option<f64>,
-    pub dropped: bool,
-    pub offloaded: bool,
-    /// Times of the decoded tokens.
-    #[serde(skip)]
-    pub token_times: Vec<f64>,
-    /// Training tasks complete cluster-wide that the serving replica had not seen at prefill.
-    pub staleness: Option<u64>,
-    pub deferrals: u32,
+    /// The shape and memory model the run verifier checks a run against.
+    pub fn bounds(&self) -> RunBounds {
+        RunBounds {
+            nodes: self.nodes,
+            stages: self.stages,
+            gpu_memory_mib: self.gpu_memory_mib,
+            weights_mib: self.weights_mib,
+            kv_mib_per_token: self.kv_mib_per_token,
+            activation_mib_per_token: self.activation_mib_per_token,
+        }
+    }
 }
 
 /// A planner's answer for an arriving task.
@@ -259,14 +224,7 @@ struct Held {
     mib: Vec<f64>,
 }
 
-/// The result of a run.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Run {
-    pub ops: Vec<OpRecord>,
-    pub outcomes: Vec<TaskOutcome>,
-}
-
-pub struct Engine<'a> {
+pub struct DiscreteEventEngine<'a> {
     cfg: &'a EngineConfig,
     tasks: &'a [Task],
     nodes: Vec<Node>,
@@ -287,7 +245,7 @@ pub struct Engine<'a> {
     ranks: Vec<Option<f64>>,
 }
 
-impl<'a> Engine<'a> {
+impl<'a> DiscreteEventEngine<'a> {
     pub fn new(cfg: &'a EngineConfig, tasks: &'a [Task]) -> Self {
         let node = Node {
             stages: (0..cfg.stages)
@@ -304,7 +262,7 @@ impl<'a> Engine<'a> {
             .map(|t| t.arrival_s)
             .collect();
         inference_arrivals.sort_by(f64::total_cmp);
-        Engine {
+        DiscreteEventEngine {
             cfg,
             tasks,
             nodes: vec![node; cfg.nodes],
@@ -355,7 +313,7 @@ impl<'a> Engine<'a> {
     }
 
     /// Runs every task to completion or drop.
-    pub fn run(mut self, planner: &mut dyn Dispatcher) -> Run {
+    pub fn run(mut self, planner: &mut dyn Dispatcher) -> ColocationRun {
         for t in self.tasks.iter().filter(|t| !t.is_training()) {
             self.push(t.arrival_s, Event::Arrive(t.id));
         }
@@ -373,7 +331,7 @@ impl<'a> Engine<'a> {
                 }
             }
         }
-        Run {
+        ColocationRun {
             ops: self.ops,
             outcomes: self.outcomes,
         }
@@ -828,7 +786,7 @@ impl<'a> Engine<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::colocate::verify::verify_run;
+    use crate::verify::colocation::verify_run;
 
     /// One node of two stages; a 1000-token forward takes 1 s per stage, its backward 0.5 s, a
     /// decode iteration 0.1 s per stage.
@@ -884,13 +842,13 @@ mod tests {
         }
     }
 
-    fn run(cfg: &EngineConfig, tasks: &[Task]) -> Run {
-        let r = Engine::new(cfg, tasks).run(&mut AllOnZero);
-        verify_run(cfg, tasks, &r).expect("the verifier accepts the run");
+    fn run(cfg: &EngineConfig, tasks: &[Task]) -> ColocationRun {
+        let r = DiscreteEventEngine::new(cfg, tasks).run(&mut AllOnZero);
+        verify_run(&cfg.bounds(), tasks, &r).expect("the verifier accepts the run");
         r
     }
 
-    fn ops_of(r: &Run, kind: OpKind) -> Vec<(usize, f64, f64)> {
+    fn ops_of(r: &ColocationRun, kind: OpKind) -> Vec<(usize, f64, f64)> {
         let mut v: Vec<(usize, f64, f64)> = r
             .ops
             .iter()

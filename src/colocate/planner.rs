@@ -1,0 +1,50 @@
+//! The co-location planner trait. A candidate planner decides the node of each task as the
+//! discrete-event engine offers it (a `Dispatcher`); the exact planner solves first and then
+//! replays its solution on the same engine, so every plan is an engine run.
+
+use super::discrete_event::{DiscreteEventEngine, Dispatcher};
+use super::setup::Setup;
+use crate::plan::colocation::ColocationRun;
+use crate::plan::error::PlanningError;
+use crate::plan::{PlanStatus, PlannerRole};
+use crate::spec::ColocationSpec;
+
+/// What a planner's run produced.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PlannerRun {
+    Ran {
+        run: ColocationRun,
+        status: PlanStatus,
+        /// A proven lower bound of the canonical objective of every schedule.
+        bound: Option<f64>,
+    },
+    /// The planner did not run on this instance, and why.
+    Skipped { reason: String },
+}
+
+/// A co-location planner.
+pub trait ColocationPlanner: Sync {
+    fn name(&self) -> &'static str;
+
+    fn role(&self) -> PlannerRole {
+        PlannerRole::Candidate
+    }
+
+    /// Plans the setup's tasks. `horizon_s` is the latest op end of the candidate planners'
+    /// runs (references run after them); candidates ignore it.
+    fn run(
+        &self,
+        spec: &ColocationSpec,
+        setup: &Setup,
+        horizon_s: f64,
+    ) -> Result<PlannerRun, PlanningError>;
+}
+
+/// Runs a dispatcher on the engine: the whole `run` of a candidate planner.
+pub fn run_dispatcher(setup: &Setup, dispatcher: &mut dyn Dispatcher) -> PlannerRun {
+    PlannerRun::Ran {
+        run: DiscreteEventEngine::new(&setup.config, &setup.tasks).run(dispatcher),
+        status: PlanStatus::Heuristic,
+        bound: None,
+    }
+}

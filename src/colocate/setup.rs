@@ -1,0 +1,106 @@
+//! What every run of a co-location workload shares, derived once from the specs: the engine
+//! configuration, the task set and the SLO.
+
+use super::discrete_event::EngineConfig;
+use super::metrics;
+use super::trace::TraceRequest;
+use super::workload;
+use crate::p;
+use crate::plan::colocation::{Task, TaskKind};
+use crate::spec::ColocationSpec;
+use crate::spec::source::Finding;
+use crate::topology::Cluster;
+
+/// Everything a run needs, derived once from the specs.
+pub struct Setup {
+    pub config: EngineConfig,
+    pub tasks: Vec<Task>,
+    pub slo_base_s: f64,
+    pub mean_prompt: f64,
+    pub seed: u64,
+}
+
+/// The setup of one seed (`None`: the spec's `[planners].seed`).
+pub fn setup(
+    cluster: &Cluster,
+    spec: &ColocationSpec,
+    trace: Option<&[TraceRequest]>,
+    seed: Option<u64>,
+) -> Setup {
+    let seed = seed.unwrap_or(spec.planners.seed);
+    let tasks = workload::tasks(spec, trace, seed);
+    let prompts: Vec<f64> = tasks
+        .iter()
+        .filter_map(|t| match t.kind {
+            TaskKind::Inference { prompt_tokens, .. } => Some(prompt_tokens as f64),
+            TaskKind::Training { .. } => None,
+        })
+        .collect();
+    let mean_prompt = if prompts.is_empty() {
+        1.0
+    } else {
+        prompts.iter().sum::<f64>() / prompts.len() as f64
+    };
+    let nodes = spec
+        .nodes
+        .map_or(cluster.servers.len(), |n| n.max(1) as usize);
+    let gpu_memory = cluster
+        .servers
+        .first()
+        .map_or(0, |s| cluster.types[s.type_id.index()].gpu_memory_mib) as f64;
+    let config = EngineConfig::new(spec, nodes, gpu_memory, mean_prompt);
+    let slo_base_s = metrics::slo_base_s(config.stages, spec.model.eta_forward, mean_prompt);
+    Setup {
+        config,
+        tasks,
+        slo_base_s,
+        mean_prompt,
+        seed,
+    }
+}
+
+/// Cross-file checks of a co-location workload against its cluster.
+pub fn cluster_findings(cluster: &Cluster, spec: &ColocationSpec) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let available = cluster.servers.len() as i64;
+    if let Some(n) = spec.nodes
+        && n > available
+    {
+        out.push(
+            Finding::new(
+                "spec::too-large",
+                p!["nodes"],
+                format!(
+                    "{n} nodes requested, cluster `{}` has {available} servers",
+                    cluster.name
+                ),
+                "more than the cluster has",
+            )
+            .help("lower `nodes`, or omit it to use every server"),
+        );
+    }
+    let used = spec.nodes.unwrap_or(available).clamp(0, available) as usize;
+    if let Some(short) = cluster.servers[..used]
+        .iter()
+        .find(|s| (cluster.types[s.type_id.index()].gpu_count() as i64) < spec.model.stages)
+    {
+        let t = &cluster.types[short.type_id.index()];
+        out.push(
+            Finding::new(
+                "spec::too-large",
+                p!["model", "stages"],
+                format!(
+                    "{} pipeline stages need {} GPUs per node, but server `{}` ({}) has {}",
+                    spec.model.stages,
+                    spec.model.stages,
+                    short.name,
+                    t.name,
+                    t.gpu_count()
+                ),
+                "more stages than GPUs",
+            )
+            .help("one stage runs on one GPU: use fewer stages or servers with more GPUs"),
+        );
+    }
+    out
+}

@@ -1,0 +1,54 @@
+//! Why planning failed, for both workload kinds.
+
+use crate::spec::source::Finding;
+
+/// A planning failure. `Invalid` and `UnknownPlanner` are the user's input (exit 2); the rest
+/// are failures of a planner, its solver or its plan (exit 1: a bug).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PlanningError {
+    /// The workload does not fit the cluster (cross-file findings).
+    #[error("the workload does not fit the cluster")]
+    Invalid(Vec<Finding>),
+    #[error("unknown planner `{0}`")]
+    UnknownPlanner(String),
+    /// A solver failed (not a time limit: that is a status).
+    #[error("solver failed: {0}")]
+    Solver(String),
+    /// A model or bookkeeping error inside a planner.
+    #[error("{0}")]
+    Internal(String),
+    /// One of the errors above, raised while a named planner ran.
+    #[error("planner `{planner}` failed: {error}")]
+    Planner {
+        planner: String,
+        error: Box<PlanningError>,
+    },
+    /// The independent verifier rejected a plan.
+    #[error("the verifier rejected the plan of `{planner}` at {at}: {reason}")]
+    Verification {
+        planner: String,
+        at: String,
+        reason: String,
+    },
+}
+
+impl PlanningError {
+    /// Attributes an error to the planner that raised it.
+    pub fn in_planner(self, planner: &str) -> PlanningError {
+        match self {
+            e @ (PlanningError::Planner { .. } | PlanningError::Verification { .. }) => e,
+            error => PlanningError::Planner {
+                planner: planner.to_string(),
+                error: Box::new(error),
+            },
+        }
+    }
+
+    /// Whether the user's input caused it (exit 2) rather than a bug (exit 1).
+    pub fn is_input_error(&self) -> bool {
+        matches!(
+            self,
+            PlanningError::Invalid(_) | PlanningError::UnknownPlanner(_)
+        )
+    }
+}

@@ -1,0 +1,43 @@
+//! Plan data of both workload kinds: what planners produce, verifiers check and printers
+//! render. It depends on the spec and topology vocabulary only, never on a planner.
+
+pub mod colocation;
+pub mod error;
+pub mod preemption;
+
+use serde::Serialize;
+
+/// Status of a planner's run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlanStatus {
+    Heuristic,
+    Optimal,
+    TimeLimit,
+    Skipped,
+}
+
+/// What a planner's plan is used for besides itself. Gaps and bounds are computed against the
+/// reference planners, so the role is a property of the planner, never a name compare.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlannerRole {
+    /// A plan to be measured against the references.
+    Candidate,
+    /// The exact optimum of each decision on the state a planner faced (`decision_gap`).
+    PerEventReference,
+    /// The exact optimum of the whole list decided at once (`gap` of preemption plans).
+    BatchReference,
+    /// The source of the proven lower bound (`gap` of co-location plans).
+    BoundReference,
+}
+
+impl PlannerRole {
+    /// Reference planners run after the candidates: they take the candidates' plans as warm
+    /// starts or horizons.
+    pub fn runs_last(self) -> bool {
+        matches!(
+            self,
+            PlannerRole::BatchReference | PlannerRole::BoundReference
+        )
+    }
+}

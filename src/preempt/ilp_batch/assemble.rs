@@ -1,0 +1,148 @@
+//! From the aggregated solution to one decision per preemptor: ids are assigned bottom-up
+//! (NUMA-level placements first, which succeeds whenever the counts fit the laminar
+//! capacities), and each evicted pod is attributed to the preemptor whose ids it frees.
+
+use std::collections::BTreeMap;
+
+use super::model::{BatchSolution, Class, domains_of};
+use crate::plan::preemption::Preemptor;
+use crate::preempt::problem::{Decision, Problem};
+use crate::topology::state::ClusterState;
+use crate::topology::{CoreSet, GpuSet, Level, PodId, ServerId, pick_cores};
+
+/// Turns the aggregated solution into one decision per preemptor.
+pub fn assemble(
+    problem: &Problem<'_>,
+    initial: &ClusterState,
+    preemptors: &[Preemptor],
+    classes: &[Class],
+    solution: &BatchSolution,
+) -> Vec<Decision> {
+    let (placed, refused, evicted) = (&solution.placed, &solution.refused, &solution.evicted);
+    let cluster = problem.cluster;
+    let mut decisions: Vec<Decision> = vec![Decision::default(); preemptors.len()];
+    let mut next_member = vec![0usize; classes.len()];
+    let mut by_server: BTreeMap<ServerId, Vec<(usize, usize, Level)>> = BTreeMap::new();
+    for pl in placed {
+        for _ in 0..pl.count {
+            let class = &classes[pl.class];
+            if let Some(&i) = class.members.get(next_member[pl.class]) {
+                next_member[pl.class] += 1;
+                by_server
+                    .entry(pl.server)
+                    .or_default()
+                    .push((i, pl.domain, pl.level));
+            }
+        }
+    }
+    let mut refused_on: BTreeMap<ServerId, Vec<usize>> = BTreeMap::new();
+    for &(ci, server) in refused.iter() {
+        if let Some(&i) = classes[ci].members.get(next_member[ci]) {
+            next_member[ci] += 1;
+            refused_on.entry(server).or_default().push(i);
+            by_server.entry(server).or_default();
+        }
+    }
+    for (server, mut items) in by_server {
+        let t = cluster.type_of(server);
+        let doms = domains_of(t);
+        let a = &initial.servers[server.index()];
+        let here: Vec<PodId> = evicted
+            .iter()
+            .copied()
+            .filter(|id| initial.pod(*id).is_some_and(|p| p.server == server))
+            .collect();
+        let (mut avail_g, mut avail_c) = here
+            .iter()
+            .filter_map(|id| initial.pod(*id))
+            .fold((a.free_gpus, a.free_cores), |(g, c), p| {
+                (g.or(p.gpus), c.or(p.cores))
+            });
+        // Bottom-up: NUMA-level placements first, then socket, then server.
+        items.sort_by_key(|&(i, _, l)| (l, i));
+        let mut ids: BTreeMap<usize, (GpuSet, CoreSet)> = BTreeMap::new();
+        for (i, d, _) in &items {
+            let req = preemptors[*i].request;
+            let dom = doms[*d].1;
+            let gpus = avail_g.and(dom.gpus).lowest(req.gpus);
+            let cores = gpus.and_then(|g| pick_cores(t, g, avail_c.and(dom.cores), req.cores));
+            if let (Some(g), Some(c)) = (gpus, cores) {
+                avail_g = avail_g.minus(g);
+                avail_c = avail_c.minus(c);
+                ids.insert(*i, (g, c));
+            }
+        }
+        let mut order: Vec<usize> = items.iter().map(|(i, _, _)| *i).collect();
+        let refusing = refused_on.remove(&server).unwrap_or_default();
+        order.extend(refusing.iter().copied());
+        order.sort_unstable();
+        let attributed = attribute(initial, preemptors, &order, &ids, &here);
+        // The ids must be free when the events replay in list order; otherwise the node
+        // allocator places this server's pods during the replay.
+        let replayable = ids.len() + refusing.len() == order.len() && {
+            let (mut free_g, mut free_c) = (a.free_gpus, a.free_cores);
+            order.iter().all(|i| {
+                for v in attributed.get(i).into_iter().flatten() {
+                    if let Some(p) = initial.pod(*v) {
+                        free_g = free_g.or(p.gpus);
+                        free_c = free_c.or(p.cores);
+                    }
+                }
+                if refusing.contains(i) {
+                    return true;
+                }
+                let Some((g, c)) = ids.get(i) else {
+                    return false;
+                };
+                let ok = g.is_subset(&free_g) && c.is_subset(&free_c);
+                free_g = free_g.minus(*g);
+                free_c = free_c.minus(*c);
+                ok
+            })
+        };
+        let mut attributed = attributed;
+        for i in order {
+            decisions[i] = Decision {
+                server: Some(server),
+                victims: attributed.remove(&i).unwrap_or_default(),
+                subsets_evaluated: 0,
+                truncated: false,
+                placement: if replayable {
+                    ids.get(&i).copied()
+                } else {
+                    None
+                },
+                refuse: refusing.contains(&i),
+            };
+        }
+    }
+    decisions
+}
+
+/// Each evicted pod goes to the first preemptor (list order) that takes its resources and may
+/// evict it; the rest to the first eligible preemptor on the server.
+fn attribute(
+    initial: &ClusterState,
+    preemptors: &[Preemptor],
+    order: &[usize],
+    ids: &BTreeMap<usize, (GpuSet, CoreSet)>,
+    evicted: &[PodId],
+) -> BTreeMap<usize, Vec<PodId>> {
+    let mut out: BTreeMap<usize, Vec<PodId>> = BTreeMap::new();
+    for id in evicted {
+        let Some(pod) = initial.pod(*id) else {
+            continue;
+        };
+        let eligible = |i: &usize| preemptors[*i].priority > pod.priority;
+        let taker = order.iter().find(|i| {
+            eligible(i)
+                && ids
+                    .get(i)
+                    .is_some_and(|(g, c)| g.intersects(&pod.gpus) || c.intersects(&pod.cores))
+        });
+        if let Some(&i) = taker.or_else(|| order.iter().find(|i| eligible(i))) {
+            out.entry(i).or_default().push(*id);
+        }
+    }
+    out
+}

@@ -1,0 +1,98 @@
+//! `ilp-batch`: the exact optimum of the whole `[[preempt]]` list decided at once — which
+//! preemptors land where and which pods are evicted (each at most once) — minimising the summed
+//! canonical cost. Its optimum bounds every sequential plan from below (DESIGN §5.4).
+//!
+//! Model. Identical preemptors (one workload class) are aggregated: an integer variable counts
+//! the instances of a class placed in a domain of a server, a binary variable evicts a pod.
+//! Capacities are laminar (NUMA ⊂ socket ⊂ server), so counting demand per domain is exact: ids
+//! are then assigned bottom-up (NUMA-level placements first), which succeeds whenever the counts
+//! fit.
+//!
+//! Solution. Servers interact only through the class counts, so when the count space is small
+//! the problem is solved exactly by decomposition (`decomposed`): one MILP per server and count
+//! vector, then a dynamic programme over servers. Otherwise one monolithic MILP is solved
+//! (`monolithic`), warm-started from the best sequential plan (`warm_start`). Both are exact;
+//! one deadline applies to both.
+//!
+//! Replay (`assemble`). Victims are attributed to the preemptor whose ids they free (else the first
+//! eligible preemptor on their server), so the plan replays event by event like any other.
+
+pub mod assemble;
+pub mod decomposed;
+pub mod model;
+pub mod monolithic;
+pub mod warm_start;
+
+use self::assemble::assemble;
+use self::decomposed::{decomposition_size, solve_decomposed};
+use self::model::classes;
+use self::monolithic::solve_monolithic;
+use super::planner::{AppliedDecision, BatchDecision, PreemptionPlanner};
+use super::problem::{Decision, Problem};
+use crate::plan::error::PlanningError;
+use crate::plan::preemption::Preemptor;
+use crate::plan::{PlanStatus, PlannerRole};
+use crate::solver::Deadline;
+use crate::topology::state::ClusterState;
+
+pub struct IlpBatch;
+
+impl PreemptionPlanner for IlpBatch {
+    fn name(&self) -> &'static str {
+        "ilp-batch"
+    }
+
+    fn status(&self) -> PlanStatus {
+        PlanStatus::Optimal
+    }
+
+    fn role(&self) -> PlannerRole {
+        PlannerRole::BatchReference
+    }
+
+    fn joint(&self) -> bool {
+        true
+    }
+
+    fn decide(
+        &self,
+        problem: &Problem<'_>,
+        state: &ClusterState,
+        p: &Preemptor,
+    ) -> Result<Decision, PlanningError> {
+        let batch = self.decide_batch(problem, state, std::slice::from_ref(p), None)?;
+        Ok(batch.decisions.into_iter().next().unwrap_or_default())
+    }
+
+    fn decide_batch(
+        &self,
+        problem: &Problem<'_>,
+        initial: &ClusterState,
+        preemptors: &[Preemptor],
+        warm_start: Option<&[AppliedDecision]>,
+    ) -> Result<BatchDecision, PlanningError> {
+        let classes = classes(preemptors);
+        let deadline = Deadline::after(problem.spec.planners.ilp_time_limit_s);
+        let solution = match decomposition_size(problem, preemptors, &classes) {
+            Some(_) => solve_decomposed(problem, initial, preemptors, &classes, &deadline)?,
+            None => solve_monolithic(
+                problem, initial, preemptors, &classes, warm_start, &deadline,
+            )?,
+        };
+        let Some(solution) = solution else {
+            return Ok(BatchDecision {
+                decisions: Vec::new(),
+                status: PlanStatus::TimeLimit,
+                bound: None,
+                objective: None,
+            });
+        };
+        let decisions = assemble(problem, initial, preemptors, &classes, &solution);
+        Ok(BatchDecision {
+            decisions,
+            status: solution.status,
+            bound: solution.bound,
+            objective: Some(solution.objective),
+        })
+    }
+}

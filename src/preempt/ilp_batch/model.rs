@@ -1,0 +1,367 @@
+//! The aggregated batch MILP (see the module header of `ilp_batch`): workload classes, the
+//! model over some servers, its solution.
+
+use std::collections::BTreeMap;
+
+use good_lp::{Expression, ProblemVariables, Variable, constraint, variable};
+
+use crate::plan::PlanStatus;
+use crate::plan::error::PlanningError;
+use crate::plan::preemption::Preemptor;
+use crate::preempt::problem::Problem;
+use crate::solver::{self, Deadline, SolveError, SolveStatus};
+use crate::topology::state::ClusterState;
+use crate::topology::{Domain, Level, PodId, ServerId, ServerType};
+
+/// Instances of one workload class, in list order.
+pub struct Class {
+    /// Indices into the preemptor list.
+    pub members: Vec<usize>,
+    /// The first member, whose request and priority stand for the class.
+    pub rep: usize,
+}
+
+pub fn classes(preemptors: &[Preemptor]) -> Vec<Class> {
+    let mut out: Vec<Class> = Vec::new();
+    let mut of_workload: BTreeMap<usize, usize> = BTreeMap::new();
+    for (i, p) in preemptors.iter().enumerate() {
+        let c = *of_workload.entry(p.workload).or_insert_with(|| {
+            out.push(Class {
+                members: Vec::new(),
+                rep: i,
+            });
+            out.len() - 1
+        });
+        out[c].members.push(i);
+    }
+    out
+}
+
+/// `count` instances of `class` placed in domain `domain` of `server`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Placed {
+    pub class: usize,
+    pub server: ServerId,
+    pub domain: usize,
+    pub level: Level,
+    pub count: u32,
+}
+
+/// A solved batch model (the whole list, or one server's subproblem): placements, refusals,
+/// evicted pods, objective, status and best bound.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BatchSolution {
+    pub placed: Vec<Placed>,
+    /// (class, server): an instance left unplaced whose eviction rights were used on a server.
+    pub refused: Vec<(usize, ServerId)>,
+    pub evicted: Vec<PodId>,
+    pub objective: f64,
+    pub status: PlanStatus,
+    /// Best proven lower bound of the objective.
+    pub bound: Option<f64>,
+}
+
+/// Every domain of a server type: NUMA nodes, sockets, then the whole server.
+pub fn domains_of(t: &ServerType) -> Vec<(Level, Domain)> {
+    Level::ALL
+        .iter()
+        .flat_map(|&l| t.domains(l).iter().map(move |d| (l, *d)))
+        .collect()
+}
+
+pub fn inside(inner: &Domain, outer: &Domain) -> bool {
+    inner.gpus.is_subset(&outer.gpus) && inner.cores.is_subset(&outer.cores)
+}
+
+/// How many instances of a class fit a domain of an empty server.
+pub fn domain_capacity(d: &Domain, p: &Preemptor, limit: usize) -> u32 {
+    let per = |have: u32, need: u32| have.checked_div(need).unwrap_or(u32::MAX);
+    per(d.gpus.len(), p.request.gpus)
+        .min(per(d.cores.len(), p.request.cores))
+        .min(limit as u32)
+}
+
+/// The model restricted to some servers: either "at most the class sizes" over all servers
+/// (monolithic), or "exactly these counts" on one server (a subproblem).
+pub enum Counts<'a> {
+    AtMost,
+    Exactly(&'a [u32]),
+}
+
+/// A batch MILP and what its variables mean.
+pub struct Model {
+    vars: ProblemVariables,
+    objective: Expression,
+    constraints: Vec<good_lp::Constraint>,
+    /// Integer: instances of a class placed in a domain of a server.
+    pub placements: Vec<(Placed, Variable)>,
+    /// Binary: one instance of the class evicts on the server but is not placed.
+    pub refusals: Vec<((usize, ServerId), Variable)>,
+    /// Binary: the pod is evicted.
+    pub victims: Vec<(PodId, Variable)>,
+}
+
+pub fn build(
+    problem: &Problem<'_>,
+    initial: &ClusterState,
+    preemptors: &[Preemptor],
+    classes: &[Class],
+    servers: &[ServerId],
+    counts: Counts<'_>,
+) -> Model {
+    let cluster = problem.cluster;
+    let active = |ci: usize| match counts {
+        Counts::AtMost => true,
+        Counts::Exactly(k) => k[ci] > 0,
+    };
+    let top_priority = classes
+        .iter()
+        .enumerate()
+        .filter(|(ci, _)| active(*ci))
+        .map(|(_, c)| preemptors[c.rep].priority)
+        .max()
+        .unwrap_or(i64::MIN);
+    let mut vars = ProblemVariables::new();
+    let mut placements = Vec::new();
+    let mut victims = Vec::new();
+    let mut refusals = Vec::new();
+    for &server in servers {
+        let t = cluster.type_of(server);
+        for (ci, class) in classes.iter().enumerate() {
+            if !active(ci) {
+                continue;
+            }
+            let p = &preemptors[class.rep];
+            for (di, (level, d)) in domains_of(t).iter().enumerate() {
+                if !problem.admits(server, p, *level) {
+                    continue;
+                }
+                let cap = domain_capacity(d, p, class.members.len());
+                if cap == 0 {
+                    continue;
+                }
+                let var = vars.add(variable().integer().min(0).max(cap as f64));
+                let placed = Placed {
+                    class: ci,
+                    server,
+                    domain: di,
+                    level: *level,
+                    count: 0,
+                };
+                placements.push((placed, var));
+            }
+        }
+        let lowest_victim = initial.servers[server.index()]
+            .pods
+            .iter()
+            .filter_map(|id| initial.pod(*id))
+            .filter(|pod| pod.preemptible)
+            .map(|pod| pod.priority)
+            .min();
+        for id in &initial.servers[server.index()].pods {
+            if let Some(pod) = initial.pod(*id)
+                && pod.preemptible
+                && pod.priority < top_priority
+            {
+                victims.push((*id, vars.add(variable().binary())));
+            }
+        }
+        // A preemptor that is not placed may still have evicted here (a refused pod of the
+        // default): without this, such sequential plans would fall outside the model.
+        for (ci, class) in classes.iter().enumerate() {
+            if active(ci) && lowest_victim.is_some_and(|lo| lo < preemptors[class.rep].priority) {
+                refusals.push(((ci, server), vars.add(variable().binary())));
+            }
+        }
+    }
+    let unplaced_w = problem.cost.weights.unplaced;
+    let mut objective = match counts {
+        Counts::AtMost => Expression::from(unplaced_w * preemptors.len() as f64),
+        Counts::Exactly(_) => Expression::from(0.0),
+    };
+    for (pl, var) in &placements {
+        let t = cluster.type_of(pl.server);
+        let unplaced_saving = match counts {
+            Counts::AtMost => unplaced_w,
+            Counts::Exactly(_) => 0.0,
+        };
+        objective += (problem.cost.placement_cost(t, pl.level) - unplaced_saving) * *var;
+    }
+    for (id, v) in &victims {
+        let prio = initial.pod(*id).map_or(0, |p| p.priority);
+        objective += problem.cost.victim_cost(prio) * *v;
+    }
+    if let Counts::Exactly(_) = counts {
+        // Per server, a refused instance is an unplaced one (in the monolithic model the
+        // constant already counts it).
+        for (_, var) in &refusals {
+            objective += unplaced_w * *var;
+        }
+    }
+    let mut constraints = Vec::new();
+    for (ci, class) in classes.iter().enumerate() {
+        if !active(ci) {
+            continue;
+        }
+        let placed: Expression = placements
+            .iter()
+            .filter(|(pl, _)| pl.class == ci)
+            .map(|(_, v)| Expression::from(*v))
+            .chain(
+                refusals
+                    .iter()
+                    .filter(|((c, _), _)| *c == ci)
+                    .map(|(_, v)| Expression::from(*v)),
+            )
+            .sum();
+        match counts {
+            Counts::AtMost => constraints.push(constraint!(placed <= class.members.len() as f64)),
+            Counts::Exactly(k) => constraints.push(constraint!(placed == k[ci] as f64)),
+        }
+    }
+    // A pod can be evicted only for an eligible (higher-priority) preemptor on its server.
+    for (id, v) in &victims {
+        let Some(pod) = initial.pod(*id) else {
+            continue;
+        };
+        let eligible: Expression = placements
+            .iter()
+            .filter(|(pl, _)| {
+                pl.server == pod.server && preemptors[classes[pl.class].rep].priority > pod.priority
+            })
+            .map(|(_, var)| Expression::from(*var))
+            .chain(
+                refusals
+                    .iter()
+                    .filter(|((c, s), _)| {
+                        *s == pod.server && preemptors[classes[*c].rep].priority > pod.priority
+                    })
+                    .map(|(_, var)| Expression::from(*var)),
+            )
+            .sum();
+        constraints.push(constraint!(*v <= eligible));
+    }
+    // Laminar capacities: the demand placed in domains inside D fits what is free in D plus
+    // what the evicted pods free there.
+    for &server in servers {
+        let t = cluster.type_of(server);
+        let doms = domains_of(t);
+        let a = &initial.servers[server.index()];
+        let here: Vec<&(Placed, Variable)> = placements
+            .iter()
+            .filter(|(pl, _)| pl.server == server)
+            .collect();
+        if here.is_empty() {
+            continue;
+        }
+        let server_victims: Vec<&(PodId, Variable)> = victims
+            .iter()
+            .filter(|(id, _)| initial.pod(*id).is_some_and(|p| p.server == server))
+            .collect();
+        for (_, outer) in &doms {
+            let inner: Vec<&&(Placed, Variable)> = here
+                .iter()
+                .filter(|(pl, _)| inside(&doms[pl.domain].1, outer))
+                .collect();
+            for gpus in [true, false] {
+                let need = |pl: &Placed| {
+                    let r = preemptors[classes[pl.class].rep].request;
+                    if gpus { r.gpus } else { r.cores }
+                };
+                if inner.iter().all(|(pl, _)| need(pl) == 0) {
+                    continue;
+                }
+                let demand: Expression = inner.iter().map(|(pl, var)| need(pl) as f64 * *var).sum();
+                let free = if gpus {
+                    a.free_gpus.and(outer.gpus).len()
+                } else {
+                    a.free_cores.and(outer.cores).len()
+                };
+                let freed: Expression = server_victims
+                    .iter()
+                    .filter_map(|(id, v)| {
+                        let pod = initial.pod(*id)?;
+                        let n = if gpus {
+                            pod.gpus.and(outer.gpus).len()
+                        } else {
+                            pod.cores.and(outer.cores).len()
+                        };
+                        (n > 0).then(|| n as f64 * *v)
+                    })
+                    .sum();
+                constraints.push(constraint!(demand <= freed + free as f64));
+            }
+        }
+    }
+    Model {
+        vars,
+        objective,
+        constraints,
+        placements,
+        refusals,
+        victims,
+    }
+}
+
+/// Solves a model; `None` when it is infeasible or the deadline passed before any incumbent.
+pub fn solve_model(
+    model: Model,
+    deadline: &Deadline,
+    warm: Option<Vec<(Variable, f64)>>,
+) -> Result<Option<BatchSolution>, PlanningError> {
+    let keep: Vec<Variable> = model
+        .placements
+        .iter()
+        .map(|(_, v)| *v)
+        .chain(model.victims.iter().map(|(_, v)| *v))
+        .chain(model.refusals.iter().map(|(_, v)| *v))
+        .collect();
+    let solved = match solver::minimise(
+        model.vars,
+        model.objective,
+        model.constraints,
+        &keep,
+        deadline,
+        warm,
+    ) {
+        Ok(s) => s,
+        Err(SolveError::Infeasible) | Err(SolveError::NoIncumbent) => return Ok(None),
+        Err(e) => return Err(PlanningError::Solver(e.to_string())),
+    };
+    let n = model.placements.len();
+    let placed = model
+        .placements
+        .iter()
+        .zip(&solved.values[..n])
+        .filter_map(|((pl, _), v)| {
+            let count = v.round().max(0.0) as u32;
+            (count > 0).then_some(Placed { count, ..*pl })
+        })
+        .collect();
+    let m = model.victims.len();
+    let evicted = model
+        .victims
+        .iter()
+        .zip(&solved.values[n..n + m])
+        .filter(|(_, v)| **v > 0.5)
+        .map(|((id, _), _)| *id)
+        .collect();
+    let refused = model
+        .refusals
+        .iter()
+        .zip(&solved.values[n + m..])
+        .filter(|(_, v)| **v > 0.5)
+        .map(|(r, _)| r.0)
+        .collect();
+    Ok(Some(BatchSolution {
+        placed,
+        refused,
+        evicted,
+        objective: solved.objective,
+        status: match solved.status {
+            SolveStatus::Optimal => PlanStatus::Optimal,
+            SolveStatus::TimeLimit => PlanStatus::TimeLimit,
+        },
+        bound: solved.bound,
+    }))
+}

@@ -1,0 +1,34 @@
+//! Exact solution of the batch as one MILP over every server, warm-started from the best
+//! sequential plan (used when the class-count space is too large to decompose).
+
+use super::model::{BatchSolution, Class, Counts, build, solve_model};
+use super::warm_start::warm_values;
+use crate::plan::error::PlanningError;
+use crate::plan::preemption::Preemptor;
+use crate::preempt::planner::AppliedDecision;
+use crate::preempt::problem::Problem;
+use crate::solver::Deadline;
+use crate::topology::ServerId;
+use crate::topology::state::ClusterState;
+
+/// Solves the batch as one MILP over every server, warm-started from a sequential plan.
+pub fn solve_monolithic(
+    problem: &Problem<'_>,
+    initial: &ClusterState,
+    preemptors: &[Preemptor],
+    classes: &[Class],
+    warm_start: Option<&[AppliedDecision]>,
+    deadline: &Deadline,
+) -> Result<Option<BatchSolution>, PlanningError> {
+    let servers: Vec<ServerId> = problem.servers().collect();
+    let model = build(
+        problem,
+        initial,
+        preemptors,
+        classes,
+        &servers,
+        Counts::AtMost,
+    );
+    let warm = warm_start.map(|a| warm_values(classes, preemptors, &model, a, problem.cluster));
+    solve_model(model, deadline, warm)
+}

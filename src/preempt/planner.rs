@@ -1,0 +1,75 @@
+//! The preemption planner trait: a sequential planner decides one preemptor on the current
+//! state; a joint planner decides the whole list at once.
+
+use super::problem::{Decision, Problem};
+use crate::plan::error::PlanningError;
+use crate::plan::preemption::Preemptor;
+use crate::plan::{PlanStatus, PlannerRole};
+use crate::topology::state::ClusterState;
+use crate::topology::{CoreSet, GpuSet, Level, PodId, ServerId};
+
+/// One decision of a sequential plan as it was applied, by ids: what a joint planner takes as
+/// its warm start.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct AppliedDecision {
+    /// The server chosen (also for a refused pod, whose victims were evicted there).
+    pub server: Option<ServerId>,
+    /// GPUs, cores and level of the placement, when the pod was placed.
+    pub placement: Option<(GpuSet, CoreSet, Level)>,
+    /// Evicted pods, by their id in the initial state.
+    pub victims: Vec<PodId>,
+}
+
+/// What a batch planner returns: one decision per preemptor, plus its solver status and bound.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BatchDecision {
+    pub decisions: Vec<Decision>,
+    pub status: PlanStatus,
+    pub bound: Option<f64>,
+    /// Objective the solver reported, for the verifier to compare with the replay.
+    pub objective: Option<f64>,
+}
+
+/// A preemption planner. Sequential planners implement [`decide`](Self::decide); a planner that
+/// decides the whole list at once overrides [`decide_batch`](Self::decide_batch).
+pub trait PreemptionPlanner: Sync {
+    fn name(&self) -> &'static str;
+
+    /// `heuristic` or, for exact planners, `optimal`.
+    fn status(&self) -> PlanStatus {
+        PlanStatus::Heuristic
+    }
+
+    /// What the plan is used for: a candidate, or a reference the others are measured by.
+    fn role(&self) -> PlannerRole {
+        PlannerRole::Candidate
+    }
+
+    /// Decides one preemptor on the current state.
+    fn decide(
+        &self,
+        problem: &Problem<'_>,
+        state: &ClusterState,
+        preemptor: &Preemptor,
+    ) -> Result<Decision, PlanningError>;
+
+    /// Whether the planner decides the whole list at once ([`decide_batch`](Self::decide_batch)).
+    fn joint(&self) -> bool {
+        false
+    }
+
+    /// Decides the whole list at once. `warm_start` is the best sequential plan found so far,
+    /// when one exists.
+    fn decide_batch(
+        &self,
+        _problem: &Problem<'_>,
+        _initial: &ClusterState,
+        _preemptors: &[Preemptor],
+        _warm_start: Option<&[AppliedDecision]>,
+    ) -> Result<BatchDecision, PlanningError> {
+        Err(PlanningError::Internal(format!(
+            "{} is not a joint planner",
+            self.name()
+        )))
+    }
+}

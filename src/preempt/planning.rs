@@ -1,0 +1,376 @@
+//! Planning a preemption workload: build the initial state, run each planner over the
+//! preemptor list (applying every decision before the next), measure the plans, compute both
+//! gaps and run the independent verifier on every plan.
+
+use std::time::Instant;
+
+use super::apply::{Applied, apply};
+use super::ilp;
+use super::metrics;
+use super::planner::{AppliedDecision, BatchDecision, PreemptionPlanner};
+use super::problem::Problem;
+use super::registry;
+use super::scenario;
+use crate::plan::error::PlanningError;
+use crate::plan::preemption::{PreemptionPlan, PreemptionPlannerReport, Preemptor};
+use crate::plan::{PlanStatus, PlannerRole};
+use crate::spec::PreemptionSpec;
+use crate::topology::Cluster;
+use crate::topology::state::ClusterState;
+
+/// Options of one plan run.
+#[derive(Debug, Clone, Default)]
+pub struct PlanOptions {
+    /// Planners to run, in report order; `None` = the spec's `[planners].run`.
+    pub planners: Option<Vec<String>>,
+    /// Overrides `[fill].seed`.
+    pub seed: Option<u64>,
+}
+
+/// A planner's run over the preemptor list, before measurement.
+struct SequenceRun {
+    status: PlanStatus,
+    applied: Vec<Applied>,
+    /// The state each event faced (sequential planners).
+    faced: Vec<ClusterState>,
+    runtime_ms: f64,
+    bound: Option<f64>,
+    /// False when a solver stopped before finding any plan (no events, no objective).
+    incumbent: bool,
+}
+
+impl SequenceRun {
+    fn objective(&self) -> f64 {
+        self.applied.iter().map(|a| a.event.cost).sum()
+    }
+}
+
+/// Plans a preemption workload with every requested planner.
+pub fn plan(
+    cluster: &Cluster,
+    spec: &PreemptionSpec,
+    options: &PlanOptions,
+) -> Result<PreemptionPlan, PlanningError> {
+    let names = options
+        .planners
+        .clone()
+        .unwrap_or_else(|| spec.planners.run.clone());
+    registry::resolve(&names)?;
+    let problem = Problem::new(cluster, spec);
+    let mut initial =
+        scenario::initial_state(cluster, spec, options.seed).map_err(PlanningError::Invalid)?;
+    let preemptors = scenario::preemptors(spec, &mut initial);
+    let warnings = unplaceable_warnings(cluster, &preemptors);
+    let reports = plan_from_state(&problem, &initial, &preemptors, &names)?;
+    Ok(PreemptionPlan {
+        schema_version: 1,
+        kind: "preemption",
+        cluster: cluster.name.clone(),
+        workload: spec.name.clone(),
+        seed: spec.fill.as_ref().map(|f| options.seed.unwrap_or(f.seed)),
+        planners: reports,
+        warnings,
+    })
+}
+
+/// Plans `preemptors` from `initial` with the named planners (in that report order), measures
+/// and verifies every plan and computes the gaps. Both gaps need their exact planner in `names`.
+pub fn plan_from_state(
+    problem: &Problem<'_>,
+    initial: &ClusterState,
+    preemptors: &[Preemptor],
+    names: &[String],
+) -> Result<Vec<PreemptionPlannerReport>, PlanningError> {
+    let chosen = registry::resolve(names)?;
+    let with_decision_gap = chosen
+        .iter()
+        .any(|p| p.role() == PlannerRole::PerEventReference);
+    let mut runs: Vec<(&dyn PreemptionPlanner, SequenceRun)> = Vec::new();
+    // Sequential planners first, so the joint planner can start from the best of them.
+    let (joint, sequential): (Vec<&dyn PreemptionPlanner>, Vec<&dyn PreemptionPlanner>) =
+        chosen.iter().map(|p| p.as_ref()).partition(|p| p.joint());
+    for planner in sequential {
+        let run = run_sequential(problem, planner, initial, preemptors, with_decision_gap)?;
+        runs.push((planner, run));
+    }
+    for planner in joint {
+        let best = runs
+            .iter()
+            .map(|(_, r)| r)
+            .min_by(|a, b| a.objective().total_cmp(&b.objective()))
+            .map(|r| r.applied.iter().map(|a| a.ids.clone()).collect::<Vec<_>>());
+        let run = run_joint(problem, planner, initial, preemptors, best.as_deref())?;
+        runs.push((planner, run));
+    }
+    runs.sort_by_key(|(p, _)| names.iter().position(|n| n == p.name()));
+    let mut reports = Vec::new();
+    for (planner, run) in &runs {
+        let report = measure(problem, *planner, run, with_decision_gap)?;
+        crate::verify::preemption::verify_plan(
+            problem.cluster,
+            problem.spec,
+            initial,
+            preemptors,
+            &report,
+        )
+        .map_err(|e| PlanningError::Verification {
+            planner: planner.name().to_string(),
+            at: e.event,
+            reason: e.reason,
+        })?;
+        reports.push(report);
+    }
+    apply_gaps(&mut reports);
+    Ok(reports)
+}
+
+fn unplaceable_warnings(cluster: &Cluster, preemptors: &[Preemptor]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for p in preemptors {
+        if cluster
+            .types
+            .iter()
+            .all(|t| t.required_level(p.request).is_none())
+            && seen.insert(p.workload)
+        {
+            out.push(format!(
+                "no server type can hold {} ({} GPUs, {} cores): planned as unplaced",
+                p.name, p.request.gpus, p.request.cores
+            ));
+        }
+    }
+    out
+}
+
+fn run_sequential(
+    problem: &Problem<'_>,
+    planner: &dyn PreemptionPlanner,
+    initial: &ClusterState,
+    preemptors: &[Preemptor],
+    keep_states: bool,
+) -> Result<SequenceRun, PlanningError> {
+    let fail = |error: PlanningError| error.in_planner(planner.name());
+    let mut state = initial.clone();
+    let mut applied = Vec::with_capacity(preemptors.len());
+    let mut faced = Vec::new();
+    let mut runtime = 0.0;
+    for p in preemptors {
+        if keep_states {
+            faced.push(state.clone());
+        }
+        let t0 = Instant::now();
+        let decision = planner.decide(problem, &state, p).map_err(fail)?;
+        runtime += t0.elapsed().as_secs_f64() * 1000.0;
+        applied.push(apply(problem, &mut state, p, &decision).map_err(fail)?);
+    }
+    Ok(SequenceRun {
+        status: planner.status(),
+        applied,
+        faced,
+        runtime_ms: runtime,
+        bound: None,
+        incumbent: true,
+    })
+}
+
+fn run_joint(
+    problem: &Problem<'_>,
+    planner: &dyn PreemptionPlanner,
+    initial: &ClusterState,
+    preemptors: &[Preemptor],
+    warm_start: Option<&[AppliedDecision]>,
+) -> Result<SequenceRun, PlanningError> {
+    let fail = |error: PlanningError| error.in_planner(planner.name());
+    let t0 = Instant::now();
+    let batch: BatchDecision = planner
+        .decide_batch(problem, initial, preemptors, warm_start)
+        .map_err(fail)?;
+    let runtime = t0.elapsed().as_secs_f64() * 1000.0;
+    let mut state = initial.clone();
+    let mut applied = Vec::with_capacity(preemptors.len());
+    let mut faced = Vec::new();
+    for (p, d) in preemptors.iter().zip(&batch.decisions) {
+        faced.push(state.clone());
+        applied.push(apply(problem, &mut state, p, d).map_err(fail)?);
+    }
+    Ok(SequenceRun {
+        status: batch.status,
+        applied,
+        faced,
+        runtime_ms: runtime,
+        bound: batch.bound,
+        incumbent: !batch.decisions.is_empty() || preemptors.is_empty(),
+    })
+}
+
+fn measure(
+    problem: &Problem<'_>,
+    planner: &dyn PreemptionPlanner,
+    run: &SequenceRun,
+    with_decision_gap: bool,
+) -> Result<PreemptionPlannerReport, PlanningError> {
+    let mut m = metrics::compute(&run.applied, problem.spec.now_s);
+    let objective: f64 = run.applied.iter().map(|a| a.event.cost).sum();
+    m.objective = run.incumbent.then_some(objective);
+    m.runtime_ms = run.runtime_ms;
+    let decision_gap = if with_decision_gap && run.incumbent {
+        Some(decision_gap(problem, planner, run)?)
+    } else {
+        None
+    };
+    m.decision_gap = decision_gap;
+    Ok(PreemptionPlannerReport {
+        name: planner.name().to_string(),
+        role: planner.role(),
+        status: run.status,
+        objective: m.objective,
+        gap: None,
+        gap_is_bound: false,
+        bound: match run.status {
+            PlanStatus::Heuristic => None,
+            _ => run.bound.or(m.objective),
+        },
+        decision_gap,
+        runtime_ms: run.runtime_ms,
+        truncated: run.applied.iter().any(|a| a.event.truncated),
+        metrics: m,
+        events: run.applied.iter().map(|a| a.event.clone()).collect(),
+    })
+}
+
+/// Σ (event cost − per-event optimum on the state the planner faced) / max(1, Σ optimum).
+fn decision_gap(
+    problem: &Problem<'_>,
+    planner: &dyn PreemptionPlanner,
+    run: &SequenceRun,
+) -> Result<f64, PlanningError> {
+    if planner.role() == PlannerRole::PerEventReference {
+        return Ok(0.0);
+    }
+    let mut excess = 0.0;
+    let mut optimum_sum = 0.0;
+    for (state, a) in run.faced.iter().zip(&run.applied) {
+        let p = preemptor_of(problem, a);
+        let opt = ilp::event_optimum(problem, state, &p).map_err(|e| e.in_planner("ilp"))?;
+        excess += a.event.cost - opt.cost;
+        optimum_sum += opt.cost;
+    }
+    Ok(excess / optimum_sum.abs().max(1.0))
+}
+
+fn preemptor_of(problem: &Problem<'_>, a: &Applied) -> Preemptor {
+    let wi = problem
+        .spec
+        .workload
+        .iter()
+        .position(|w| w.name == a.event.workload)
+        .unwrap_or(0);
+    let class = &problem.spec.workload[wi];
+    Preemptor {
+        name: a.event.preemptor.clone(),
+        workload: wi,
+        priority: class.priority,
+        request: crate::topology::Request {
+            gpus: class.gpus.max(0) as u32,
+            cores: class.cores.max(0) as u32,
+        },
+        qos: class.topology_qos,
+    }
+}
+
+/// `gap` of every planner against the batch reference (`ilp-batch`): its objective when
+/// optimal, else its bound.
+fn apply_gaps(reports: &mut [PreemptionPlannerReport]) {
+    let reference = reports
+        .iter()
+        .find(|r| r.role == PlannerRole::BatchReference)
+        .and_then(|r| match r.status {
+            PlanStatus::Optimal => r
+                .bound
+                .map(|b| (b, r.objective.is_some_and(|o| (o - b).abs() > 1e-9))),
+            PlanStatus::TimeLimit => r.bound.map(|b| (b, true)),
+            _ => None,
+        });
+    for r in reports.iter_mut() {
+        if let (Some((reference, is_bound)), Some(obj)) = (reference, r.objective) {
+            r.gap = Some((obj - reference) / reference.abs().max(1.0));
+            r.gap_is_bound = is_bound;
+            r.metrics.gap = r.gap;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(
+        name: &str,
+        status: PlanStatus,
+        objective: Option<f64>,
+        bound: Option<f64>,
+    ) -> PreemptionPlannerReport {
+        PreemptionPlannerReport {
+            name: name.into(),
+            role: if name == "ilp-batch" {
+                PlannerRole::BatchReference
+            } else {
+                PlannerRole::Candidate
+            },
+            status,
+            objective,
+            gap: None,
+            gap_is_bound: false,
+            bound,
+            decision_gap: None,
+            runtime_ms: 0.0,
+            truncated: false,
+            metrics: metrics::compute(&[], None),
+            events: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn gaps_use_the_batch_optimum_or_its_bound() {
+        let mut optimal = vec![
+            report("k8s-default", PlanStatus::Heuristic, Some(150.0), None),
+            report("ilp-batch", PlanStatus::Optimal, Some(100.0), Some(100.0)),
+        ];
+        apply_gaps(&mut optimal);
+        assert_eq!(optimal[0].gap, Some(0.5));
+        assert!(!optimal[0].gap_is_bound);
+        assert_eq!(optimal[1].gap, Some(0.0));
+
+        let mut stopped = vec![
+            report("k8s-default", PlanStatus::Heuristic, Some(150.0), None),
+            report("ilp-batch", PlanStatus::TimeLimit, Some(140.0), Some(120.0)),
+        ];
+        apply_gaps(&mut stopped);
+        assert_eq!(stopped[0].gap, Some(0.25));
+        assert!(
+            stopped[0].gap_is_bound,
+            "a time-limited reference gives an upper bound"
+        );
+
+        let mut none = vec![
+            report("k8s-default", PlanStatus::Heuristic, Some(150.0), None),
+            report("ilp-batch", PlanStatus::TimeLimit, None, None),
+        ];
+        apply_gaps(&mut none);
+        assert_eq!(none[0].gap, None, "no incumbent and no bound: no gap");
+
+        let mut tiny = vec![report(
+            "ilp-batch",
+            PlanStatus::Optimal,
+            Some(0.4),
+            Some(0.4),
+        )];
+        apply_gaps(&mut tiny);
+        assert_eq!(
+            tiny[0].gap,
+            Some(0.0),
+            "max(1, |reference|) keeps small references sane"
+        );
+    }
+}

@@ -1,0 +1,199 @@
+//! The fixed context of a preemption plan and the candidate rules every planner shares:
+//! potential victims, admission, pod importance and the Kubernetes candidate chain.
+
+use std::cmp::Ordering;
+
+use crate::plan::preemption::Preemptor;
+use crate::spec::preemption::{PreemptionSpec, TopologyQos};
+use crate::topology::state::{ClusterState, Pod};
+use crate::topology::{Cluster, CoreSet, GpuSet, Level, PodId, ServerId};
+
+use super::objective::CostModel;
+
+/// The fixed context of one plan: cluster, spec and cost model.
+#[derive(Debug, Clone)]
+pub struct Problem<'a> {
+    pub cluster: &'a Cluster,
+    pub spec: &'a PreemptionSpec,
+    pub cost: CostModel,
+}
+
+impl<'a> Problem<'a> {
+    pub fn new(cluster: &'a Cluster, spec: &'a PreemptionSpec) -> Self {
+        Problem {
+            cluster,
+            spec,
+            cost: CostModel::new(spec),
+        }
+    }
+
+    /// The potential victims of `p` on `server`: preemptible pods of strictly lower priority,
+    /// ascending pod id.
+    pub fn potential_victims(
+        &self,
+        state: &ClusterState,
+        server: ServerId,
+        p: &Preemptor,
+    ) -> Vec<PodId> {
+        state.servers[server.index()]
+            .pods
+            .iter()
+            .copied()
+            .filter(|id| {
+                state
+                    .pod(*id)
+                    .is_some_and(|pod| pod.preemptible && pod.priority < p.priority)
+            })
+            .collect()
+    }
+
+    /// The level `p` must reach on `server` (its required level on that server type).
+    pub fn required_level(&self, server: ServerId, p: &Preemptor) -> Option<Level> {
+        self.cluster.type_of(server).required_level(p.request)
+    }
+
+    /// Whether a placement at `level` is admitted for `p` on `server`.
+    pub fn admits(&self, server: ServerId, p: &Preemptor, level: Level) -> bool {
+        p.qos != TopologyQos::Guaranteed
+            || self.required_level(server, p).is_some_and(|r| level <= r)
+    }
+
+    pub fn servers(&self) -> impl Iterator<Item = ServerId> + use<> {
+        (0..self.cluster.servers.len() as u32).map(ServerId)
+    }
+}
+
+/// A planner's choice for one preemptor: a server and the victims to evict there, or none.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Decision {
+    pub server: Option<ServerId>,
+    pub victims: Vec<PodId>,
+    /// Subsets of victims tried (a deterministic cost unit).
+    pub subsets_evaluated: u64,
+    /// The enumeration budget cut the search short.
+    pub truncated: bool,
+    /// GPUs and cores chosen by the planner itself (joint planners); otherwise the node
+    /// allocator places the pod after the eviction.
+    pub placement: Option<(GpuSet, CoreSet)>,
+    /// Evict the victims but leave the pod unplaced (a joint plan that evicts for a preemptor
+    /// it cannot place, as the default does when admission fails).
+    pub refuse: bool,
+}
+
+/// Pod importance (the reprieve order): higher priority first, then the earlier start (absent
+/// = latest), then the lexicographically larger name.
+pub fn more_important(a: &Pod, b: &Pod) -> Ordering {
+    b.priority
+        .cmp(&a.priority)
+        .then_with(|| start_key(a.start_time_s).total_cmp(&start_key(b.start_time_s)))
+        .then_with(|| b.name.cmp(&a.name))
+}
+
+fn start_key(t: Option<f64>) -> f64 {
+    t.unwrap_or(f64::INFINITY)
+}
+
+/// The Kubernetes candidate chain key of a (server, victims) candidate; smaller is better.
+/// Numeric keys first; the victim names (the last key) are compared only on a full tie, so
+/// ranking many candidates allocates nothing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChainKey {
+    has_victims: bool,
+    highest_priority: i64,
+    adjusted_sum: i128,
+    victim_count: usize,
+    /// Earliest start among the highest-priority victims; later is better.
+    earliest_start_of_highest: f64,
+    /// Rank of the server's name in ascending name order.
+    server_rank: usize,
+    victims: Vec<PodId>,
+}
+
+impl ChainKey {
+    pub fn new(
+        cluster: &Cluster,
+        state: &ClusterState,
+        server: ServerId,
+        victims: &[PodId],
+    ) -> Self {
+        let facts = victims
+            .iter()
+            .filter_map(|id| state.pod(*id))
+            .map(|p| (p.priority, p.start_time_s));
+        Self::from_facts(cluster, server, victims.to_vec(), facts)
+    }
+
+    /// From each victim's priority and start time, already at hand.
+    pub fn from_facts(
+        cluster: &Cluster,
+        server: ServerId,
+        victims: Vec<PodId>,
+        facts: impl Iterator<Item = (i64, Option<f64>)>,
+    ) -> Self {
+        let mut highest = i64::MIN;
+        let mut adjusted_sum = 0i128;
+        let mut earliest = f64::INFINITY;
+        let mut count = 0;
+        for (priority, start) in facts {
+            count += 1;
+            adjusted_sum += priority as i128 + (1i128 << 31);
+            let start = start_key(start);
+            if priority > highest {
+                highest = priority;
+                earliest = start;
+            } else if priority == highest {
+                earliest = earliest.min(start);
+            }
+        }
+        ChainKey {
+            has_victims: count > 0,
+            highest_priority: highest,
+            adjusted_sum,
+            victim_count: count,
+            earliest_start_of_highest: earliest,
+            server_rank: cluster.name_rank(server),
+            victims,
+        }
+    }
+
+    pub fn compare(&self, other: &ChainKey, state: &ClusterState) -> Ordering {
+        self.compare_numeric(other).then_with(|| {
+            victim_names(state, &self.victims).cmp(&victim_names(state, &other.victims))
+        })
+    }
+
+    /// Every key but the victim names.
+    pub fn compare_numeric(&self, other: &ChainKey) -> Ordering {
+        self.has_victims
+            .cmp(&other.has_victims)
+            .then(self.highest_priority.cmp(&other.highest_priority))
+            .then(self.adjusted_sum.cmp(&other.adjusted_sum))
+            .then(self.victim_count.cmp(&other.victim_count))
+            .then(
+                other
+                    .earliest_start_of_highest
+                    .total_cmp(&self.earliest_start_of_highest),
+            )
+            .then(self.server_rank.cmp(&other.server_rank))
+    }
+}
+
+fn victim_names<'s>(state: &'s ClusterState, victims: &[PodId]) -> Vec<&'s str> {
+    let mut names: Vec<&str> = victims
+        .iter()
+        .filter_map(|id| state.pod(*id).map(|p| p.name.as_str()))
+        .collect();
+    names.sort_unstable();
+    names
+}
+
+/// Free GPUs and cores of `server` after evicting `victims`.
+pub fn freed(state: &ClusterState, server: ServerId, victims: &[PodId]) -> (GpuSet, CoreSet) {
+    let a = &state.servers[server.index()];
+    victims
+        .iter()
+        .filter_map(|id| state.pod(*id))
+        .fold((a.free_gpus, a.free_cores), |(g, c), p| {
+            (g.or(p.gpus), c.or(p.cores))
+        })
+}

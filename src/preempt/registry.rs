@@ -1,0 +1,40 @@
+//! Every preemption planner, built by name. The names and their report order are the spec's
+//! list (`PREEMPTION_PLANNERS`), which validation checks `[planners].run` against; adding a
+//! planner = one file + its name in that list + one line here.
+
+use super::flextopo::{Flextopo, Sourcing};
+use super::ilp::IlpPerEvent;
+use super::ilp_batch::IlpBatch;
+use super::k8s_default::K8sDefault;
+use super::planner::PreemptionPlanner;
+use crate::plan::error::PlanningError;
+use crate::spec::preemption::PREEMPTION_PLANNERS;
+
+/// The planner of a name, or `None` for a name that is not a planner.
+pub fn planner(name: &str) -> Option<Box<dyn PreemptionPlanner>> {
+    let planner: Box<dyn PreemptionPlanner> = match name {
+        "k8s-default" => Box::new(K8sDefault),
+        "flextopo-imp" => Box::new(Flextopo::new(Sourcing::IncrementalMinimal)),
+        "flextopo-exhaustive" => Box::new(Flextopo::new(Sourcing::Exhaustive)),
+        "ilp" => Box::new(IlpPerEvent),
+        "ilp-batch" => Box::new(IlpBatch),
+        _ => return None,
+    };
+    Some(planner)
+}
+
+/// Every planner, in report order.
+pub fn registry() -> Vec<Box<dyn PreemptionPlanner>> {
+    PREEMPTION_PLANNERS
+        .iter()
+        .filter_map(|n| planner(n))
+        .collect()
+}
+
+/// The named planners in the order given; the first unknown name is an error.
+pub fn resolve(names: &[String]) -> Result<Vec<Box<dyn PreemptionPlanner>>, PlanningError> {
+    names
+        .iter()
+        .map(|n| planner(n).ok_or_else(|| PlanningError::UnknownPlanner(n.clone())))
+        .collect()
+}

@@ -1,0 +1,165 @@
+//! Long-format CSV (`scenario,planner,seed,metric,value`) of plans, simulations and sweeps,
+//! written with the `csv` crate so that names with commas or quotes stay one field.
+
+use serde_json::Value;
+
+use crate::plan::colocation::ColocationPlan;
+use crate::plan::preemption::PreemptionPlan;
+use crate::sim::colocation::ColocationSimulation;
+use crate::sim::preemption::{PreemptionSimulation, TIMING_METRICS};
+use crate::sim::sweep::{CSV_MAGIC, SweepOutput};
+
+const LONG_HEADER: [&str; 5] = ["scenario", "planner", "seed", "metric", "value"];
+
+/// Collects records and turns them into text; writing into memory cannot fail, so a failure
+/// here is reported in the text rather than lost.
+struct Sheet(csv::Writer<Vec<u8>>);
+
+impl Sheet {
+    fn new(header: &[&str]) -> Self {
+        let mut sheet = Sheet(csv::Writer::from_writer(Vec::new()));
+        sheet.row(header);
+        sheet
+    }
+
+    fn row<I, T>(&mut self, fields: I)
+    where
+        I: IntoIterator<Item = T>,
+        T: AsRef<[u8]>,
+    {
+        // In-memory writes only fail on a bug; the text then shows where it stopped.
+        let _ = self.0.write_record(fields);
+    }
+
+    fn text(self) -> String {
+        match self.0.into_inner() {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Err(e) => format!("# csv error: {e}\n"),
+        }
+    }
+}
+
+/// A JSON number or string as a CSV value; null is the empty field.
+fn value_text(v: &Value) -> String {
+    match v {
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// One row per metric of a serialised metrics object; nested objects (such as
+/// `slo_attainment`) become `outer_inner` metrics.
+fn metric_rows(sheet: &mut Sheet, scenario: &str, planner: &str, seed: &str, metrics: &Value) {
+    let Some(map) = metrics.as_object() else {
+        return;
+    };
+    for (k, v) in map {
+        match v {
+            Value::Object(inner) => {
+                for (ik, iv) in inner {
+                    let metric = format!("{k}_{ik}");
+                    sheet.row([scenario, planner, seed, &metric, &value_text(iv)]);
+                }
+            }
+            other => sheet.row([scenario, planner, seed, k, &value_text(other)]),
+        }
+    }
+}
+
+pub fn preemption_plan(report: &PreemptionPlan) -> String {
+    let mut sheet = Sheet::new(&LONG_HEADER);
+    let scenario = report.workload.clone().unwrap_or_else(|| "plan".into());
+    let seed = report.seed.map_or(String::new(), |s| s.to_string());
+    for r in &report.planners {
+        let metrics = serde_json::to_value(&r.metrics).unwrap_or_default();
+        metric_rows(&mut sheet, &scenario, &r.name, &seed, &metrics);
+    }
+    sheet.text()
+}
+
+pub fn colocation_plan(report: &ColocationPlan) -> String {
+    let mut sheet = Sheet::new(&LONG_HEADER);
+    let scenario = report.workload.clone().unwrap_or_else(|| "plan".into());
+    let seed = report.seed.to_string();
+    for p in &report.planners {
+        let Some(m) = &p.metrics else { continue };
+        let metrics = serde_json::to_value(m).unwrap_or_default();
+        metric_rows(&mut sheet, &scenario, &p.name, &seed, &metrics);
+    }
+    sheet.text()
+}
+
+/// JSON's shortest round-trip form of a number: the same text in CSV and JSON Lines.
+fn number(v: f64) -> String {
+    serde_json::to_string(&v).unwrap_or_else(|_| v.to_string())
+}
+
+/// One row per planner, seed and metric (timings left out: they vary by machine).
+pub fn preemption_simulation(r: &PreemptionSimulation) -> String {
+    let mut sheet = Sheet::new(&LONG_HEADER);
+    let scenario = r.workload.clone().unwrap_or_else(|| "simulate".into());
+    for p in &r.planners {
+        for sr in &r.per_seed {
+            let Some((_, metrics, _)) = sr.per_planner.iter().find(|(n, _, _)| *n == p.name) else {
+                continue;
+            };
+            let seed = sr.seed.to_string();
+            for (k, v) in metrics {
+                if TIMING_METRICS.contains(&k.as_str()) {
+                    continue;
+                }
+                sheet.row([&scenario, &p.name, &seed, k, &number(*v)]);
+            }
+        }
+    }
+    sheet.text()
+}
+
+/// One row per planner, seed and metric (timings left out: they vary by machine).
+pub fn colocation_simulation(r: &ColocationSimulation) -> String {
+    let mut sheet = Sheet::new(&LONG_HEADER);
+    let scenario = r.workload.clone().unwrap_or_else(|| "simulate".into());
+    for p in &r.planners {
+        for (seed, ps) in &r.per_seed {
+            let Some((_, metrics)) = ps.iter().find(|(n, _)| *n == p.name) else {
+                continue;
+            };
+            let seed = seed.to_string();
+            for (k, v) in metrics {
+                if TIMING_METRICS.contains(&k.as_str()) {
+                    continue;
+                }
+                sheet.row([&scenario, &p.name, &seed, k, &number(*v)]);
+            }
+        }
+    }
+    sheet.text()
+}
+
+/// A sweep shard: a metadata comment line (what `merge` checks), a header with one column per
+/// swept key, one row per value.
+pub fn sweep(out: &SweepOutput) -> String {
+    let meta = format!(
+        "{CSV_MAGIC} scenarios={} shard={}/{} keys={}\n",
+        out.scenario_count,
+        out.shard.0,
+        out.shard.1,
+        out.keys.join(";")
+    );
+    let mut header: Vec<&str> = vec!["scenario"];
+    header.extend(out.keys.iter().map(String::as_str));
+    header.extend(["planner", "seed", "metric", "value"]);
+    let mut sheet = Sheet::new(&header);
+    for r in &out.rows {
+        let mut cells = vec![r.scenario.to_string()];
+        cells.extend(r.params.iter().map(|(_, v)| v.clone()));
+        cells.extend([
+            r.planner.clone(),
+            r.seed.to_string(),
+            r.metric.clone(),
+            number(r.value),
+        ]);
+        sheet.row(&cells);
+    }
+    meta + &sheet.text()
+}

@@ -1,0 +1,8 @@
+//! Text tables for terminals, one file per result, all drawn on one grid.
+
+pub mod grid;
+pub mod plan;
+pub mod simulation;
+pub mod summary;
+pub mod sweep;
+pub mod topology;

@@ -1,0 +1,431 @@
+//! One function per command: inputs in, one typed result or error out.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use super::error::SessionError;
+use super::load::{
+    Pair, Workload, line_error, load_cluster, load_spec, load_trace, planning_error,
+    read_azure_trace, read_source,
+};
+use crate::colocate::latency::{self, Fit};
+use crate::colocate::planning::candidate_run;
+use crate::colocate::setup::{cluster_findings, setup};
+use crate::colocate::trace::workload_from_trace;
+use crate::plan::colocation::{ColocationPlan, ColocationRun};
+use crate::plan::preemption::PreemptionPlan;
+use crate::preempt::planning::{self, PlanOptions};
+use crate::preempt::registry as preemption_registry;
+use crate::sim::colocation::{self as colocation_sim, ColocationSimulation};
+use crate::sim::merge;
+use crate::sim::preemption::{self as preemption_sim, PreemptionSimulation, SimOptions};
+use crate::sim::sweep::{self, SetArg, SweepError, SweepOutput, Traces};
+use crate::spec::colocation::COLOCATION_PLANNERS;
+use crate::spec::{self, ColocationSpec, Expect, InvalidSpec, LoadedSpec, Spec, SpecKind};
+use crate::topology::Cluster;
+use crate::topology::state::{ClusterState, running_state};
+
+/// Seeds of a co-location simulation when none are given.
+const DEFAULT_COLOCATION_SEEDS: u64 = 10;
+
+/// What `validate` found: the valid files, the invalid ones, the unreadable ones.
+pub struct Validation {
+    pub valid: Vec<LoadedSpec>,
+    pub invalid: Vec<InvalidSpec>,
+    /// (message, help) of each file that could not be read.
+    pub unreadable: Vec<(String, Option<String>)>,
+    /// Clusters among the files; cross-file checks ran only with exactly one.
+    pub clusters: usize,
+}
+
+/// Parses and validates every file; with exactly one cluster among them, checks each workload
+/// against it.
+pub fn validate(files: &[PathBuf]) -> Validation {
+    let mut invalid = Vec::new();
+    let mut unreadable = Vec::new();
+    let mut loaded = Vec::new();
+    for path in files {
+        match read_source(path) {
+            Ok(source) => match spec::load(source, Expect::Any) {
+                Ok(l) => loaded.push(l),
+                Err(e) => invalid.push(e),
+            },
+            Err(SessionError::Input { message, help }) => unreadable.push((message, help)),
+            Err(other) => unreadable.push((other.to_string(), None)),
+        }
+    }
+    let clusters: Vec<&LoadedSpec> = loaded
+        .iter()
+        .filter(|l| l.spec.kind() == SpecKind::Cluster)
+        .collect();
+    let cluster = match clusters.as_slice() {
+        [only] => match &only.spec {
+            Spec::Cluster(c) => Some(Cluster::from_spec(c)),
+            _ => None,
+        },
+        _ => None,
+    };
+    let cluster_count = clusters.len();
+    let mut valid = Vec::new();
+    for l in loaded {
+        let cross = match (&cluster, &l.spec) {
+            (Some(c), Spec::Preemption(w)) => running_state(c, w).err().unwrap_or_default(),
+            (Some(c), Spec::Colocation(w)) => cluster_findings(c, w),
+            _ => Vec::new(),
+        };
+        match l.check(cross) {
+            Ok(()) => valid.push(l),
+            Err(e) => invalid.push(e),
+        }
+    }
+    Validation {
+        valid,
+        invalid,
+        unreadable,
+        clusters: cluster_count,
+    }
+}
+
+/// A cluster and, with a preemption workload, the state of its `[[running]]` pods.
+pub fn topology(
+    cluster_path: &Path,
+    workload_path: Option<&Path>,
+) -> Result<(Cluster, Option<ClusterState>), SessionError> {
+    let cluster = load_cluster(cluster_path)?;
+    let Some(path) = workload_path else {
+        return Ok((cluster, None));
+    };
+    let w = load_spec(path, Expect::Workload)?;
+    let state = match &w.spec {
+        Spec::Preemption(p) => match running_state(&cluster, p) {
+            Ok(state) => Some(state),
+            Err(findings) => {
+                w.check(findings)
+                    .map_err(|e| SessionError::Invalid(vec![e]))?;
+                None
+            }
+        },
+        Spec::Colocation(c) => {
+            w.check(cluster_findings(&cluster, c))
+                .map_err(|e| SessionError::Invalid(vec![e]))?;
+            None
+        }
+        Spec::Cluster(_) => None,
+    };
+    Ok((cluster, state))
+}
+
+/// The plan of either workload kind.
+pub enum PlanResult {
+    Preemption(PreemptionPlan),
+    Colocation(ColocationPlan),
+}
+
+impl PlanResult {
+    /// Whether some planner placed every preemptor / dropped no task (`--require-all-placed`).
+    pub fn some_planner_placed_all(&self) -> bool {
+        match self {
+            PlanResult::Preemption(r) => r
+                .planners
+                .iter()
+                .any(|p| p.objective.is_some() && p.metrics.unplaced == 0),
+            PlanResult::Colocation(r) => r
+                .planners
+                .iter()
+                .any(|p| p.metrics.as_ref().is_some_and(|m| m.dropped == 0)),
+        }
+    }
+}
+
+/// Plans a workload with the named planners (`None`: the spec's `[planners].run`).
+pub fn plan(
+    pair: &Pair,
+    planners: Option<Vec<String>>,
+    seed: Option<u64>,
+) -> Result<PlanResult, SessionError> {
+    match &pair.workload {
+        Workload::Preemption(spec) => {
+            let options = PlanOptions { planners, seed };
+            planning::plan(&pair.cluster, spec, &options)
+                .map(PlanResult::Preemption)
+                .map_err(|e| pair.planning_error(e))
+        }
+        Workload::Colocation { spec, trace } => crate::colocate::planning::plan(
+            &pair.cluster,
+            spec,
+            trace.as_deref(),
+            planners.as_deref(),
+            seed,
+        )
+        .map(PlanResult::Colocation)
+        .map_err(|e| pair.planning_error(e)),
+    }
+}
+
+/// The simulation of either workload kind.
+pub enum SimulationResult {
+    Preemption(PreemptionSimulation),
+    Colocation(ColocationSimulation),
+}
+
+/// Units of progress a simulation reports: cycles (preemption) or seeds (co-location).
+pub fn simulation_units(pair: &Pair, options: &SimOptions) -> u64 {
+    match &pair.workload {
+        Workload::Preemption(spec) => {
+            let (seeds, cycles, _) = preemption_sim::resolve(spec, options);
+            seeds.len() as u64 * cycles
+        }
+        Workload::Colocation { .. } => colocation_seeds(options).len() as u64,
+    }
+}
+
+fn colocation_seeds(options: &SimOptions) -> Vec<u64> {
+    options
+        .seeds
+        .clone()
+        .unwrap_or_else(|| (1..=DEFAULT_COLOCATION_SEEDS).collect())
+}
+
+/// Simulates a workload over seeds; `progress` is called once per unit.
+pub fn simulate(
+    pair: &Pair,
+    options: &SimOptions,
+    progress: &(dyn Fn() + Sync),
+) -> Result<SimulationResult, SessionError> {
+    match &pair.workload {
+        Workload::Preemption(spec) => {
+            preemption_sim::simulate(&pair.cluster, spec, options, progress)
+                .map(SimulationResult::Preemption)
+                .map_err(|e| pair.planning_error(e))
+        }
+        Workload::Colocation { spec, trace } => colocation_sim::simulate(
+            &pair.cluster,
+            spec,
+            trace.as_deref(),
+            &colocation_seeds(options),
+            options.planners.as_deref(),
+            progress,
+        )
+        .map(SimulationResult::Colocation)
+        .map_err(|e| pair.planning_error(e)),
+    }
+}
+
+/// A sweep checked and ready to run.
+pub struct PreparedSweep {
+    cluster: toml::Value,
+    workload: toml::Value,
+    source: LoadedSpec,
+    kind: SpecKind,
+    sets: Vec<SetArg>,
+    options: SimOptions,
+    shard: (usize, usize),
+    traces: Traces,
+    /// Units of progress this shard reports.
+    pub units: u64,
+}
+
+fn sweep_input(e: SweepError) -> SessionError {
+    match e {
+        SweepError::Plan(f) => SessionError::Internal(f.to_string()),
+        other => SessionError::input(
+            other.to_string(),
+            Some("see `coplan sweep --help` for keys and shards".into()),
+        ),
+    }
+}
+
+fn toml_value(loaded: &LoadedSpec) -> Result<toml::Value, SessionError> {
+    toml::from_str::<toml::Table>(&loaded.source.text)
+        .map(toml::Value::Table)
+        .map_err(|e| SessionError::Internal(format!("{}: {e}", loaded.source.name)))
+}
+
+/// Checks a sweep's arguments and files, resolves its shard (`--shard`, else the batch job's
+/// environment read through `env`) and loads every trace its scenarios read.
+pub fn prepare_sweep(
+    cluster_path: &Path,
+    workload_path: &Path,
+    set_args: &[String],
+    options: SimOptions,
+    shard: Option<&str>,
+    shards: Option<usize>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<PreparedSweep, SessionError> {
+    let sets: Vec<SetArg> = set_args
+        .iter()
+        .map(|s| sweep::parse_set(s))
+        .collect::<Result<_, _>>()
+        .map_err(sweep_input)?;
+    let shard = match shard {
+        Some(s) => sweep::parse_shard(s).map_err(sweep_input)?,
+        None => sweep::shard_from_env(env, shards)
+            .map_err(sweep_input)?
+            .unwrap_or((0, 1)),
+    };
+    let cluster_file = load_spec(cluster_path, Expect::Cluster)?;
+    let workload = load_spec(workload_path, Expect::Workload)?;
+    let kind = workload.spec.kind();
+    let mine = sweep::scenarios(&sets)
+        .iter()
+        .filter(|s| s.index % shard.1 == shard.0)
+        .count() as u64;
+    let mut traces = Traces::new();
+    let units = match &workload.spec {
+        Spec::Colocation(c) => {
+            if let Some(bad) = options
+                .planners
+                .iter()
+                .flatten()
+                .find(|p| !COLOCATION_PLANNERS.contains(&p.as_str()))
+            {
+                return Err(planning_error(
+                    &workload,
+                    kind,
+                    crate::plan::error::PlanningError::UnknownPlanner(bad.clone()),
+                ));
+            }
+            for path in trace_paths(c, &sets) {
+                let requests = load_trace(&workload, &path)?;
+                traces.insert(path, requests);
+            }
+            colocation_seeds(&options).len() as u64
+        }
+        Spec::Preemption(p) => {
+            let (seeds, cycles, planners) = preemption_sim::resolve(p, &options);
+            preemption_registry::resolve(&planners)
+                .map_err(|e| planning_error(&workload, kind, e))?;
+            seeds.len() as u64 * cycles
+        }
+        Spec::Cluster(_) => 0,
+    };
+    Ok(PreparedSweep {
+        cluster: toml_value(&cluster_file)?,
+        workload: toml_value(&workload)?,
+        source: workload,
+        kind,
+        sets,
+        options,
+        shard,
+        traces,
+        units: mine * units,
+    })
+}
+
+/// The traces a co-location sweep reads: the workload's own and any `inference.trace` value.
+fn trace_paths(spec: &ColocationSpec, sets: &[SetArg]) -> BTreeSet<String> {
+    let swept = sets
+        .iter()
+        .filter(|s| s.key == "inference.trace")
+        .flat_map(|s| s.values.iter())
+        .filter_map(|v| sweep::parse_value(v).as_str().map(String::from));
+    spec.inference.trace.iter().cloned().chain(swept).collect()
+}
+
+/// Runs a prepared sweep; `progress` is called once per unit.
+pub fn run_sweep(
+    prepared: &PreparedSweep,
+    progress: &(dyn Fn() + Sync),
+) -> Result<SweepOutput, SessionError> {
+    sweep::sweep(
+        &prepared.cluster,
+        &prepared.workload,
+        &prepared.sets,
+        &prepared.options,
+        prepared.shard,
+        &prepared.traces,
+        progress,
+    )
+    .map_err(|e| match e {
+        SweepError::Plan(f) => planning_error(&prepared.source, prepared.kind, f),
+        other => sweep_input(other),
+    })
+}
+
+/// Reads sweep shard outputs and joins them.
+pub fn merge_files(files: &[PathBuf]) -> Result<SweepOutput, SessionError> {
+    let mut inputs = Vec::new();
+    for path in files {
+        let source = read_source(path)?;
+        let parsed = merge::parse(&source.name, &source.text).map_err(|e| {
+            SessionError::input(
+                e.to_string(),
+                Some("merge takes the CSV or JSON Lines files of `coplan sweep`".into()),
+            )
+        })?;
+        inputs.push((source.name, parsed));
+    }
+    merge::merge(&inputs).map_err(|e| SessionError::input(e.to_string(), None))
+}
+
+/// One planner's run of a co-location workload, for its timeline.
+pub struct Timeline {
+    pub run: ColocationRun,
+    pub nodes: usize,
+    pub stages: usize,
+}
+
+/// The run of a candidate co-location planner on one seed.
+pub fn timeline(pair: &Pair, planner: &str, seed: Option<u64>) -> Result<Timeline, SessionError> {
+    let Workload::Colocation { spec, trace } = &pair.workload else {
+        return Err(SessionError::input(
+            format!(
+                "`{}`: timeline takes a `kind = \"colocation\"` workload",
+                pair.source.source.name
+            ),
+            None,
+        ));
+    };
+    let s = setup(&pair.cluster, spec, trace.as_deref(), seed);
+    match candidate_run(planner, spec, &s).map_err(|e| pair.planning_error(e))? {
+        Some(run) => Ok(Timeline {
+            run,
+            nodes: s.config.nodes,
+            stages: s.config.stages,
+        }),
+        None => Err(SessionError::input(
+            format!("planner `{planner}` has no timeline in this version"),
+            None,
+        )),
+    }
+}
+
+/// An Azure LLM trace as a co-location workload: the spec and its comment lines.
+pub fn import_azure(
+    path: &Path,
+    rate_scale: f64,
+    limit: Option<usize>,
+) -> Result<(ColocationSpec, Vec<String>), SessionError> {
+    if !(rate_scale.is_finite() && rate_scale > 0.0) {
+        return Err(SessionError::input(
+            format!("--rate-scale must be positive, got {rate_scale}"),
+            None,
+        ));
+    }
+    let rows = read_azure_trace(path, rate_scale, limit)?;
+    let name = path.display().to_string();
+    if rows.is_empty() {
+        return Err(SessionError::input(format!("{name}: no requests"), None));
+    }
+    Ok(workload_from_trace(&rows, &name, rate_scale))
+}
+
+/// Fits the latency model to a samples CSV.
+pub fn profile_fit(path: &Path) -> Result<Fit, SessionError> {
+    let source = read_source(path)?;
+    let samples = latency::parse_samples(&source.text).map_err(|e| {
+        line_error(
+            &source,
+            e.line,
+            &e.message,
+            "expected rows `kind,batch,tokens,stage_s`, kind = forward | backward | decode",
+        )
+    })?;
+    if samples.is_empty() {
+        return Err(SessionError::input(
+            format!("{}: no samples", source.name),
+            None,
+        ));
+    }
+    Ok(latency::fit(&samples))
+}

@@ -1,0 +1,30 @@
+//! Why a command failed, typed by what the user can do about it.
+
+use crate::spec::InvalidSpec;
+
+/// A session failure. The binary maps it to an exit code: `Invalid` and `Input` are the
+/// user's input (2), `Internal` is a bug (1).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum SessionError {
+    /// Spec or data files with located issues (file, line, column).
+    #[error("{} invalid file(s)", .0.len())]
+    Invalid(Vec<InvalidSpec>),
+    /// Other invalid input: an unreadable file, a bad argument or name.
+    #[error("{message}")]
+    Input {
+        message: String,
+        help: Option<String>,
+    },
+    /// A failure of the library itself.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl SessionError {
+    pub fn input(message: impl Into<String>, help: Option<String>) -> Self {
+        SessionError::Input {
+            message: message.into(),
+            help,
+        }
+    }
+}

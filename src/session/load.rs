@@ -1,0 +1,186 @@
+//! Reading spec and data files: a cluster + workload pair with its cross-file checks, and the
+//! inference traces a co-location workload reads.
+
+use std::path::Path;
+
+use super::error::SessionError;
+use crate::colocate::setup::cluster_findings;
+use crate::colocate::trace::{TraceRequest, parse_azure};
+use crate::plan::error::PlanningError;
+use crate::spec::colocation::COLOCATION_PLANNERS;
+use crate::spec::preemption::PREEMPTION_PLANNERS;
+use crate::spec::{
+    self, ColocationSpec, Expect, InvalidSpec, Issue, LoadedSpec, PreemptionSpec, SourceFile, Spec,
+    SpecKind,
+};
+use crate::topology::Cluster;
+
+/// The help line of a malformed Azure trace row.
+const AZURE_FORMAT_HELP: &str =
+    "expected the Azure LLM trace format `TIMESTAMP,ContextTokens,GeneratedTokens`";
+
+/// Reads a text file; an unreadable one is an input error naming it.
+pub fn read_source(path: &Path) -> Result<SourceFile, SessionError> {
+    let name = path.display().to_string();
+    std::fs::read_to_string(path)
+        .map(|text| SourceFile::new(name.clone(), text))
+        .map_err(|e| {
+            SessionError::input(
+                format!("cannot read `{name}`: {e}"),
+                Some("check the path; spec files are UTF-8 TOML".into()),
+            )
+        })
+}
+
+/// Reads and validates one spec file.
+pub fn load_spec(path: &Path, expect: Expect) -> Result<LoadedSpec, SessionError> {
+    let source = read_source(path)?;
+    spec::load(source, expect).map_err(|e| SessionError::Invalid(vec![e]))
+}
+
+/// Reads a cluster file and builds the cluster.
+pub fn load_cluster(path: &Path) -> Result<Cluster, SessionError> {
+    match load_spec(path, Expect::Cluster)?.spec {
+        Spec::Cluster(c) => Ok(Cluster::from_spec(&c)),
+        _ => Err(SessionError::Internal(
+            "a workload file loaded as a cluster".into(),
+        )),
+    }
+}
+
+/// A workload of either kind, checked against its cluster, with what it reads.
+pub enum Workload {
+    Preemption(Box<PreemptionSpec>),
+    Colocation {
+        spec: Box<ColocationSpec>,
+        /// The requests of `[inference] trace`, when it names one.
+        trace: Option<Vec<TraceRequest>>,
+    },
+}
+
+/// A cluster and a workload, both valid and checked against each other.
+pub struct Pair {
+    pub cluster: Cluster,
+    pub workload: Workload,
+    /// The workload file, for later findings (the initial state of a preemption workload is
+    /// built when planning) and for paths relative to it.
+    pub source: LoadedSpec,
+}
+
+impl Pair {
+    pub fn kind(&self) -> SpecKind {
+        match self.workload {
+            Workload::Preemption(_) => SpecKind::Preemption,
+            Workload::Colocation { .. } => SpecKind::Colocation,
+        }
+    }
+
+    /// A planning failure as a session error: findings point into the workload file, unknown
+    /// planner names list the planners of its kind.
+    pub fn planning_error(&self, e: PlanningError) -> SessionError {
+        planning_error(&self.source, self.kind(), e)
+    }
+}
+
+/// Maps a planning failure of a workload of `kind` from `source`.
+pub fn planning_error(source: &LoadedSpec, kind: SpecKind, e: PlanningError) -> SessionError {
+    match e {
+        PlanningError::Invalid(findings) => match source.check(findings) {
+            Err(invalid) => SessionError::Invalid(vec![invalid]),
+            Ok(()) => SessionError::Internal("empty findings".into()),
+        },
+        PlanningError::UnknownPlanner(name) => SessionError::input(
+            format!("unknown planner `{name}`"),
+            Some(format!(
+                "expected one of {}",
+                planner_names(kind).join(", ")
+            )),
+        ),
+        other => SessionError::Internal(other.to_string()),
+    }
+}
+
+/// The planner names of a workload kind, in report order.
+pub fn planner_names(kind: SpecKind) -> &'static [&'static str] {
+    match kind {
+        SpecKind::Colocation => &COLOCATION_PLANNERS,
+        _ => &PREEMPTION_PLANNERS,
+    }
+}
+
+/// Reads a cluster and a workload, checks the workload against the cluster and loads the
+/// trace it reads.
+pub fn load_pair(cluster_path: &Path, workload_path: &Path) -> Result<Pair, SessionError> {
+    let cluster = load_cluster(cluster_path)?;
+    let source = load_spec(workload_path, Expect::Workload)?;
+    let workload = match &source.spec {
+        Spec::Preemption(p) => Workload::Preemption(Box::new(p.clone())),
+        Spec::Colocation(c) => {
+            source
+                .check(cluster_findings(&cluster, c))
+                .map_err(|e| SessionError::Invalid(vec![e]))?;
+            let trace = match &c.inference.trace {
+                Some(rel) => Some(load_trace(&source, rel)?),
+                None => None,
+            };
+            Workload::Colocation {
+                spec: Box::new(c.clone()),
+                trace,
+            }
+        }
+        Spec::Cluster(_) => {
+            return Err(SessionError::Internal(
+                "a cluster file loaded as a workload".into(),
+            ));
+        }
+    };
+    Ok(Pair {
+        cluster,
+        workload,
+        source,
+    })
+}
+
+/// Reads an Azure LLM trace named in a workload, relative to the workload file.
+pub fn load_trace(workload: &LoadedSpec, rel: &str) -> Result<Vec<TraceRequest>, SessionError> {
+    let base = Path::new(&workload.source.name)
+        .parent()
+        .unwrap_or(Path::new("."));
+    read_azure_trace(&base.join(rel), 1.0, None)
+}
+
+/// Reads an Azure LLM trace file; a malformed row is a located diagnostic.
+pub fn read_azure_trace(
+    path: &Path,
+    rate_scale: f64,
+    limit: Option<usize>,
+) -> Result<Vec<TraceRequest>, SessionError> {
+    let source = read_source(path)?;
+    parse_azure(&source.text, rate_scale, limit)
+        .map_err(|e| line_error(&source, e.line, &e.message, AZURE_FORMAT_HELP))
+}
+
+/// A data-file error at a line, as a located diagnostic (file, line, column, the line shown).
+pub fn line_error(source: &SourceFile, line: usize, message: &str, help: &str) -> SessionError {
+    let mut start = 0;
+    for (i, l) in source.text.split_inclusive('\n').enumerate() {
+        if i + 1 == line {
+            let end = start + l.trim_end_matches(['\n', '\r']).len();
+            return SessionError::Invalid(vec![InvalidSpec {
+                source_file: source.clone(),
+                issues: vec![Issue {
+                    code: "data::malformed-row",
+                    message: message.to_string(),
+                    label: "this row".into(),
+                    help: Some(help.to_string()),
+                    span: start..end,
+                }],
+            }]);
+        }
+        start += l.len();
+    }
+    SessionError::input(
+        format!("{}:{line}: {message}", source.name),
+        Some(help.to_string()),
+    )
+}

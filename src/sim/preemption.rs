@@ -1,0 +1,253 @@
+//! `coplan simulate` for preemption workloads, the paper's protocol (DESIGN §5.5): per seed,
+//! fill to saturation by seeded churn; per cycle, plan the `[[preempt]]` list with every
+//! planner from the same starting state, record the metrics, reset. Seeds run in parallel and
+//! give the same result as a sequential run.
+
+use std::collections::BTreeMap;
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+use super::stats::{Summary, summarize};
+use crate::plan::error::PlanningError;
+use crate::plan::preemption::PreemptionPlannerReport;
+use crate::preempt::planning::plan_from_state;
+use crate::preempt::problem::Problem;
+use crate::preempt::registry;
+use crate::preempt::scenario;
+use crate::rng::SeededRng;
+use crate::spec::PreemptionSpec;
+use crate::spec::preemption::{ResetMode, TopologyQos};
+use crate::topology::Cluster;
+
+/// What to simulate; `None` = the spec's `[simulation]` / `[planners]` values.
+#[derive(Debug, Clone, Default)]
+pub struct SimOptions {
+    pub seeds: Option<Vec<u64>>,
+    pub cycles: Option<u64>,
+    pub planners: Option<Vec<String>>,
+}
+
+/// The metric values of one seed: per planner, metric → mean over the seed's cycles.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SeedResult {
+    pub seed: u64,
+    pub per_planner: Vec<(String, BTreeMap<String, f64>, Totals)>,
+}
+
+/// Sums over cycles (and, in a report, over seeds) for paper-style totals.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Totals {
+    pub preemptions: u64,
+    pub placed: u64,
+    pub hits: u64,
+    pub preemptions_guaranteed: u64,
+    pub hits_guaranteed: u64,
+    pub preemptions_best_effort: u64,
+    pub hits_best_effort: u64,
+    pub victims: u64,
+    pub wasted_evictions: u64,
+    pub subsets_evaluated: u64,
+    pub runtime_ms: f64,
+}
+
+impl Totals {
+    fn add_report(&mut self, r: &PreemptionPlannerReport) {
+        self.preemptions += r.metrics.preemptions;
+        self.placed += r.metrics.placed;
+        self.hits += r.metrics.hits;
+        self.victims += r.metrics.victims;
+        self.wasted_evictions += r.metrics.wasted_evictions;
+        self.subsets_evaluated += r.metrics.subsets_evaluated;
+        self.runtime_ms += r.runtime_ms;
+        for e in &r.events {
+            match e.topology_qos {
+                TopologyQos::Guaranteed => {
+                    self.preemptions_guaranteed += 1;
+                    self.hits_guaranteed += u64::from(e.hit);
+                }
+                TopologyQos::BestEffort => {
+                    self.preemptions_best_effort += 1;
+                    self.hits_best_effort += u64::from(e.hit);
+                }
+                TopologyQos::None => {}
+            }
+        }
+    }
+
+    fn add(&mut self, o: &Totals) {
+        self.preemptions += o.preemptions;
+        self.placed += o.placed;
+        self.hits += o.hits;
+        self.preemptions_guaranteed += o.preemptions_guaranteed;
+        self.hits_guaranteed += o.hits_guaranteed;
+        self.preemptions_best_effort += o.preemptions_best_effort;
+        self.hits_best_effort += o.hits_best_effort;
+        self.victims += o.victims;
+        self.wasted_evictions += o.wasted_evictions;
+        self.subsets_evaluated += o.subsets_evaluated;
+        self.runtime_ms += o.runtime_ms;
+    }
+}
+
+/// One planner summarised over seeds.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PreemptionPlannerSummary {
+    pub name: String,
+    pub metrics: BTreeMap<String, Summary>,
+    pub totals: Totals,
+}
+
+/// `coplan simulate` output of a preemption workload.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PreemptionSimulation {
+    pub schema_version: u32,
+    pub kind: &'static str,
+    pub cluster: String,
+    pub workload: Option<String>,
+    pub seeds: Vec<u64>,
+    pub cycles: u64,
+    pub planners: Vec<PreemptionPlannerSummary>,
+    /// Per-seed values, for long-format output (not in JSON: the summaries are).
+    #[serde(skip)]
+    pub per_seed: Vec<SeedResult>,
+}
+
+/// Metrics that depend on the machine: left out of the per-seed values (the totals carry the
+/// time), so that the same inputs give byte-identical rows and shards merge into exactly the
+/// unsharded run.
+pub const TIMING_METRICS: [&str; 1] = ["runtime_ms"];
+
+/// Resolved options.
+pub fn resolve(spec: &PreemptionSpec, options: &SimOptions) -> (Vec<u64>, u64, Vec<String>) {
+    let seeds = options
+        .seeds
+        .clone()
+        .unwrap_or_else(|| spec.simulation.seeds.values());
+    let cycles = options
+        .cycles
+        .unwrap_or(spec.simulation.cycles.max(1) as u64);
+    let planners = options
+        .planners
+        .clone()
+        .unwrap_or_else(|| spec.planners.run.clone());
+    (seeds, cycles, planners)
+}
+
+/// Runs the protocol. `progress` is called once per finished cycle (from worker threads).
+pub fn simulate(
+    cluster: &Cluster,
+    spec: &PreemptionSpec,
+    options: &SimOptions,
+    progress: &(dyn Fn() + Sync),
+) -> Result<PreemptionSimulation, PlanningError> {
+    let (seeds, cycles, planners) = resolve(spec, options);
+    registry::resolve(&planners)?;
+    let per_seed: Vec<Result<SeedResult, PlanningError>> = seeds
+        .par_iter()
+        .map(|&seed| run_seed(cluster, spec, seed, cycles, &planners, progress))
+        .collect();
+    let per_seed: Vec<SeedResult> = per_seed.into_iter().collect::<Result<_, _>>()?;
+    let summaries = planners
+        .iter()
+        .map(|name| {
+            let mut by_metric: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+            let mut totals = Totals::default();
+            for sr in &per_seed {
+                if let Some((_, m, t)) = sr.per_planner.iter().find(|(n, _, _)| n == name) {
+                    for (k, v) in m {
+                        by_metric.entry(k.clone()).or_default().push(*v);
+                    }
+                    totals.add(t);
+                }
+            }
+            PreemptionPlannerSummary {
+                name: name.clone(),
+                metrics: by_metric
+                    .into_iter()
+                    .filter_map(|(k, v)| summarize(&v).map(|s| (k, s)))
+                    .collect(),
+                totals,
+            }
+        })
+        .collect();
+    Ok(PreemptionSimulation {
+        schema_version: 1,
+        kind: "simulation",
+        cluster: cluster.name.clone(),
+        workload: spec.name.clone(),
+        seeds,
+        cycles,
+        planners: summaries,
+        per_seed,
+    })
+}
+
+/// One seed: fill, then `cycles` cycles from the same starting state for every planner.
+pub fn run_seed(
+    cluster: &Cluster,
+    spec: &PreemptionSpec,
+    seed: u64,
+    cycles: u64,
+    planners: &[String],
+    progress: &(dyn Fn() + Sync),
+) -> Result<SeedResult, PlanningError> {
+    let problem = Problem::new(cluster, spec);
+    let mut state =
+        scenario::initial_state(cluster, spec, Some(seed)).map_err(PlanningError::Invalid)?;
+    // The churn between cycles draws from its own stream, derived from the seed.
+    let mut rng = SeededRng::new(seed ^ 0x5eed_c7c1_e000_0000);
+    // Per planner: metric → (sum over cycles, cycles with a value), and the totals.
+    let mut sums: Vec<(MetricSums, Totals)> =
+        vec![(BTreeMap::new(), Totals::default()); planners.len()];
+    for cycle in 0..cycles {
+        let mut start = state.clone();
+        let preemptors = scenario::preemptors(spec, &mut start);
+        let reports = plan_from_state(&problem, &start, &preemptors, planners)?;
+        for (report, (metrics, totals)) in reports.iter().zip(sums.iter_mut()) {
+            totals.add_report(report);
+            for (k, v) in numeric_metrics(report) {
+                let e = metrics.entry(k).or_insert((0.0, 0));
+                e.0 += v;
+                e.1 += 1;
+            }
+        }
+        if let (ResetMode::Refill, Some(fill)) = (spec.simulation.reset, &spec.fill) {
+            let start_s =
+                (fill.churn_rounds.max(0) as u64 + cycle + 1) as f64 * scenario::CHURN_ROUND_S;
+            scenario::churn_round(cluster, spec, fill, &mut rng, &mut state, start_s);
+        }
+        progress();
+    }
+    Ok(SeedResult {
+        seed,
+        per_planner: planners
+            .iter()
+            .zip(sums)
+            .map(|(name, (m, t))| {
+                let means = m
+                    .into_iter()
+                    .map(|(k, (sum, n))| (k, sum / n.max(1) as f64))
+                    .collect();
+                (name.clone(), means, t)
+            })
+            .collect(),
+    })
+}
+
+/// Per metric: the sum over cycles and the number of cycles with a value.
+type MetricSums = BTreeMap<String, (f64, u64)>;
+
+/// The numeric (non-null) metrics of a report, by name.
+fn numeric_metrics(r: &PreemptionPlannerReport) -> Vec<(String, f64)> {
+    let value = serde_json::to_value(&r.metrics).unwrap_or_default();
+    value
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .filter(|(k, _)| !TIMING_METRICS.contains(&k.as_str()))
+                .filter_map(|(k, v)| v.as_f64().map(|x| (k.clone(), x)))
+                .collect()
+        })
+        .unwrap_or_default()
+}

@@ -1,0 +1,31 @@
+//! The kinds of spec file.
+
+use std::fmt;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The `kind` key of a spec file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum SpecKind {
+    Cluster,
+    Preemption,
+    Colocation,
+}
+
+impl SpecKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SpecKind::Cluster => "cluster",
+            SpecKind::Preemption => "preemption",
+            SpecKind::Colocation => "colocation",
+        }
+    }
+}
+
+impl fmt::Display for SpecKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
