@@ -70,7 +70,7 @@ fn main() {
     let mut rates = Vec::new();
     for _ in 0..5 {
         let mut timed = Timed {
-            inner: Box::new(LemixPlanner::dispatcher(&spec, &s)),
+            inner: Box::new(LemixPlanner::dispatcher(&s)),
             seconds: 0.0,
             decisions: 0,
         };
@@ -89,7 +89,7 @@ fn main() {
     let mut runs = Vec::new();
     for _ in 0..5 {
         let t0 = Instant::now();
-        let Ok(Some(run)) = candidate_run("lemix", &spec, &s) else {
+        let Ok(Some(run)) = candidate_run("lemix", &s) else {
             panic!("lemix runs")
         };
         runs.push((t0.elapsed().as_secs_f64(), run.outcomes.len()));
@@ -129,7 +129,7 @@ fn main() {
         let times: Vec<f64> = (0..3)
             .map(|_| {
                 let t0 = Instant::now();
-                let _ = candidate_run(name, &spec, &s).expect("runs");
+                let _ = candidate_run(name, &s).expect("runs");
                 t0.elapsed().as_secs_f64()
             })
             .collect();

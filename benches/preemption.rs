@@ -7,7 +7,7 @@
 use std::time::Instant;
 
 use coplan::preempt::apply::apply;
-use coplan::preempt::problem::Problem;
+use coplan::preempt::problem::{DecisionPoint, Problem};
 use coplan::preempt::registry::registry;
 use coplan::preempt::scenario;
 use coplan::spec::{self, Expect, SourceFile, Spec};
@@ -77,7 +77,12 @@ fn main() {
                 let mut decision = None;
                 for _ in 0..reps {
                     let t0 = Instant::now();
-                    let d = planner.decide(&problem, &state, p).expect("decides");
+                    let at = DecisionPoint {
+                        problem: &problem,
+                        state: &state,
+                        preemptor: p,
+                    };
+                    let d = planner.decide(&at).expect("decides");
                     samples.push(t0.elapsed().as_secs_f64() * 1e6);
                     decision = Some(d);
                 }

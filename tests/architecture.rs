@@ -32,6 +32,34 @@ const PRINTERS: &[&str] = &[
     "toml::to_string",
     "toml::to_string_pretty",
 ];
+/// What each folder may import (besides itself and external crates): the table of
+/// `docs/architecture.md`, layer by layer from the bottom. A folder missing here may import
+/// nothing of the crate.
+const MAY_IMPORT: &[(&str, &[&str])] = &[
+    ("spec", &[]),
+    ("rng", &[]),
+    ("solver", &[]),
+    ("topology", &["spec"]),
+    ("plan", &["spec", "topology"]),
+    ("verify", &["plan", "spec", "topology"]),
+    (
+        "preempt",
+        &["plan", "verify", "solver", "rng", "spec", "topology"],
+    ),
+    (
+        "colocate",
+        &["plan", "verify", "solver", "rng", "spec", "topology"],
+    ),
+    (
+        "sim",
+        &["preempt", "colocate", "plan", "rng", "spec", "topology"],
+    ),
+    (
+        "session",
+        &["sim", "preempt", "colocate", "plan", "spec", "topology"],
+    ),
+    ("report", &["sim", "colocate", "plan", "spec", "topology"]),
+];
 /// The binary's own files: they sit in `src/` but are not part of the library.
 const BINARY_FILES: &[&str] = &["main.rs", "cli.rs"];
 const ROOT: &str = "crate";
@@ -548,6 +576,26 @@ fn verifiers_import_no_planner() {
     let planners = &["preempt", "colocate"];
     let found = graph().violations(&["verify"], planners, ALLOWED_VERIFY_IMPORTS);
     assert_none("a verifier imports a planner", found);
+}
+
+#[test]
+fn folders_import_only_the_layers_below_them() {
+    let g = graph();
+    let mut found = Vec::new();
+    for e in &g.edges {
+        let (from, to) = (folder(&e.from), folder(&e.to));
+        if from == to || from == ROOT || to == ROOT {
+            continue;
+        }
+        let allowed = MAY_IMPORT
+            .iter()
+            .find(|(f, _)| *f == from)
+            .is_some_and(|(_, may)| may.contains(&to));
+        if !allowed {
+            found.push(g.describe(e));
+        }
+    }
+    assert_none("import not in the layer table", found);
 }
 
 #[test]

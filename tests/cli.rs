@@ -721,3 +721,59 @@ fn colocation_sweeps_shard_and_merge_like_preemption_ones() {
     ]);
     assert_eq!(code, 2, "{err}");
 }
+
+/// (planner, metric) → value of long-format rows whose last four columns are
+/// `planner,seed,metric,value`.
+fn long_values(csv_text: &str) -> std::collections::BTreeMap<(String, String), String> {
+    csv_text
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .skip(1)
+        .filter_map(|l| {
+            let cells: Vec<&str> = l.split(',').collect();
+            let n = cells.len();
+            (n >= 4).then(|| {
+                (
+                    (cells[n - 4].to_string(), cells[n - 2].to_string()),
+                    cells[n - 1].to_string(),
+                )
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn sweep_of_a_colocation_workload_reads_its_inference_trace() {
+    let workload = "tests/fixtures/valid/coloc-trace.toml";
+    let common = ["--seeds", "1", "--planners", "mix-rr,lemix"];
+    let mut sweep: Vec<String> = ["sweep", "examples/clusters/a100-x16.toml", workload]
+        .iter()
+        .chain(["--set", "lemix.tau=0.2"].iter())
+        .chain(common.iter())
+        .map(|s| s.to_string())
+        .collect();
+    let (code, swept, err) = run(&sweep);
+    assert_eq!(code, 0, "{err}");
+    let simulate: Vec<String> = ["simulate", "examples/clusters/a100-x16.toml", workload]
+        .iter()
+        .chain(common.iter())
+        .chain(["--format", "csv"].iter())
+        .map(|s| s.to_string())
+        .collect();
+    let (code, simulated, err) = run(&simulate);
+    assert_eq!(code, 0, "{err}");
+    let (swept, simulated) = (long_values(&swept), long_values(&simulated));
+    assert_eq!(
+        swept.get(&("lemix".into(), "inference_requests".into())),
+        Some(&"12.0".to_string()),
+        "the trace's 12 requests"
+    );
+    // The same task set as `simulate`, which reads the trace: the same value for every metric.
+    assert_eq!(swept, simulated);
+    // A swept trace path is read too, relative to the workload file; a missing one is an
+    // input error naming it.
+    sweep.splice(3..5, ["--set".into(), "inference.trace=missing.csv".into()]);
+    let (code, _, err) = run(&sweep);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("missing.csv"), "{err}");
+}

@@ -12,7 +12,7 @@ use coplan::preempt::flextopo::for_each_subset;
 use coplan::preempt::flextopo::{Flextopo, Sourcing};
 use coplan::preempt::planner::PreemptionPlanner;
 use coplan::preempt::planning::{self as engine, PlanOptions};
-use coplan::preempt::problem::Problem;
+use coplan::preempt::problem::{DecisionPoint, Problem};
 use coplan::preempt::{ilp, scenario};
 use coplan::spec::preemption::{
     FillAllocator, FillSpec, PreemptEntry, PreemptionSpec, RunningPod, TopologyQos, WorkloadClass,
@@ -236,7 +236,8 @@ proptest! {
         let Ok(mut state) = scenario::initial_state(&cluster, &spec, None) else { return Ok(()) };
         let preemptors = scenario::preemptors(&spec, &mut state);
         for p in &preemptors {
-            let decision = Flextopo::new(Sourcing::IncrementalMinimal).decide(&problem, &state, p).expect("decides");
+            let at = DecisionPoint { problem: &problem, state: &state, preemptor: p };
+            let decision = Flextopo::new(Sourcing::IncrementalMinimal).decide(&at).expect("decides");
             let smallest = smallest_admitted_set(&problem, &state, p);
             match (decision.server, smallest) {
                 (Some(_), Some(k)) => prop_assert_eq!(decision.victims.len(), k),

@@ -1,5 +1,6 @@
 //! The co-location discrete-event engine: a simulator of node timelines (DESIGN §6.1) on which
-//! every co-location planner runs. Per node S pipeline stages (stage s on GPU s), each running one op at a time:
+//! every co-location planner runs. Per node S pipeline stages (stage s on GPU s), each running
+//! one op at a time:
 //! forward (prefill), backward and decode iterations, plus weight syncs and KV offloads.
 //!
 //! - Pipeline order: a task's forward on stage s + 1 starts after its forward on stage s;

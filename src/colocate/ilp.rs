@@ -20,7 +20,6 @@ use crate::plan::colocation::{Task, TaskId, TaskKind};
 use crate::plan::error::PlanningError;
 use crate::plan::{PlanStatus, PlannerRole};
 use crate::solver::{self, Deadline, SolveError, SolveStatus};
-use crate::spec::ColocationSpec;
 
 /// The `ilp` planner: the relaxation's bound, and the engine's replay of its solution.
 pub struct Ilp;
@@ -34,13 +33,9 @@ impl ColocationPlanner for Ilp {
         PlannerRole::BoundReference
     }
 
-    fn run(
-        &self,
-        spec: &ColocationSpec,
-        setup: &Setup,
-        horizon_s: f64,
-    ) -> Result<PlannerRun, PlanningError> {
-        let outcome = solve(spec, setup, horizon_s).map_err(PlanningError::Solver)?;
+    fn run(&self, setup: &Setup, horizon_s: f64) -> Result<PlannerRun, PlanningError> {
+        let spec = &setup.spec;
+        let outcome = solve(setup, horizon_s).map_err(PlanningError::Solver)?;
         Ok(match outcome {
             IlpOutcome::TooLarge { binaries } => PlannerRun::Skipped {
                 reason: format!(
@@ -138,7 +133,8 @@ struct OpVar {
 }
 
 /// Solves the model with horizon `horizon_s` (at least the longest compared schedule).
-pub fn solve(spec: &ColocationSpec, s: &Setup, horizon_s: f64) -> Result<IlpOutcome, String> {
+pub fn solve(s: &Setup, horizon_s: f64) -> Result<IlpOutcome, String> {
+    let spec = &s.spec;
     let cfg = &s.config;
     let delta = spec.planners.ilp_slot_s;
     let tau = spec.inference.slo_factor * s.slo_base_s;

@@ -3,7 +3,7 @@
 //! Per stage: forward Δ_F = η_F · C · ℓ², backward Δ_B = η_B · C · ℓ² (C batch size, ℓ tokens);
 //! one decode iteration Δ_D = δ_0 + δ_1 · ctx (ctx = tokens in context over the batch).
 
-use super::trace::csv_records;
+use super::trace::{RowError, csv_records};
 use crate::spec::colocation::ModelProfile;
 
 /// Coefficients of the latency model.
@@ -56,23 +56,15 @@ pub struct Sample {
     pub stage_s: f64,
 }
 
-/// A malformed samples file: the line and what was expected.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("line {line}: {message}")]
-pub struct SampleError {
-    pub line: usize,
-    pub message: String,
-}
-
 /// Parses `kind,batch,tokens,stage_s` (a header line is optional; `#` lines are comments).
-pub fn parse_samples(text: &str) -> Result<Vec<Sample>, SampleError> {
+pub fn parse_samples(text: &str) -> Result<Vec<Sample>, RowError> {
     let mut out = Vec::new();
     for record in csv_records(text) {
-        let (line, cells) = record.map_err(|(line, message)| SampleError { line, message })?;
+        let (line, cells) = record.map_err(|(line, message)| RowError { line, message })?;
         if line == 1 && cells.first().is_some_and(|c| c.starts_with("kind")) {
             continue;
         }
-        let err = |message: String| SampleError { line, message };
+        let err = |message: String| RowError { line, message };
         if cells.len() != 4 {
             return Err(err(format!(
                 "expected 4 columns `kind,batch,tokens,stage_s`, found {}",

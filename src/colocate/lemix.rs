@@ -11,7 +11,6 @@ use super::planner::{ColocationPlanner, PlannerRun, run_dispatcher};
 use super::setup::Setup;
 use crate::plan::colocation::{Task, TaskKind};
 use crate::plan::error::PlanningError;
-use crate::spec::ColocationSpec;
 use crate::spec::colocation::{Deprioritize, LemixScore, LemixSettings};
 
 /// A pending training task's predicted backward window per stage.
@@ -280,23 +279,15 @@ impl ColocationPlanner for LemixPlanner {
         "lemix"
     }
 
-    fn run(
-        &self,
-        spec: &ColocationSpec,
-        setup: &Setup,
-        _: f64,
-    ) -> Result<PlannerRun, PlanningError> {
-        Ok(run_dispatcher(
-            setup,
-            &mut LemixPlanner::dispatcher(spec, setup),
-        ))
+    fn run(&self, setup: &Setup, _: f64) -> Result<PlannerRun, PlanningError> {
+        Ok(run_dispatcher(setup, &mut LemixPlanner::dispatcher(setup)))
     }
 }
 
 impl LemixPlanner {
     /// The LeMix dispatcher of one run.
-    pub fn dispatcher(spec: &ColocationSpec, setup: &Setup) -> Lemix {
-        let c = &setup.config;
+    pub fn dispatcher(setup: &Setup) -> Lemix {
+        let (spec, c) = (&setup.spec, &setup.config);
         Lemix::new(
             spec.lemix.clone(),
             c.latency,

@@ -6,7 +6,6 @@ use super::planner::{ColocationPlanner, PlannerRun, run_dispatcher};
 use super::setup::Setup;
 use crate::plan::colocation::Task;
 use crate::plan::error::PlanningError;
-use crate::spec::ColocationSpec;
 
 #[derive(Debug, Default)]
 pub struct MixLuf;
@@ -32,7 +31,7 @@ impl ColocationPlanner for MixLufPlanner {
         "mix-luf"
     }
 
-    fn run(&self, _: &ColocationSpec, setup: &Setup, _: f64) -> Result<PlannerRun, PlanningError> {
+    fn run(&self, setup: &Setup, _: f64) -> Result<PlannerRun, PlanningError> {
         Ok(run_dispatcher(setup, &mut MixLuf))
     }
 }

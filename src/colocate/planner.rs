@@ -7,7 +7,6 @@ use super::setup::Setup;
 use crate::plan::colocation::ColocationRun;
 use crate::plan::error::PlanningError;
 use crate::plan::{PlanStatus, PlannerRole};
-use crate::spec::ColocationSpec;
 
 /// What a planner's run produced.
 #[derive(Debug, Clone, PartialEq)]
@@ -30,14 +29,9 @@ pub trait ColocationPlanner: Sync {
         PlannerRole::Candidate
     }
 
-    /// Plans the setup's tasks. `horizon_s` is the latest op end of the candidate planners'
+    /// Plans the setup's tasks (`setup.spec` holds the workload). `horizon_s` is the latest op end of the candidate planners'
     /// runs (references run after them); candidates ignore it.
-    fn run(
-        &self,
-        spec: &ColocationSpec,
-        setup: &Setup,
-        horizon_s: f64,
-    ) -> Result<PlannerRun, PlanningError>;
+    fn run(&self, setup: &Setup, horizon_s: f64) -> Result<PlannerRun, PlanningError>;
 }
 
 /// Runs a dispatcher on the engine: the whole `run` of a candidate planner.

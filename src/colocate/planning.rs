@@ -31,13 +31,12 @@ fn last_end(run: &ColocationRun) -> f64 {
 /// Runs one planner and verifies its run; `None` when it skipped the instance (with why).
 fn run_verified(
     planner: &dyn ColocationPlanner,
-    spec: &ColocationSpec,
     s: &Setup,
     horizon_s: f64,
 ) -> Result<Result<VerifiedRun, String>, PlanningError> {
     let t0 = Instant::now();
     let outcome = planner
-        .run(spec, s, horizon_s)
+        .run(s, horizon_s)
         .map_err(|e| e.in_planner(planner.name()))?;
     let runtime_ms = t0.elapsed().as_secs_f64() * 1000.0;
     match outcome {
@@ -62,19 +61,13 @@ fn run_verified(
 
 /// The verified run of one candidate planner, for timelines: `None` for a reference planner,
 /// which has no run of its own to show.
-pub fn candidate_run(
-    name: &str,
-    spec: &ColocationSpec,
-    s: &Setup,
-) -> Result<Option<ColocationRun>, PlanningError> {
+pub fn candidate_run(name: &str, s: &Setup) -> Result<Option<ColocationRun>, PlanningError> {
     let planner =
         registry::planner(name).ok_or_else(|| PlanningError::UnknownPlanner(name.into()))?;
     if planner.role() != PlannerRole::Candidate {
         return Ok(None);
     }
-    Ok(run_verified(planner.as_ref(), spec, s, 0.0)?
-        .ok()
-        .map(|v| v.run))
+    Ok(run_verified(planner.as_ref(), s, 0.0)?.ok().map(|v| v.run))
 }
 
 pub fn plan(
@@ -99,7 +92,7 @@ pub fn plan(
         runs.push((
             planner.name(),
             planner.role(),
-            run_verified(planner, spec, &s, 0.0)?,
+            run_verified(planner, &s, 0.0)?,
         ));
     }
     if !references.is_empty() {
@@ -111,7 +104,7 @@ pub fn plan(
         {
             Some(h) => h,
             // No candidate ran: the round-robin schedule stands in for them.
-            None => match candidate_run("mix-rr", spec, &s)? {
+            None => match candidate_run("mix-rr", &s)? {
                 Some(run) => last_end(&run),
                 None => 0.0,
             },
@@ -120,7 +113,7 @@ pub fn plan(
             runs.push((
                 planner.name(),
                 planner.role(),
-                run_verified(planner, spec, &s, horizon)?,
+                run_verified(planner, &s, horizon)?,
             ));
         }
     }

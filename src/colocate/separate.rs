@@ -7,7 +7,6 @@ use super::planner::{ColocationPlanner, PlannerRun, run_dispatcher};
 use super::setup::Setup;
 use crate::plan::colocation::Task;
 use crate::plan::error::PlanningError;
-use crate::spec::ColocationSpec;
 
 #[derive(Debug)]
 pub struct Separate {
@@ -67,12 +66,8 @@ impl ColocationPlanner for SeparatePlanner {
         "separate"
     }
 
-    fn run(
-        &self,
-        spec: &ColocationSpec,
-        setup: &Setup,
-        _: f64,
-    ) -> Result<PlannerRun, PlanningError> {
+    fn run(&self, setup: &Setup, _: f64) -> Result<PlannerRun, PlanningError> {
+        let spec = &setup.spec;
         let mut dispatcher = Separate::new(
             setup.config.nodes,
             spec.planners.separate_split,

@@ -13,6 +13,8 @@ use crate::topology::Cluster;
 
 /// Everything a run needs, derived once from the specs.
 pub struct Setup {
+    /// The workload (a scenario's own copy, with any swept values applied).
+    pub spec: ColocationSpec,
     pub config: EngineConfig,
     pub tasks: Vec<Task>,
     pub slo_base_s: f64,
@@ -51,6 +53,7 @@ pub fn setup(
     let config = EngineConfig::new(spec, nodes, gpu_memory, mean_prompt);
     let slo_base_s = metrics::slo_base_s(config.stages, spec.model.eta_forward, mean_prompt);
     Setup {
+        spec: spec.clone(),
         config,
         tasks,
         slo_base_s,

@@ -16,10 +16,10 @@ pub struct TraceRequest {
     pub output_tokens: u32,
 }
 
-/// A malformed trace row.
+/// A malformed row of a data file (a trace, a samples CSV): its line and what was expected.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("line {line}: {message}")]
-pub struct TraceError {
+pub struct RowError {
     pub line: usize,
     pub message: String,
 }
@@ -62,18 +62,18 @@ pub fn parse_azure(
     text: &str,
     rate_scale: f64,
     limit: Option<usize>,
-) -> Result<Vec<TraceRequest>, TraceError> {
+) -> Result<Vec<TraceRequest>, RowError> {
     let mut out = Vec::new();
     let mut first: Option<f64> = None;
     for record in csv_records(text) {
-        let (line, cells) = record.map_err(|(line, message)| TraceError { line, message })?;
+        let (line, cells) = record.map_err(|(line, message)| RowError { line, message })?;
         if line == 1 && cells.first().is_some_and(|c| c.starts_with("TIMESTAMP")) {
             continue;
         }
         if limit.is_some_and(|n| out.len() >= n) {
             break;
         }
-        let err = |message: String| TraceError { line, message };
+        let err = |message: String| RowError { line, message };
         if cells.len() != 3 {
             return Err(err(format!(
                 "expected 3 columns `TIMESTAMP,ContextTokens,GeneratedTokens`, found {}",

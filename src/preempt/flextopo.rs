@@ -4,7 +4,7 @@
 //! `flextopo-exhaustive` (every size, the paper's overhead baseline).
 
 use super::planner::PreemptionPlanner;
-use super::problem::{ChainKey, Decision, Problem, freed};
+use super::problem::{ChainKey, Decision, DecisionPoint, Problem, freed};
 use crate::plan::error::PlanningError;
 use crate::plan::preemption::Preemptor;
 use crate::spec::preemption::{ScoreBasis, TopologyQos};
@@ -71,18 +71,9 @@ impl PreemptionPlanner for Flextopo {
         }
     }
 
-    fn decide(
-        &self,
-        problem: &Problem<'_>,
-        state: &ClusterState,
-        p: &Preemptor,
-    ) -> Result<Decision, PlanningError> {
-        Ok(decide(
-            problem,
-            state,
-            p,
-            self.sourcing == Sourcing::IncrementalMinimal,
-        ))
+    fn decide(&self, at: &DecisionPoint<'_>) -> Result<Decision, PlanningError> {
+        let early_stop = self.sourcing == Sourcing::IncrementalMinimal;
+        Ok(decide(at.problem, at.state, at.preemptor, early_stop))
     }
 }
 

@@ -7,10 +7,10 @@ use good_lp::{Expression, ProblemVariables, Variable, constraint, variable};
 
 use super::flextopo::for_each_subset;
 use super::planner::PreemptionPlanner;
-use super::problem::{ChainKey, Decision, Problem, freed};
+use super::problem::{ChainKey, Decision, DecisionPoint, Problem, freed};
+use crate::plan::PlannerRole;
 use crate::plan::error::PlanningError;
 use crate::plan::preemption::Preemptor;
-use crate::plan::{PlanStatus, PlannerRole};
 use crate::solver::{self, Deadline, SolveError, SolveStatus};
 use crate::topology::state::ClusterState;
 use crate::topology::{Level, PodId, Request, ServerId, place};
@@ -24,21 +24,12 @@ impl PreemptionPlanner for IlpPerEvent {
         "ilp"
     }
 
-    fn status(&self) -> PlanStatus {
-        PlanStatus::Optimal
-    }
-
     fn role(&self) -> PlannerRole {
         PlannerRole::PerEventReference
     }
 
-    fn decide(
-        &self,
-        problem: &Problem<'_>,
-        state: &ClusterState,
-        p: &Preemptor,
-    ) -> Result<Decision, PlanningError> {
-        event_optimum(problem, state, p).map(|o| o.decision)
+    fn decide(&self, at: &DecisionPoint<'_>) -> Result<Decision, PlanningError> {
+        event_optimum(at.problem, at.state, at.preemptor).map(|o| o.decision)
     }
 }
 

@@ -4,10 +4,8 @@
 //! server is chosen by the candidate chain.
 
 use super::planner::PreemptionPlanner;
-use super::problem::{ChainKey, Decision, Problem, freed, more_important};
+use super::problem::{ChainKey, Decision, DecisionPoint, freed, more_important};
 use crate::plan::error::PlanningError;
-use crate::plan::preemption::Preemptor;
-use crate::topology::state::ClusterState;
 use crate::topology::{CoreSet, GpuSet, PodId, Request};
 
 pub struct K8sDefault;
@@ -21,12 +19,8 @@ impl PreemptionPlanner for K8sDefault {
         "k8s-default"
     }
 
-    fn decide(
-        &self,
-        problem: &Problem<'_>,
-        state: &ClusterState,
-        p: &Preemptor,
-    ) -> Result<Decision, PlanningError> {
+    fn decide(&self, at: &DecisionPoint<'_>) -> Result<Decision, PlanningError> {
+        let (problem, state, p) = (at.problem, at.state, at.preemptor);
         let mut evaluated = 0u64;
         let mut best: Option<(ChainKey, Decision)> = None;
         for server in problem.servers() {

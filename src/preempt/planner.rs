@@ -1,7 +1,7 @@
 //! The preemption planner trait: a sequential planner decides one preemptor on the current
 //! state; a joint planner decides the whole list at once.
 
-use super::problem::{Decision, Problem};
+use super::problem::{Decision, DecisionPoint, Problem};
 use crate::plan::error::PlanningError;
 use crate::plan::preemption::Preemptor;
 use crate::plan::{PlanStatus, PlannerRole};
@@ -35,23 +35,22 @@ pub struct BatchDecision {
 pub trait PreemptionPlanner: Sync {
     fn name(&self) -> &'static str;
 
-    /// `heuristic` or, for exact planners, `optimal`.
-    fn status(&self) -> PlanStatus {
-        PlanStatus::Heuristic
-    }
-
     /// What the plan is used for: a candidate, or a reference the others are measured by.
     fn role(&self) -> PlannerRole {
         PlannerRole::Candidate
     }
 
+    /// `heuristic`, or `optimal` for the references, which are exact (a joint planner reports
+    /// its solver's status in its batch decision instead).
+    fn status(&self) -> PlanStatus {
+        match self.role() {
+            PlannerRole::Candidate => PlanStatus::Heuristic,
+            _ => PlanStatus::Optimal,
+        }
+    }
+
     /// Decides one preemptor on the current state.
-    fn decide(
-        &self,
-        problem: &Problem<'_>,
-        state: &ClusterState,
-        preemptor: &Preemptor,
-    ) -> Result<Decision, PlanningError>;
+    fn decide(&self, at: &DecisionPoint<'_>) -> Result<Decision, PlanningError>;
 
     /// Whether the planner decides the whole list at once ([`decide_batch`](Self::decide_batch)).
     fn joint(&self) -> bool {

@@ -8,7 +8,7 @@ use super::apply::{Applied, apply};
 use super::ilp;
 use super::metrics;
 use super::planner::{AppliedDecision, BatchDecision, PreemptionPlanner};
-use super::problem::Problem;
+use super::problem::{DecisionPoint, Problem};
 use super::registry;
 use super::scenario;
 use crate::plan::error::PlanningError;
@@ -160,7 +160,12 @@ fn run_sequential(
             faced.push(state.clone());
         }
         let t0 = Instant::now();
-        let decision = planner.decide(problem, &state, p).map_err(fail)?;
+        let at = DecisionPoint {
+            problem,
+            state: &state,
+            preemptor: p,
+        };
+        let decision = planner.decide(&at).map_err(fail)?;
         runtime += t0.elapsed().as_secs_f64() * 1000.0;
         applied.push(apply(problem, &mut state, p, &decision).map_err(fail)?);
     }

@@ -63,6 +63,14 @@ impl<'a> Problem<'a> {
     }
 }
 
+/// One preemptor to decide, on the state it faces.
+#[derive(Debug, Clone, Copy)]
+pub struct DecisionPoint<'a> {
+    pub problem: &'a Problem<'a>,
+    pub state: &'a ClusterState,
+    pub preemptor: &'a Preemptor,
+}
+
 /// A planner's choice for one preemptor: a server and the victims to evict there, or none.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Decision {

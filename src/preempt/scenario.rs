@@ -131,16 +131,7 @@ fn refill(
             continue;
         };
         let name = state.next_name(wi, &class.name);
-        let pod = Pod {
-            name,
-            workload: wi,
-            priority: class.priority,
-            preemptible: class.preemptible,
-            server,
-            gpus,
-            cores,
-            start_time_s: Some(start_time_s),
-        };
+        let pod = Pod::of_class(name, (wi, class), server, (gpus, cores), Some(start_time_s));
         let _ = state.add(cluster, pod);
     }
 }

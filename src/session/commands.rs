@@ -377,7 +377,7 @@ pub fn timeline(pair: &Pair, planner: &str, seed: Option<u64>) -> Result<Timelin
         ));
     };
     let s = setup(&pair.cluster, spec, trace.as_deref(), seed);
-    match candidate_run(planner, spec, &s).map_err(|e| pair.planning_error(e))? {
+    match candidate_run(planner, &s).map_err(|e| pair.planning_error(e))? {
         Some(run) => Ok(Timeline {
             run,
             nodes: s.config.nodes,

@@ -289,6 +289,8 @@ impl Default for ColocationObjective {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct ColocationPlanners {
+    /// Planners to run, in report order.
+    #[schemars(schema_with = "colocation_planner_names")]
     pub run: Vec<String>,
     /// Share of nodes for training in SEPARATE.
     pub separate_split: f64,
@@ -314,4 +316,9 @@ impl Default for ColocationPlanners {
             seed: 1,
         }
     }
+}
+
+/// `[planners].run` in the JSON Schema: a list of the known planner names.
+fn colocation_planner_names(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    super::kind::planner_list_schema(&COLOCATION_PLANNERS)
 }

@@ -29,3 +29,11 @@ impl fmt::Display for SpecKind {
         f.write_str(self.as_str())
     }
 }
+
+/// The JSON Schema of a `[planners].run` list: planner names of one workload kind.
+pub fn planner_list_schema(names: &[&str]) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "array",
+        "items": { "type": "string", "enum": names }
+    })
+}

@@ -333,6 +333,7 @@ impl Default for PreemptionObjective {
 #[serde(deny_unknown_fields, default)]
 pub struct PreemptionPlanners {
     /// Planners to run, in report order.
+    #[schemars(schema_with = "preemption_planner_names")]
     pub run: Vec<String>,
     /// Time limit of each MILP solve, in seconds.
     pub ilp_time_limit_s: f64,
@@ -394,4 +395,9 @@ pub enum ResetMode {
     #[default]
     Refill,
     Restore,
+}
+
+/// `[planners].run` in the JSON Schema: a list of the known planner names.
+fn preemption_planner_names(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    super::kind::planner_list_schema(&PREEMPTION_PLANNERS)
 }

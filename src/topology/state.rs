@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use super::{Cluster, CoreSet, GpuSet, PodId, Request, ServerId, place};
 use crate::p;
 use crate::spec::Finding;
-use crate::spec::preemption::{IdsOrCount, PreemptionSpec, RunningPod};
+use crate::spec::preemption::{IdsOrCount, PreemptionSpec, RunningPod, WorkloadClass};
 
 /// A running pod.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,6 +22,29 @@ pub struct Pod {
     pub cores: CoreSet,
     /// Absent = latest (for the start-time tie-break).
     pub start_time_s: Option<f64>,
+}
+
+impl Pod {
+    /// A pod of workload class `workload` (its priority and preemptibility) holding `gpus`
+    /// and `cores` on `server`.
+    pub fn of_class(
+        name: String,
+        workload: (usize, &WorkloadClass),
+        server: ServerId,
+        (gpus, cores): (GpuSet, CoreSet),
+        start_time_s: Option<f64>,
+    ) -> Self {
+        Pod {
+            name,
+            workload: workload.0,
+            priority: workload.1.priority,
+            preemptible: workload.1.preemptible,
+            server,
+            gpus,
+            cores,
+            start_time_s,
+        }
+    }
 }
 
 /// Free resources and resident pods of one server.
@@ -414,14 +437,11 @@ fn place_running(
             }
         }
     };
-    Ok(Pod {
-        name: String::new(),
-        workload: wi,
-        priority: class.priority,
-        preemptible: class.preemptible,
+    Ok(Pod::of_class(
+        String::new(),
+        (wi, class),
         server,
-        gpus,
-        cores,
-        start_time_s: running.start_time_s,
-    })
+        (gpus, cores),
+        running.start_time_s,
+    ))
 }

@@ -128,8 +128,7 @@ pub fn solve_decomposed(
             Ok(out)
         })
         .collect();
-    let per_server: Vec<Vec<CountSolution>> =
-        per_server.into_iter().collect::<Result<_, _>>()?;
+    let per_server: Vec<Vec<CountSolution>> = per_server.into_iter().collect::<Result<_, _>>()?;
     // Dynamic programme over servers; the state is the vector of placed counts per class.
     let radix: Vec<usize> = classes.iter().map(|c| c.members.len() + 1).collect();
     let states: usize = radix.iter().product();

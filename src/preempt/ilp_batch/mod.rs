@@ -28,7 +28,7 @@ use self::decomposed::{decomposition_size, solve_decomposed};
 use self::model::classes;
 use self::monolithic::solve_monolithic;
 use super::planner::{AppliedDecision, BatchDecision, PreemptionPlanner};
-use super::problem::{Decision, Problem};
+use super::problem::{Decision, DecisionPoint, Problem};
 use crate::plan::error::PlanningError;
 use crate::plan::preemption::Preemptor;
 use crate::plan::{PlanStatus, PlannerRole};
@@ -42,10 +42,6 @@ impl PreemptionPlanner for IlpBatch {
         "ilp-batch"
     }
 
-    fn status(&self) -> PlanStatus {
-        PlanStatus::Optimal
-    }
-
     fn role(&self) -> PlannerRole {
         PlannerRole::BatchReference
     }
@@ -54,13 +50,9 @@ impl PreemptionPlanner for IlpBatch {
         true
     }
 
-    fn decide(
-        &self,
-        problem: &Problem<'_>,
-        state: &ClusterState,
-        p: &Preemptor,
-    ) -> Result<Decision, PlanningError> {
-        let batch = self.decide_batch(problem, state, std::slice::from_ref(p), None)?;
+    fn decide(&self, at: &DecisionPoint<'_>) -> Result<Decision, PlanningError> {
+        let one = std::slice::from_ref(at.preemptor);
+        let batch = self.decide_batch(at.problem, at.state, one, None)?;
         Ok(batch.decisions.into_iter().next().unwrap_or_default())
     }
 
