@@ -10,6 +10,7 @@ use super::load::{
 };
 use crate::colocate::latency::{self, Fit};
 use crate::colocate::planning::candidate_run;
+use crate::colocate::registry as colocation_registry;
 use crate::colocate::setup::{cluster_findings, setup};
 use crate::colocate::trace::workload_from_trace;
 use crate::plan::colocation::{ColocationPlan, ColocationRun};
@@ -20,7 +21,6 @@ use crate::sim::colocation::{self as colocation_sim, ColocationSimulation};
 use crate::sim::merge;
 use crate::sim::preemption::{self as preemption_sim, PreemptionSimulation, SimOptions};
 use crate::sim::sweep::{self, SetArg, SweepError, SweepOutput, Traces};
-use crate::spec::colocation::COLOCATION_PLANNERS;
 use crate::spec::{self, ColocationSpec, Expect, InvalidSpec, LoadedSpec, Spec, SpecKind};
 use crate::topology::Cluster;
 use crate::topology::state::{ClusterState, running_state};
@@ -273,17 +273,9 @@ pub fn prepare_sweep(
     let mut traces = Traces::new();
     let units = match &workload.spec {
         Spec::Colocation(c) => {
-            if let Some(bad) = options
-                .planners
-                .iter()
-                .flatten()
-                .find(|p| !COLOCATION_PLANNERS.contains(&p.as_str()))
-            {
-                return Err(planning_error(
-                    &workload,
-                    kind,
-                    crate::plan::error::PlanningError::UnknownPlanner(bad.clone()),
-                ));
+            if let Some(names) = &options.planners {
+                colocation_registry::resolve(names)
+                    .map_err(|e| planning_error(&workload, kind, e))?;
             }
             for path in trace_paths(c, &sets) {
                 let requests = load_trace(&workload, &path)?;
