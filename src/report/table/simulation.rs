@@ -1,5 +1,6 @@
 //! `coplan simulate` tables: key metrics as mean ± 95 % CI over seeds, and totals.
 
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use super::grid::{render_table, summary_cell};
@@ -7,12 +8,49 @@ use crate::sim::colocation::ColocationSimulation;
 use crate::sim::preemption::PreemptionSimulation;
 use crate::sim::stats::Summary;
 
-fn cell(s: Option<&Summary>, pct: bool) -> String {
-    if pct {
-        summary_cell(s, 100.0, "%")
-    } else {
-        summary_cell(s, 1.0, "")
-    }
+/// A column of a summary table: metric, header, scale (100 for a share) and unit.
+type Column = (&'static str, &'static str, f64, &'static str);
+
+const PREEMPTION_COLUMNS: [Column; 7] = [
+    ("hit_rate", "hit rate", 100.0, "%"),
+    ("victims", "victims/cycle", 1.0, ""),
+    ("wasted_evictions", "wasted/cycle", 1.0, ""),
+    ("slowdown_mean", "slowdown", 1.0, ""),
+    ("objective", "objective/cycle", 1.0, ""),
+    ("gap", "gap", 100.0, "%"),
+    ("subsets_evaluated", "subsets/cycle", 1.0, ""),
+];
+
+const COLOCATION_COLUMNS: [Column; 7] = [
+    ("gpu_utilization", "GPU util", 100.0, "%"),
+    ("throughput_tasks_per_s", "task/s", 1.0, ""),
+    ("throughput_tokens_per_s", "token/s", 1.0, ""),
+    ("slo_attainment_5x", "SLO 5×", 100.0, "%"),
+    ("goodput_rps", "goodput", 1.0, ""),
+    ("objective", "objective", 1.0, ""),
+    ("gap", "gap", 100.0, "%"),
+];
+
+/// One row per planner: its name, then `mean ± ci95` of each column's metric.
+fn summary_table<'a>(
+    planners: impl Iterator<Item = (&'a str, &'a BTreeMap<String, Summary>)>,
+    columns: &[Column],
+) -> String {
+    let rows: Vec<Vec<String>> = planners
+        .map(|(name, metrics)| {
+            std::iter::once(name.to_string())
+                .chain(
+                    columns
+                        .iter()
+                        .map(|(k, _, scale, unit)| summary_cell(metrics.get(*k), *scale, unit)),
+                )
+                .collect()
+        })
+        .collect();
+    let header: Vec<&str> = std::iter::once("planner")
+        .chain(columns.iter().map(|c| c.1))
+        .collect();
+    render_table(&header, &rows)
 }
 
 fn ratio(hits: u64, of: u64) -> String {
@@ -36,36 +74,8 @@ pub fn preemption(r: &PreemptionSimulation) -> String {
         r.seeds.len(),
         r.cycles
     );
-    let rows: Vec<Vec<String>> = r
-        .planners
-        .iter()
-        .map(|p| {
-            let m = |k: &str| p.metrics.get(k);
-            vec![
-                p.name.clone(),
-                cell(m("hit_rate"), true),
-                cell(m("victims"), false),
-                cell(m("wasted_evictions"), false),
-                cell(m("slowdown_mean"), false),
-                cell(m("objective"), false),
-                cell(m("gap"), true),
-                cell(m("subsets_evaluated"), false),
-            ]
-        })
-        .collect();
-    out.push_str(&render_table(
-        &[
-            "planner",
-            "hit rate",
-            "victims/cycle",
-            "wasted/cycle",
-            "slowdown",
-            "objective/cycle",
-            "gap",
-            "subsets/cycle",
-        ],
-        &rows,
-    ));
+    let planners = r.planners.iter().map(|p| (p.name.as_str(), &p.metrics));
+    out.push_str(&summary_table(planners, &PREEMPTION_COLUMNS));
     out.push_str("\ntotals over all cycles and seeds:\n");
     let rows: Vec<Vec<String>> = r
         .planners
@@ -104,23 +114,6 @@ pub fn preemption(r: &PreemptionSimulation) -> String {
 
 /// `coplan simulate` on a co-location workload: mean ± 95 % CI over seeds per planner.
 pub fn colocation(r: &ColocationSimulation) -> String {
-    let rows: Vec<Vec<String>> = r
-        .planners
-        .iter()
-        .map(|p| {
-            let m = |k: &str| p.metrics.get(k);
-            vec![
-                p.name.clone(),
-                summary_cell(m("gpu_utilization"), 100.0, "%"),
-                summary_cell(m("throughput_tasks_per_s"), 1.0, ""),
-                summary_cell(m("throughput_tokens_per_s"), 1.0, ""),
-                summary_cell(m("slo_attainment_5x"), 100.0, "%"),
-                summary_cell(m("goodput_rps"), 1.0, ""),
-                summary_cell(m("objective"), 1.0, ""),
-                summary_cell(m("gap"), 100.0, "%"),
-            ]
-        })
-        .collect();
     let mut out = format!(
         "simulation{} on {}: {} seeds; mean ± 95% CI over seeds (t-distribution)\n\n",
         r.workload
@@ -129,18 +122,7 @@ pub fn colocation(r: &ColocationSimulation) -> String {
         r.cluster,
         r.seeds.len()
     );
-    out.push_str(&render_table(
-        &[
-            "planner",
-            "GPU util",
-            "task/s",
-            "token/s",
-            "SLO 5×",
-            "goodput",
-            "objective",
-            "gap",
-        ],
-        &rows,
-    ));
+    let planners = r.planners.iter().map(|p| (p.name.as_str(), &p.metrics));
+    out.push_str(&summary_table(planners, &COLOCATION_COLUMNS));
     out
 }
