@@ -787,6 +787,7 @@ impl<'a> DiscreteEventEngine<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::colocate::latency::PassCost;
     use crate::verify::colocation::verify_run;
 
     /// One node of two stages; a 1000-token forward takes 1 s per stage, its backward 0.5 s, a
@@ -796,8 +797,8 @@ mod tests {
             nodes: 1,
             stages: 2,
             latency: LatencyModel {
-                eta_forward: 1e-6,
-                eta_backward: 0.5e-6,
+                forward: PassCost::quadratic(1e-6),
+                backward: PassCost::quadratic(0.5e-6),
                 decode_base_s: 0.1,
                 decode_per_token_s: 0.0,
             },

@@ -1,7 +1,10 @@
 //! The profiled latency model of LeMix (DESIGN §6.1) and its fit from measured samples.
 //!
-//! Per stage: forward Δ_F = η_F · C · ℓ², backward Δ_B = η_B · C · ℓ² (C batch size, ℓ tokens);
-//! one decode iteration Δ_D = δ_0 + δ_1 · ctx (ctx = tokens in context over the batch).
+//! Per stage: forward Δ_F = δ_F + β_F · C · ℓ + η_F · C · ℓ², backward likewise with δ_B, β_B,
+//! η_B (C batch size, ℓ tokens; δ = β = 0 is the paper's model); one decode iteration
+//! Δ_D = δ_0 + δ_1 · ctx (ctx = tokens in context over the batch).
+
+use statrs::distribution::{ContinuousCDF, FisherSnedecor};
 
 use super::trace::{RowError, csv_records};
 use crate::spec::colocation::ModelProfile;
@@ -9,28 +12,60 @@ use crate::spec::colocation::ModelProfile;
 /// Coefficients of the latency model.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LatencyModel {
-    pub eta_forward: f64,
-    pub eta_backward: f64,
+    pub forward: PassCost,
+    pub backward: PassCost,
     pub decode_base_s: f64,
     pub decode_per_token_s: f64,
+}
+
+/// The cost of one pass (forward or backward) through a stage: δ + β · C · ℓ + η · C · ℓ².
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PassCost {
+    pub delta_s: f64,
+    pub beta: f64,
+    pub eta: f64,
+}
+
+impl PassCost {
+    /// The paper's model: η · C · ℓ² only.
+    pub fn quadratic(eta: f64) -> Self {
+        PassCost {
+            delta_s: 0.0,
+            beta: 0.0,
+            eta,
+        }
+    }
+
+    /// Seconds for a batch of `batch` sequences of `tokens` tokens (fractional for means).
+    pub fn seconds(&self, batch: f64, tokens: f64) -> f64 {
+        self.delta_s + self.beta * batch * tokens + self.eta * batch * tokens.powi(2)
+    }
 }
 
 impl LatencyModel {
     pub fn from_profile(m: &ModelProfile) -> Self {
         LatencyModel {
-            eta_forward: m.eta_forward,
-            eta_backward: m.eta_backward,
+            forward: PassCost {
+                delta_s: m.delta_forward_s,
+                beta: m.beta_forward,
+                eta: m.eta_forward,
+            },
+            backward: PassCost {
+                delta_s: m.delta_backward_s,
+                beta: m.beta_backward,
+                eta: m.eta_backward,
+            },
             decode_base_s: m.decode_base_s,
             decode_per_token_s: m.decode_per_token_s,
         }
     }
 
     pub fn forward_s(&self, batch: u32, tokens: u32) -> f64 {
-        self.eta_forward * batch as f64 * (tokens as f64).powi(2)
+        self.forward.seconds(batch as f64, tokens as f64)
     }
 
     pub fn backward_s(&self, batch: u32, tokens: u32) -> f64 {
-        self.eta_backward * batch as f64 * (tokens as f64).powi(2)
+        self.backward.seconds(batch as f64, tokens as f64)
     }
 
     pub fn decode_s(&self, context_tokens: u64) -> f64 {
@@ -116,13 +151,174 @@ pub struct FitQuality {
     pub residual_median_rel: f64,
 }
 
+/// Both fits of one pass (forward or backward) and which the data support.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PassFit {
+    /// The paper's form, η · C · ℓ² (least squares through the origin).
+    pub paper: (f64, FitQuality),
+    /// δ + β · C · ℓ + η · C · ℓ² (non-negative least squares); `None` with fewer than four
+    /// samples.
+    pub extended: Option<(PassCost, FitQuality)>,
+    /// p-value of the F-test of the extended form against the paper's (nested models): a small
+    /// value says the extra terms explain variance the paper's form leaves.
+    pub p_value: Option<f64>,
+}
+
+/// Significance level at which the extended form is preferred.
+pub const EXTENDED_FORM_ALPHA: f64 = 0.05;
+
+impl PassFit {
+    /// Whether the data support the extended form (F-test at [`EXTENDED_FORM_ALPHA`]).
+    pub fn extended_supported(&self) -> bool {
+        self.extended.is_some() && self.p_value.is_some_and(|p| p < EXTENDED_FORM_ALPHA)
+    }
+
+    /// The coefficients of the supported form.
+    pub fn chosen(&self) -> PassCost {
+        match self.extended {
+            Some((cost, _)) if self.extended_supported() => cost,
+            _ => PassCost::quadratic(self.paper.0),
+        }
+    }
+}
+
 /// Fitted coefficients with their quality; `None` where no sample of that kind was given.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Fit {
-    pub eta_forward: Option<(f64, FitQuality)>,
-    pub eta_backward: Option<(f64, FitQuality)>,
+    pub forward: Option<PassFit>,
+    pub backward: Option<PassFit>,
     /// (δ_0, δ_1).
     pub decode: Option<((f64, f64), FitQuality)>,
+}
+
+/// (C · ℓ, C · ℓ², seconds) of the samples of one pass.
+type PassPoint = (f64, f64, f64);
+
+/// Least squares of `y` on the chosen columns of (1, C·ℓ, C·ℓ²), coefficients held ≥ 0 by
+/// dropping a column whose coefficient comes out negative and solving again.
+fn non_negative_least_squares(points: &[PassPoint], mut use_col: [bool; 3]) -> [f64; 3] {
+    let col = |p: &PassPoint, c: usize| match c {
+        0 => 1.0,
+        1 => p.0,
+        _ => p.1,
+    };
+    loop {
+        let cols: Vec<usize> = (0..3).filter(|&c| use_col[c]).collect();
+        // Columns scaled to a maximum of 1, so the normal equations stay well conditioned.
+        let scale: Vec<f64> = cols
+            .iter()
+            .map(|&c| points.iter().map(|p| col(p, c).abs()).fold(0.0, f64::max).max(1e-300))
+            .collect();
+        let k = cols.len();
+        let mut a = vec![vec![0.0; k + 1]; k];
+        for p in points {
+            for r in 0..k {
+                let xr = col(p, cols[r]) / scale[r];
+                for c in 0..k {
+                    a[r][c] += xr * col(p, cols[c]) / scale[c];
+                }
+                a[r][k] += xr * p.2;
+            }
+        }
+        let solved = solve_linear(a);
+        let mut coef = [0.0; 3];
+        for (i, &c) in cols.iter().enumerate() {
+            coef[c] = solved.get(i).copied().unwrap_or(0.0) / scale[i];
+        }
+        match (0..3).find(|&c| use_col[c] && coef[c] < 0.0) {
+            Some(negative) if cols.len() > 1 => use_col[negative] = false,
+            _ => return coef.map(|x| x.max(0.0)),
+        }
+    }
+}
+
+/// Gaussian elimination with partial pivoting of an augmented k × (k + 1) system; a singular
+/// column gets 0.
+fn solve_linear(mut a: Vec<Vec<f64>>) -> Vec<f64> {
+    let k = a.len();
+    for c in 0..k {
+        let pivot = (c..k)
+            .max_by(|&x, &y| a[x][c].abs().total_cmp(&a[y][c].abs()))
+            .unwrap_or(c);
+        a.swap(c, pivot);
+        if a[c][c].abs() < 1e-12 {
+            continue;
+        }
+        for r in 0..k {
+            if r != c {
+                let f = a[r][c] / a[c][c];
+                for j in c..=k {
+                    a[r][j] -= f * a[c][j];
+                }
+            }
+        }
+    }
+    (0..k)
+        .map(|c| {
+            if a[c][c].abs() < 1e-12 {
+                0.0
+            } else {
+                a[c][k] / a[c][c]
+            }
+        })
+        .collect()
+}
+
+fn residual_sum_of_squares(points: &[PassPoint], cost: &PassCost) -> f64 {
+    points
+        .iter()
+        .map(|p| (p.2 - (cost.delta_s + cost.beta * p.0 + cost.eta * p.1)).powi(2))
+        .sum()
+}
+
+/// Both forms of one pass, and the F-test between them.
+fn fit_pass(points: &[PassPoint]) -> Option<PassFit> {
+    if points.is_empty() {
+        return None;
+    }
+    let sxy: f64 = points.iter().map(|p| p.1 * p.2).sum();
+    let sxx: f64 = points.iter().map(|p| p.1 * p.1).sum();
+    let eta = if sxx > 0.0 { sxy / sxx } else { 0.0 };
+    let paper_cost = PassCost::quadratic(eta);
+    let pairs: Vec<(f64, f64)> = points.iter().map(|p| (p.1, p.2)).collect();
+    let paper = (eta, quality(&pairs, |x| eta * x));
+    let n = points.len();
+    if n < 4 {
+        return Some(PassFit {
+            paper,
+            extended: None,
+            p_value: None,
+        });
+    }
+    let [delta_s, beta, eta_x] = non_negative_least_squares(points, [true; 3]);
+    let cost = PassCost {
+        delta_s,
+        beta,
+        eta: eta_x,
+    };
+    let predicted: Vec<(f64, f64)> = points
+        .iter()
+        .map(|p| (cost.delta_s + cost.beta * p.0 + cost.eta * p.1, p.2))
+        .collect();
+    let extended = (cost, quality(&predicted, |x| x));
+    let (rss_paper, rss_extended) = (
+        residual_sum_of_squares(points, &paper_cost),
+        residual_sum_of_squares(points, &cost),
+    );
+    let df = (n - 3) as f64;
+    let p_value = if rss_extended <= 0.0 {
+        Some(if rss_paper > 0.0 { 0.0 } else { 1.0 })
+    } else {
+        let f = ((rss_paper - rss_extended).max(0.0) / 2.0) / (rss_extended / df);
+        FisherSnedecor::new(2.0, df)
+            .ok()
+            .map(|d| 1.0 - d.cdf(f))
+    };
+    Some(PassFit {
+        paper,
+        extended: Some(extended),
+        p_value,
+    })
 }
 
 fn quality(pairs: &[(f64, f64)], predict: impl Fn(f64) -> f64) -> FitQuality {
@@ -150,21 +346,18 @@ fn quality(pairs: &[(f64, f64)], predict: impl Fn(f64) -> f64) -> FitQuality {
     }
 }
 
-/// Least squares through the origin for η (x = C·ℓ²); ordinary least squares for δ.
+/// Both forms for forward and backward passes (see [`PassFit`]); ordinary least squares for
+/// the decode iteration's δ_0 and δ_1.
 pub fn fit(samples: &[Sample]) -> Fit {
-    let through_origin = |kind: SampleKind| {
-        let pairs: Vec<(f64, f64)> = samples
+    let points = |kind: SampleKind| -> Vec<PassPoint> {
+        samples
             .iter()
             .filter(|s| s.kind == kind)
-            .map(|s| (s.batch as f64 * (s.tokens as f64).powi(2), s.stage_s))
-            .collect();
-        if pairs.is_empty() {
-            return None;
-        }
-        let sxy: f64 = pairs.iter().map(|(x, y)| x * y).sum();
-        let sxx: f64 = pairs.iter().map(|(x, _)| x * x).sum();
-        let eta = if sxx > 0.0 { sxy / sxx } else { 0.0 };
-        Some((eta, quality(&pairs, |x| eta * x)))
+            .map(|s| {
+                let (c, l) = (s.batch as f64, s.tokens as f64);
+                (c * l, c * l * l, s.stage_s)
+            })
+            .collect()
     };
     let decode_pairs: Vec<(f64, f64)> = samples
         .iter()
@@ -182,8 +375,8 @@ pub fn fit(samples: &[Sample]) -> Fit {
         ((d0, d1), quality(&decode_pairs, |x| d0 + d1 * x))
     });
     Fit {
-        eta_forward: through_origin(SampleKind::Forward),
-        eta_backward: through_origin(SampleKind::Backward),
+        forward: fit_pass(&points(SampleKind::Forward)),
+        backward: fit_pass(&points(SampleKind::Backward)),
         decode,
     }
 }
@@ -195,8 +388,8 @@ mod tests {
     #[test]
     fn fit_recovers_known_coefficients() {
         let truth = LatencyModel {
-            eta_forward: 2.0e-6,
-            eta_backward: 1.0e-6,
+            forward: PassCost::quadratic(2.0e-6),
+            backward: PassCost::quadratic(1.0e-6),
             decode_base_s: 0.012,
             decode_per_token_s: 2.0e-6,
         };
@@ -222,9 +415,12 @@ mod tests {
             });
         }
         let f = fit(&samples);
-        let (eta_f, qf) = f.eta_forward.expect("forward samples");
+        let forward = f.forward.expect("forward samples");
+        let (eta_f, qf) = forward.paper;
         assert!((eta_f - 2.0e-6).abs() < 1e-15 && (qf.r2 - 1.0).abs() < 1e-12);
-        assert!((f.eta_backward.expect("backward").0 - 1.0e-6).abs() < 1e-15);
+        assert!(!forward.extended_supported(), "exact quadratic data: the paper's form");
+        assert_eq!(forward.chosen(), PassCost::quadratic(eta_f));
+        assert!((f.backward.expect("backward").paper.0 - 1.0e-6).abs() < 1e-15);
         let ((d0, d1), _) = f.decode.expect("decode");
         assert!((d0 - 0.012).abs() < 1e-12 && (d1 - 2.0e-6).abs() < 1e-15);
     }

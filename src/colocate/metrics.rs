@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use crate::plan::colocation::{
     ColocationMetrics, ColocationRun, OpKind, Task, TaskKind, TaskOutcome,
 };
+use super::latency::PassCost;
 use crate::spec::colocation::ColocationObjective;
 
 fn percentile(sorted: &[f64], q: f64) -> Option<f64> {
@@ -16,8 +17,10 @@ fn percentile(sorted: &[f64], q: f64) -> Option<f64> {
 }
 
 /// The SLO base: a full-pipeline prefill of the mean prompt (S · Δ_F(1, ℓ̄)).
-pub fn slo_base_s(stages: usize, eta_forward: f64, mean_prompt: f64) -> f64 {
-    stages as f64 * eta_forward * mean_prompt * mean_prompt
+pub fn slo_base_s(stages: usize, forward: &PassCost, mean_prompt: f64) -> f64 {
+    let s = stages as f64;
+    // The quadratic term first, in the paper model's own order of operations.
+    s * forward.eta * mean_prompt * mean_prompt + s * (forward.delta_s + forward.beta * mean_prompt)
 }
 
 /// Canonical objective: Σ_inference slo_miss·[R > τ_R] + Σ_dropped dropped +

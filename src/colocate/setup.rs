@@ -51,7 +51,7 @@ pub fn setup(
         .first()
         .map_or(0, |s| cluster.types[s.type_id.index()].gpu_memory_mib) as f64;
     let config = EngineConfig::new(spec, nodes, gpu_memory, mean_prompt);
-    let slo_base_s = metrics::slo_base_s(config.stages, spec.model.eta_forward, mean_prompt);
+    let slo_base_s = metrics::slo_base_s(config.stages, &config.latency.forward, mean_prompt);
     Setup {
         spec: spec.clone(),
         config,

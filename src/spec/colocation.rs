@@ -39,10 +39,24 @@ pub struct ModelProfile {
     pub name: String,
     /// Pipeline stages per node (stage s on GPU s), ≥ 1.
     pub stages: i64,
-    /// Δ_F = eta_forward · batch · tokens² seconds per stage.
+    /// η_F: Δ_F = delta_forward_s + beta_forward · batch · tokens + eta_forward · batch ·
+    /// tokens² seconds per stage.
     pub eta_forward: f64,
-    /// Δ_B = eta_backward · batch · tokens² seconds per stage.
+    /// η_B: Δ_B = delta_backward_s + beta_backward · batch · tokens + eta_backward · batch ·
+    /// tokens² seconds per stage.
     pub eta_backward: f64,
+    /// δ_F: seconds per forward per stage, whatever its size (0 = the paper's model).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub delta_forward_s: f64,
+    /// β_F: seconds per (batch · token) of a forward per stage (0 = the paper's model).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub beta_forward: f64,
+    /// δ_B: seconds per backward per stage (0 = the paper's model).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub delta_backward_s: f64,
+    /// β_B: seconds per (batch · token) of a backward per stage (0 = the paper's model).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub beta_backward: f64,
     /// δ_0: seconds per decode iteration per stage.
     pub decode_base_s: f64,
     /// δ_1: extra seconds per decode iteration per token of context.
@@ -53,6 +67,10 @@ pub struct ModelProfile {
     pub kv_mib_per_token: f64,
     /// Activations per token per stage of an in-flight training task, MiB.
     pub activation_mib_per_token: f64,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 /// The inference request stream.

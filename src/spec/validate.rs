@@ -513,6 +513,14 @@ pub fn colocation(spec: &ColocationSpec) -> Vec<Finding> {
         m.eta_backward,
         "`eta_backward`",
     );
+    for (key, v) in [
+        ("delta_forward_s", m.delta_forward_s),
+        ("beta_forward", m.beta_forward),
+        ("delta_backward_s", m.delta_backward_s),
+        ("beta_backward", m.beta_backward),
+    ] {
+        out.non_negative(p!["model", key], v, &format!("`{key}`"));
+    }
     out.non_negative(
         p!["model", "decode_base_s"],
         m.decode_base_s,
