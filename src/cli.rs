@@ -164,6 +164,26 @@ pub enum ImportCommand {
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
     },
+    /// Vidur's measured per-layer operator latencies (mlp.csv) → the stage-latency samples CSV
+    /// that `coplan profile fit` reads (the attention kernel derived from FLOPs, labelled).
+    VidurProfile {
+        /// Vidur's `mlp.csv` of one model on one GPU.
+        file: PathBuf,
+        /// Transformer layers per pipeline stage.
+        #[arg(long)]
+        layers_per_stage: u32,
+        /// Tensor-parallel workers per stage (Vidur measured 1, 2, 4 and 8).
+        #[arg(long, default_value_t = 1)]
+        tp: u32,
+        /// Fraction of the A100's peak FLOP/s and HBM bandwidth the attention kernel reaches.
+        #[arg(long, default_value_t = 0.5)]
+        attention_efficiency: f64,
+        /// Longest prefill (tokens) to keep.
+        #[arg(long, default_value_t = 4096)]
+        max_tokens: u32,
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -15,7 +15,7 @@ use cli::{
 };
 use coplan::report::diagnostic::{self, PlainDiagnostic, Style};
 use coplan::report::{chrome_trace, csv, dot, json, table, toml};
-use coplan::session::commands::{self, PlanResult, SimulationResult};
+use coplan::session::commands::{self, PlanResult, SimulationResult, VidurOptions};
 use coplan::session::error::SessionError;
 use coplan::session::load::load_pair;
 use coplan::sim::preemption::SimOptions;
@@ -245,6 +245,26 @@ fn run(cli: Cli) -> Result<(), Failure> {
         } => {
             let (spec, comments) = commands::import_azure(&file, rate_scale, limit)?;
             emit(&toml::colocation_workload(&comments, &spec), out.as_deref())
+        }
+        Command::Import {
+            command:
+                ImportCommand::VidurProfile {
+                    file,
+                    layers_per_stage,
+                    tp,
+                    attention_efficiency,
+                    max_tokens,
+                    out,
+                },
+        } => {
+            let options = VidurOptions {
+                layers_per_stage,
+                tensor_parallel: tp,
+                attention_efficiency,
+                max_tokens,
+            };
+            let (samples, comments) = commands::import_vidur(&file, &options)?;
+            emit(&csv::latency_samples(&comments, &samples), out.as_deref())
         }
         Command::Profile {
             command: ProfileCommand::Fit { samples, out },

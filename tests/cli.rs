@@ -604,10 +604,33 @@ fn profile_fit_reports_r2_and_the_model_section() {
     let (code, out, err) = run(&[
         "profile".into(),
         "fit".into(),
-        "examples/profiles/llama-8b-synthetic.csv".into(),
+        "examples/profiles/llama-3-8b-a100-2-stages.csv".into(),
     ]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("[model]") && out.contains("eta_forward = ") && out.contains("R² = "));
+    // Measured layers are linear in the tokens with a per-pass overhead: the extended form wins.
+    assert!(
+        out.contains("forward: F-test of the extended against the paper form")
+            && out.contains("the data support the extended form")
+            && out.contains("delta_forward_s = ")
+            && out.contains("beta_forward = "),
+        "{out}"
+    );
+    let r2 = |prefix: &str| -> f64 {
+        let line = out
+            .lines()
+            .find(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("{prefix} in {out}"));
+        let after = line.split("R² = ").nth(1).unwrap_or_default();
+        after
+            .split(',')
+            .next()
+            .unwrap_or_default()
+            .parse()
+            .unwrap_or(0.0)
+    };
+    assert!(r2("# forward, extended form") > 0.99, "{out}");
+    assert!(r2("# forward, paper form") < 0.9, "{out}");
     let dir = std::env::temp_dir().join(format!("coplan-fit-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("dir");
     let bad = dir.join("bad.csv");
@@ -619,6 +642,54 @@ fn profile_fit_reports_r2_and_the_model_section() {
     let (code, _, err) = run(&["profile".into(), "fit".into(), bad.display().to_string()]);
     assert_eq!(code, 2);
     assert!(err.contains("bad.csv:3"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn import_vidur_profile_writes_the_samples_profile_fit_reads() {
+    let dir = std::env::temp_dir().join(format!("coplan-vidur-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let out = dir.join("samples.csv");
+    let (code, _, err) = run(&[
+        "import".into(),
+        "vidur-profile".into(),
+        "tests/fixtures/valid/vidur-mlp-sample.csv".into(),
+        "--layers-per-stage".into(),
+        "16".into(),
+        "--out".into(),
+        out.display().to_string(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&out).expect("written");
+    assert!(text.contains("DERIVED attention") && text.contains("ASSUMED"));
+    assert!(
+        text.contains("kind,batch,tokens,stage_s\nforward,1,1,"),
+        "{text}"
+    );
+    let (code, fit, err) = run(&["profile".into(), "fit".into(), out.display().to_string()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(fit.contains("[model]"), "{fit}");
+    for bad in [["--tp", "3"], ["--attention-efficiency", "1.5"]] {
+        let (code, _, err) = run(&[
+            "import".into(),
+            "vidur-profile".into(),
+            "tests/fixtures/valid/vidur-mlp-sample.csv".into(),
+            "--layers-per-stage".into(),
+            "16".into(),
+            bad[0].into(),
+            bad[1].into(),
+        ]);
+        assert_eq!(code, 2, "{bad:?}: {err}");
+    }
+    let (code, _, err) = run(&[
+        "import".into(),
+        "vidur-profile".into(),
+        "tests/fixtures/valid/azure-sample.csv".into(),
+        "--layers-per-stage".into(),
+        "16".into(),
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("missing column"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -207,7 +207,13 @@ fn non_negative_least_squares(points: &[PassPoint], mut use_col: [bool; 3]) -> [
         // Columns scaled to a maximum of 1, so the normal equations stay well conditioned.
         let scale: Vec<f64> = cols
             .iter()
-            .map(|&c| points.iter().map(|p| col(p, c).abs()).fold(0.0, f64::max).max(1e-300))
+            .map(|&c| {
+                points
+                    .iter()
+                    .map(|p| col(p, c).abs())
+                    .fold(0.0, f64::max)
+                    .max(1e-300)
+            })
             .collect();
         let k = cols.len();
         let mut a = vec![vec![0.0; k + 1]; k];
@@ -244,11 +250,12 @@ fn solve_linear(mut a: Vec<Vec<f64>>) -> Vec<f64> {
         if a[c][c].abs() < 1e-12 {
             continue;
         }
-        for r in 0..k {
+        let pivot_row = a[c].clone();
+        for (r, row) in a.iter_mut().enumerate() {
             if r != c {
-                let f = a[r][c] / a[c][c];
-                for j in c..=k {
-                    a[r][j] -= f * a[c][j];
+                let f = row[c] / pivot_row[c];
+                for (x, p) in row[c..].iter_mut().zip(&pivot_row[c..]) {
+                    *x -= f * p;
                 }
             }
         }
@@ -310,9 +317,7 @@ fn fit_pass(points: &[PassPoint]) -> Option<PassFit> {
         Some(if rss_paper > 0.0 { 0.0 } else { 1.0 })
     } else {
         let f = ((rss_paper - rss_extended).max(0.0) / 2.0) / (rss_extended / df);
-        FisherSnedecor::new(2.0, df)
-            .ok()
-            .map(|d| 1.0 - d.cdf(f))
+        FisherSnedecor::new(2.0, df).ok().map(|d| 1.0 - d.cdf(f))
     };
     Some(PassFit {
         paper,
@@ -418,7 +423,10 @@ mod tests {
         let forward = f.forward.expect("forward samples");
         let (eta_f, qf) = forward.paper;
         assert!((eta_f - 2.0e-6).abs() < 1e-15 && (qf.r2 - 1.0).abs() < 1e-12);
-        assert!(!forward.extended_supported(), "exact quadratic data: the paper's form");
+        assert!(
+            !forward.extended_supported(),
+            "exact quadratic data: the paper's form"
+        );
         assert_eq!(forward.chosen(), PassCost::quadratic(eta_f));
         assert!((f.backward.expect("backward").paper.0 - 1.0e-6).abs() < 1e-15);
         let ((d0, d1), _) = f.decode.expect("decode");

@@ -2,10 +2,10 @@
 
 use std::collections::BTreeMap;
 
+use super::latency::PassCost;
 use crate::plan::colocation::{
     ColocationMetrics, ColocationRun, OpKind, Task, TaskKind, TaskOutcome,
 };
-use super::latency::PassCost;
 use crate::spec::colocation::ColocationObjective;
 
 fn percentile(sorted: &[f64], q: f64) -> Option<f64> {

@@ -14,4 +14,5 @@ pub mod registry;
 pub mod separate;
 pub mod setup;
 pub mod trace;
+pub mod vidur;
 pub mod workload;

@@ -3,6 +3,8 @@
 
 use serde_json::Value;
 
+use crate::colocate::latency::{Sample, SampleKind};
+
 use crate::plan::colocation::ColocationPlan;
 use crate::plan::preemption::PreemptionPlan;
 use crate::sim::colocation::ColocationSimulation;
@@ -162,4 +164,26 @@ pub fn sweep(out: &SweepOutput) -> String {
         sheet.row(&cells);
     }
     meta + &sheet.text()
+}
+
+/// Stage-latency samples (`kind,batch,tokens,stage_s`, what `profile fit` reads) after their
+/// comment lines.
+pub fn latency_samples(comments: &[String], samples: &[Sample]) -> String {
+    let mut sheet = Sheet::new(&["kind", "batch", "tokens", "stage_s"]);
+    for s in samples {
+        let kind = match s.kind {
+            SampleKind::Forward => "forward",
+            SampleKind::Backward => "backward",
+            SampleKind::Decode => "decode",
+        };
+        sheet.row([
+            kind.to_string(),
+            s.batch.to_string(),
+            s.tokens.to_string(),
+            number(s.stage_s),
+        ]);
+    }
+    let mut out: String = comments.iter().map(|c| format!("{c}\n")).collect();
+    out.push_str(&sheet.text());
+    out
 }

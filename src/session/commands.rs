@@ -8,11 +8,13 @@ use super::load::{
     Pair, Workload, line_error, load_cluster, load_spec, load_trace, planning_error,
     read_azure_trace, read_source,
 };
-use crate::colocate::latency::{self, Fit};
+use crate::colocate::latency::{self, Fit, Sample};
 use crate::colocate::planning::candidate_run;
 use crate::colocate::registry as colocation_registry;
 use crate::colocate::setup::{cluster_findings, setup};
 use crate::colocate::trace::workload_from_trace;
+use crate::colocate::vidur;
+pub use crate::colocate::vidur::VidurOptions;
 use crate::plan::colocation::{ColocationPlan, ColocationRun};
 use crate::plan::preemption::PreemptionPlan;
 use crate::preempt::planning::{self, PlanOptions};
@@ -400,6 +402,37 @@ pub fn import_azure(
         return Err(SessionError::input(format!("{name}: no requests"), None));
     }
     Ok(workload_from_trace(&rows, &name, rate_scale))
+}
+
+/// Stage-latency samples derived from Vidur's per-layer table, with comment lines saying what
+/// is measured and what derived.
+pub fn import_vidur(
+    path: &Path,
+    options: &VidurOptions,
+) -> Result<(Vec<Sample>, Vec<String>), SessionError> {
+    let bad = |what: &str| Err(SessionError::input(what.to_string(), None));
+    if options.layers_per_stage == 0 {
+        return bad("--layers-per-stage must be at least 1");
+    }
+    if options.tensor_parallel == 0 {
+        return bad("--tp must be at least 1");
+    }
+    if !(options.attention_efficiency > 0.0 && options.attention_efficiency <= 1.0) {
+        return bad("--attention-efficiency must be in (0, 1]");
+    }
+    if options.max_tokens == 0 {
+        return bad("--max-tokens must be at least 1");
+    }
+    let source = read_source(path)?;
+    vidur::stage_samples(&source.text, options).map_err(|e| {
+        line_error(
+            &source,
+            e.line,
+            &e.message,
+            "expected Vidur's mlp.csv (time_stats.<op>.median columns, num_tokens, \
+             num_tensor_parallel_workers, n_head, n_kv_head, n_embd)",
+        )
+    })
 }
 
 /// Fits the latency model to a samples CSV.

@@ -114,7 +114,7 @@ pub fn load_pair(cluster_path: &Path, workload_path: &Path) -> Result<Pair, Sess
     let cluster = load_cluster(cluster_path)?;
     let source = load_spec(workload_path, Expect::Workload)?;
     let workload = match &source.spec {
-        Spec::Preemption(p) => Workload::Preemption(Box::new(p.clone())),
+        Spec::Preemption(p) => Workload::Preemption(p.clone()),
         Spec::Colocation(c) => {
             source
                 .check(cluster_findings(&cluster, c))
@@ -124,7 +124,7 @@ pub fn load_pair(cluster_path: &Path, workload_path: &Path) -> Result<Pair, Sess
                 None => None,
             };
             Workload::Colocation {
-                spec: Box::new(c.clone()),
+                spec: c.clone(),
                 trace,
             }
         }

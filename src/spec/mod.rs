@@ -28,8 +28,8 @@ pub enum Expect {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Spec {
     Cluster(ClusterSpec),
-    Preemption(PreemptionSpec),
-    Colocation(ColocationSpec),
+    Preemption(Box<PreemptionSpec>),
+    Colocation(Box<ColocationSpec>),
 }
 
 impl Spec {
@@ -113,8 +113,18 @@ pub fn load(source: SourceFile, expect: Expect) -> Result<LoadedSpec, InvalidSpe
     );
     let (spec, mut issues) = match kind {
         SpecKind::Cluster => structural(&root, &spans, Spec::Cluster, validate::cluster),
-        SpecKind::Preemption => structural(&root, &spans, Spec::Preemption, validate::preemption),
-        SpecKind::Colocation => structural(&root, &spans, Spec::Colocation, validate::colocation),
+        SpecKind::Preemption => structural(
+            &root,
+            &spans,
+            |p| Spec::Preemption(Box::new(p)),
+            validate::preemption,
+        ),
+        SpecKind::Colocation => structural(
+            &root,
+            &spans,
+            |c| Spec::Colocation(Box::new(c)),
+            validate::colocation,
+        ),
     };
     if let (Some(help), Some(first)) = (no_kind_help, issues.first_mut())
         && first.code.starts_with("spec::unknown-key")

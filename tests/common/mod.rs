@@ -29,7 +29,7 @@ pub fn load_preemption(rel: &str) -> (PreemptionSpec, String) {
         .expect("valid workload")
         .spec
     {
-        Spec::Preemption(p) => (p, text),
+        Spec::Preemption(p) => (*p, text),
         _ => panic!("{rel} is not a preemption workload"),
     }
 }
