@@ -9,7 +9,7 @@
 use std::time::Instant;
 
 use coplan::colocate::discrete_event::{Assignment, DiscreteEventEngine, Dispatcher, View};
-use coplan::colocate::lemix::LemixPlanner;
+use coplan::colocate::lemix::{LemixPlanner, LemixScore};
 use coplan::colocate::planning::candidate_run;
 use coplan::colocate::setup::setup;
 use coplan::colocate::trace::parse_azure;
@@ -70,7 +70,7 @@ fn main() {
     let mut rates = Vec::new();
     for _ in 0..5 {
         let mut timed = Timed {
-            inner: Box::new(LemixPlanner::dispatcher(&s)),
+            inner: Box::new(LemixPlanner::new(LemixScore::Faithful).dispatcher(&s)),
             seconds: 0.0,
             decisions: 0,
         };

@@ -3,12 +3,12 @@
 
 use coplan::colocate::planning::plan;
 use coplan::plan::colocation::ColocationPlan;
-use coplan::spec::colocation::{Deprioritize, LemixScore, MemoryTimeout};
+use coplan::spec::colocation::{Deprioritize, MemoryTimeout};
 use coplan::spec::{ClusterSpec, ColocationSpec};
 use coplan::topology::Cluster;
 use proptest::prelude::*;
 
-const PLANNERS: [&str; 4] = ["separate", "mix-rr", "mix-luf", "lemix"];
+const PLANNERS: [&str; 5] = ["separate", "mix-rr", "mix-luf", "lemix", "lemix-balanced"];
 
 fn base() -> ColocationSpec {
     let text = std::fs::read_to_string(concat!(
@@ -40,7 +40,6 @@ fn instance(
     drop: bool,
     batch_max: i64,
     wait: f64,
-    score: bool,
     depri: usize,
     chain: bool,
 ) -> ColocationSpec {
@@ -64,11 +63,6 @@ fn instance(
     s.lemix.max_wait_s = 0.5;
     s.lemix.batch_max = batch_max;
     s.lemix.batch_wait_factor = wait;
-    s.lemix.score = if score {
-        LemixScore::Faithful
-    } else {
-        LemixScore::Fixed
-    };
     s.lemix.deprioritize = [
         Deprioritize::Lookahead,
         Deprioritize::Threshold,
@@ -94,10 +88,10 @@ proptest! {
     fn every_run_is_verified_complete_and_deterministic(
         nodes in 1..=3i64, stages in 1..=3i64, count in 1..=25i64, rate in 0.0..0.6f64,
         kv in prop::sample::select(vec![0.1, 20.0, 400.0]), threshold in 0.1..1.0f64, drop in any::<bool>(),
-        batch_max in 1..=4i64, wait in 0.0..1.0f64, score in any::<bool>(), depri in 0..3usize, chain in any::<bool>(),
+        batch_max in 1..=4i64, wait in 0.0..1.0f64, depri in 0..3usize, chain in any::<bool>(),
         seed in 1..1000u64,
     ) {
-        let spec = instance(nodes, stages, count, rate, kv, threshold, drop, batch_max, wait, score, depri, chain);
+        let spec = instance(nodes, stages, count, rate, kv, threshold, drop, batch_max, wait, depri, chain);
         prop_assume!(coplan::spec::validate::colocation(&spec).is_empty());
         let c = cluster();
         let report = plan(&c, &spec, None, None, Some(seed)).expect("every run passes the verifier");
@@ -122,7 +116,7 @@ proptest! {
         nodes in 1..=2i64, stages in 1..=2i64, count in 1..=4i64, rate in prop::sample::select(vec![0.0, 0.25]),
         out in 0..=2i64, seed in 1..100u64, depri in 0..3usize,
     ) {
-        let mut spec = instance(nodes, stages, count, rate, 0.5, 0.8, false, 2, 0.5, false, depri, true);
+        let mut spec = instance(nodes, stages, count, rate, 0.5, 0.8, false, 2, 0.5, depri, true);
         spec.model.eta_forward = 1.0e-4;
         spec.model.eta_backward = 0.5e-4;
         spec.model.decode_base_s = 0.05;
@@ -139,7 +133,7 @@ proptest! {
         }
         spec.planners.ilp_slot_s = 0.25;
         spec.planners.ilp_time_limit_s = 60.0;
-        spec.planners.run = ["separate", "mix-rr", "mix-luf", "lemix", "ilp"].iter().map(|s| s.to_string()).collect();
+        spec.planners.run = ["separate", "mix-rr", "mix-luf", "lemix", "lemix-balanced", "ilp"].iter().map(|s| s.to_string()).collect();
         let report = plan(&cluster(), &spec, None, None, Some(seed)).expect("runs and verifies");
         let ilp = report.planners.iter().find(|p| p.name == "ilp").expect("ilp listed");
         prop_assume!(ilp.bound.is_some());

@@ -1,9 +1,14 @@
-//! `lemix`: LeMix's node choice (research notes B3–B5). For each node it predicts, with its own
+//! `lemix` and `lemix-balanced`: LeMix's node choice (research notes B3–B5). For each node it predicts, with its own
 //! record of the work it assigned (Algorithm 1 `ComputeIdleness`), the idleness increase II the
 //! task would cause — waiting on far dependencies, the pending backward passes of training
 //! tasks — and the response time R; scores the node (Eq. 1–3) and takes the best. Training
 //! tasks that would make the next inference request miss its SLO are deferred (Eq. 4).
 //! Memory-aware wait-or-offload and continuous batching are the engine's.
+//!
+//! `lemix` scores nodes as the released code does (Eq. 3 with its sign, which favours
+//! backlogged nodes and so consolidates); `lemix-balanced` is this project's variant with
+//! normalised terms, where more idleness and a longer predicted R score lower. Only `lemix` is
+//! the paper's policy.
 
 use super::discrete_event::{Assignment, Dispatcher, View};
 use super::latency::LatencyModel;
@@ -11,7 +16,17 @@ use super::planner::{ColocationPlanner, PlannerRun, run_dispatcher};
 use super::setup::Setup;
 use crate::plan::colocation::{Task, TaskKind};
 use crate::plan::error::PlanningError;
-use crate::spec::colocation::{Deprioritize, LemixScore, LemixSettings};
+use crate::spec::colocation::{Deprioritize, LemixSettings};
+
+/// How LeMix scores a node (Eq. 3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LemixScore {
+    /// The released code: f = (IP + λ2·LC) / (λ1·R), LC the raw Gaussian pdf (`lemix`).
+    Faithful,
+    /// This project's variant: IP and R min–max normalised over the nodes, LC = exp(−z²/2),
+    /// f = IP_norm + λ2·LC − λ1·R_norm (`lemix-balanced`).
+    Balanced,
+}
 
 /// A pending training task's predicted backward window per stage.
 #[derive(Debug, Clone)]
@@ -45,6 +60,7 @@ struct Prediction {
 
 pub struct Lemix {
     settings: LemixSettings,
+    score: LemixScore,
     latency: LatencyModel,
     stages: usize,
     /// τ_R.
@@ -56,6 +72,7 @@ pub struct Lemix {
 impl Lemix {
     pub fn new(
         settings: LemixSettings,
+        score: LemixScore,
         latency: LatencyModel,
         nodes: usize,
         stages: usize,
@@ -64,6 +81,7 @@ impl Lemix {
     ) -> Self {
         Lemix {
             settings,
+            score,
             latency,
             stages,
             slo_s,
@@ -156,12 +174,12 @@ impl Lemix {
             return 0.0;
         }
         let z = (tokens as f64 - m.mean) / sd;
-        match self.settings.score {
+        match self.score {
             // The released code's raw Gaussian pdf.
             LemixScore::Faithful => {
                 (-z * z / 2.0).exp() / (sd * (2.0 * std::f64::consts::PI).sqrt())
             }
-            LemixScore::Fixed => (-z * z / 2.0).exp(),
+            LemixScore::Balanced => (-z * z / 2.0).exp(),
         }
     }
 
@@ -183,11 +201,11 @@ impl Lemix {
         let lc: Vec<f64> = (0..view.config.nodes)
             .map(|n| self.length_consistency(n, tokens))
             .collect();
-        let scores: Vec<f64> = match s.score {
+        let scores: Vec<f64> = match self.score {
             LemixScore::Faithful => (0..preds.len())
                 .map(|n| (ip[n] + s.lambda2 * lc[n]) / (s.lambda1 * preds[n].response_s))
                 .collect(),
-            LemixScore::Fixed => {
+            LemixScore::Balanced => {
                 // Min-max over the nodes (all equal → `flat`): more idleness and a longer R
                 // score lower.
                 let norm = |v: &[f64], x: f64, flat: f64| {
@@ -271,30 +289,40 @@ impl Dispatcher for Lemix {
         Assignment::Node(n)
     }
 }
-/// The `lemix` planner.
-pub struct LemixPlanner;
-
-impl ColocationPlanner for LemixPlanner {
-    fn name(&self) -> &'static str {
-        "lemix"
-    }
-
-    fn run(&self, setup: &Setup, _: f64) -> Result<PlannerRun, PlanningError> {
-        Ok(run_dispatcher(setup, &mut LemixPlanner::dispatcher(setup)))
-    }
+/// The `lemix` (released-code score) and `lemix-balanced` (normalised score) planners.
+pub struct LemixPlanner {
+    score: LemixScore,
 }
 
 impl LemixPlanner {
+    pub fn new(score: LemixScore) -> Self {
+        LemixPlanner { score }
+    }
+
     /// The LeMix dispatcher of one run.
-    pub fn dispatcher(setup: &Setup) -> Lemix {
+    pub fn dispatcher(&self, setup: &Setup) -> Lemix {
         let (spec, c) = (&setup.spec, &setup.config);
         Lemix::new(
             spec.lemix.clone(),
+            self.score,
             c.latency,
             c.nodes,
             c.stages,
             spec.inference.slo_factor * setup.slo_base_s,
             setup.mean_prompt.round() as u32,
         )
+    }
+}
+
+impl ColocationPlanner for LemixPlanner {
+    fn name(&self) -> &'static str {
+        match self.score {
+            LemixScore::Faithful => "lemix",
+            LemixScore::Balanced => "lemix-balanced",
+        }
+    }
+
+    fn run(&self, setup: &Setup, _: f64) -> Result<PlannerRun, PlanningError> {
+        Ok(run_dispatcher(setup, &mut self.dispatcher(setup)))
     }
 }

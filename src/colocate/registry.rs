@@ -3,7 +3,7 @@
 //! planner = one file + its name in that list + one line here.
 
 use super::ilp::Ilp;
-use super::lemix::LemixPlanner;
+use super::lemix::{LemixPlanner, LemixScore};
 use super::mix_luf::MixLufPlanner;
 use super::mix_rr::MixRrPlanner;
 use super::planner::ColocationPlanner;
@@ -17,7 +17,8 @@ pub fn planner(name: &str) -> Option<Box<dyn ColocationPlanner>> {
         "separate" => Box::new(SeparatePlanner),
         "mix-rr" => Box::new(MixRrPlanner),
         "mix-luf" => Box::new(MixLufPlanner),
-        "lemix" => Box::new(LemixPlanner),
+        "lemix" => Box::new(LemixPlanner::new(LemixScore::Faithful)),
+        "lemix-balanced" => Box::new(LemixPlanner::new(LemixScore::Balanced)),
         "ilp" => Box::new(Ilp),
         _ => return None,
     };

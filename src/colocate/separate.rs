@@ -70,7 +70,7 @@ impl ColocationPlanner for SeparatePlanner {
         let spec = &setup.spec;
         let mut dispatcher = Separate::new(
             setup.config.nodes,
-            spec.planners.separate_split,
+            spec.planners.separate_split.unwrap_or(spec.training.rate),
             spec.planners.separate_sync_every.max(1) as u64,
         );
         Ok(run_dispatcher(setup, &mut dispatcher))

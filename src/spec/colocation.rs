@@ -6,7 +6,14 @@ use serde::{Deserialize, Serialize};
 use super::kind::SpecKind;
 
 /// Planners of `kind = "colocation"`, in report order.
-pub const COLOCATION_PLANNERS: [&str; 5] = ["separate", "mix-rr", "mix-luf", "lemix", "ilp"];
+pub const COLOCATION_PLANNERS: [&str; 6] = [
+    "separate",
+    "mix-rr",
+    "mix-luf",
+    "lemix",
+    "lemix-balanced",
+    "ilp",
+];
 
 /// A co-location workload: model profile, inference and training streams, planner settings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -226,7 +233,6 @@ pub struct LemixSettings {
     pub lambda1: f64,
     pub lambda2: f64,
     pub tau: f64,
-    pub score: LemixScore,
     /// false = released-code quirk (stages planned independently).
     pub chain_stages: bool,
     pub deprioritize: Deprioritize,
@@ -250,7 +256,6 @@ impl Default for LemixSettings {
             lambda1: 0.15,
             lambda2: 0.05,
             tau: 0.2,
-            score: LemixScore::Fixed,
             chain_stages: true,
             deprioritize: Deprioritize::Lookahead,
             memory_threshold: 0.8,
@@ -262,13 +267,6 @@ impl Default for LemixSettings {
             decode_occupancy: true,
         }
     }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum LemixScore {
-    Fixed,
-    Faithful,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -310,8 +308,10 @@ pub struct ColocationPlanners {
     /// Planners to run, in report order.
     #[schemars(schema_with = "colocation_planner_names")]
     pub run: Vec<String>,
-    /// Share of nodes for training in SEPARATE.
-    pub separate_split: f64,
+    /// Share of nodes for training in SEPARATE; absent = the training rate (the released
+    /// code's rule).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub separate_split: Option<f64>,
     /// Weight sync interval of SEPARATE, in training tasks.
     pub separate_sync_every: i64,
     pub ilp_time_limit_s: f64,
@@ -326,7 +326,7 @@ impl Default for ColocationPlanners {
     fn default() -> Self {
         Self {
             run: COLOCATION_PLANNERS.iter().map(|s| s.to_string()).collect(),
-            separate_split: 0.5,
+            separate_split: None,
             separate_sync_every: 100,
             ilp_time_limit_s: 30.0,
             ilp_slot_s: 0.05,

@@ -667,15 +667,14 @@ pub fn colocation(spec: &ColocationSpec) -> Vec<Finding> {
     );
     let pl = &spec.planners;
     out.planner_names("planners", &pl.run, &COLOCATION_PLANNERS);
-    if !(pl.separate_split > 0.0 && pl.separate_split < 1.0) {
+    if let Some(split) = pl.separate_split
+        && !(split > 0.0 && split < 1.0)
+    {
         out.push(
             Finding::new(
                 "spec::out-of-range",
                 p!["planners", "separate_split"],
-                format!(
-                    "`separate_split` must be in (0, 1), got {}",
-                    pl.separate_split
-                ),
+                format!("`separate_split` must be in (0, 1), got {split}"),
                 "out of range",
             )
             .help("the share of nodes SEPARATE gives to training"),
