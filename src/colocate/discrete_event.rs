@@ -44,6 +44,8 @@ pub struct EngineConfig {
     pub batch_max: usize,
     /// T_w.
     pub batch_wait_s: f64,
+    /// A-PP releases the next training task at the latest this long after the previous one.
+    pub app_timeout_s: f64,
 }
 
 impl EngineConfig {
@@ -67,6 +69,7 @@ impl EngineConfig {
             offload_mib_per_s: l.offload_gbps * 1e9 / (1024.0 * 1024.0),
             batch_max: l.batch_max.max(1) as usize,
             batch_wait_s: l.batch_wait_factor * inference_latency,
+            app_timeout_s: l.app_timeout_s,
         }
     }
 
@@ -195,13 +198,26 @@ struct Node {
     decode: Decode,
     /// Training tasks reflected in this node's serving replica.
     reflected: u64,
+    /// The earliest wake-up scheduled for this node, so that a blocked queue re-examined by
+    /// every event schedules one wake-up, not one per examination.
+    wake_at: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Event {
     Arrive(TaskId),
-    OpDone { node: usize, stage: usize },
-    Wake { node: usize },
+    /// A-PP's timeout for the `offer`-th offer of a training task.
+    AppTimeout {
+        task: TaskId,
+        offer: u32,
+    },
+    OpDone {
+        node: usize,
+        stage: usize,
+    },
+    Wake {
+        node: usize,
+    },
 }
 
 /// Total-ordered time for the event heap.
@@ -244,6 +260,10 @@ pub struct DiscreteEventEngine<'a> {
     inference_arrivals: Vec<f64>,
     /// The planner's rank of each task, recorded when it is assigned.
     ranks: Vec<Option<f64>>,
+    /// Per training task: offers so far, and whether the current offer still holds A-PP's
+    /// slot (the next task is released when it closes).
+    offers: Vec<u32>,
+    slot_open: Vec<bool>,
 }
 
 impl<'a> DiscreteEventEngine<'a> {
@@ -305,6 +325,17 @@ impl<'a> DiscreteEventEngine<'a> {
             training_done: 0,
             inference_arrivals,
             ranks: vec![None; tasks.len()],
+            offers: vec![0; tasks.len()],
+            slot_open: vec![false; tasks.len()],
+        }
+    }
+
+    /// Schedules a wake-up of `node` at `at`, unless an earlier or equal one is scheduled.
+    fn wake(&mut self, node: usize, at: f64) {
+        let n = &mut self.nodes[node];
+        if n.wake_at.is_none_or(|w| at < w) {
+            n.wake_at = Some(at);
+            self.push(at, Event::Wake { node });
         }
     }
 
@@ -323,8 +354,16 @@ impl<'a> DiscreteEventEngine<'a> {
             self.now = t;
             match e {
                 Event::Arrive(id) => self.arrive(id, planner),
+                Event::AppTimeout { task, offer } => {
+                    if self.offers[task.index()] == offer {
+                        self.close_slot(task);
+                    }
+                }
                 Event::OpDone { node, stage } => self.op_done(node, stage, planner),
                 Event::Wake { node } => {
+                    if self.nodes[node].wake_at == Some(t) {
+                        self.nodes[node].wake_at = None;
+                    }
                     self.try_decode(node);
                     for s in 0..self.cfg.stages {
                         self.try_start(node, s);
@@ -335,6 +374,15 @@ impl<'a> DiscreteEventEngine<'a> {
         ColocationRun {
             ops: self.ops,
             outcomes: self.outcomes,
+        }
+    }
+
+    /// Ends the A-PP slot of a training task's current offer, once: its stage-0 forward ended,
+    /// it was dropped before running, or A-PP's timeout fired. The next task is released.
+    fn close_slot(&mut self, id: TaskId) {
+        if std::mem::take(&mut self.slot_open[id.index()]) {
+            let now = self.now;
+            self.release_training(now);
         }
     }
 
@@ -349,15 +397,28 @@ impl<'a> DiscreteEventEngine<'a> {
             if self.outcomes[id.index()].deferrals == 0 {
                 self.outcomes[id.index()].arrival_s = at;
             }
-            self.push(at, Event::Arrive(id));
+            self.open_slot(id, at);
         }
+    }
+
+    /// A-PP offers a training task: it holds A-PP's slot until its stage-0 forward ends, it is
+    /// deferred or dropped, or `app_timeout_s` passes.
+    fn open_slot(&mut self, id: TaskId, at: f64) {
+        self.offers[id.index()] += 1;
+        self.slot_open[id.index()] = true;
+        let offer = self.offers[id.index()];
+        self.push(at, Event::Arrive(id));
+        self.push(
+            at + self.cfg.app_timeout_s,
+            Event::AppTimeout { task: id, offer },
+        );
     }
 
     /// Releases the next fresh (never offered) training task.
     fn release_fresh(&mut self, at: f64) {
         if let Some(id) = self.fresh_training.pop_front() {
             self.outcomes[id.index()].arrival_s = at;
-            self.push(at, Event::Arrive(id));
+            self.open_slot(id, at);
         }
     }
 
@@ -378,13 +439,12 @@ impl<'a> DiscreteEventEngine<'a> {
         let node = match choice {
             Assignment::Node(n) if n < self.cfg.nodes => n,
             Assignment::Defer if task.is_training() => {
-                let o = &mut self.outcomes[id.index()];
-                o.deferrals += 1;
-                let first = o.deferrals == 1;
+                self.outcomes[id.index()].deferrals += 1;
                 // Deprioritised: it waits in the deferred queue, offered again one per
-                // inference arrival (A-PP releases the smallest id of fresh and deferred).
+                // inference arrival. Every deferral hands A-PP's slot to the next fresh task,
+                // so training never stalls behind a deferred one.
                 self.deferred.push_back(id);
-                if first {
+                if std::mem::take(&mut self.slot_open[id.index()]) {
                     self.release_fresh(self.now);
                 }
                 return;
@@ -493,7 +553,7 @@ impl<'a> DiscreteEventEngine<'a> {
             }
             let Some((i, offload, drop)) = chosen else {
                 if let Some(at) = wake_at {
-                    self.push(at, Event::Wake { node });
+                    self.wake(node, at);
                 }
                 return;
             };
@@ -528,8 +588,7 @@ impl<'a> DiscreteEventEngine<'a> {
         }
         if self.tasks[id.index()].is_training() && self.outcomes[id.index()].start_s.is_none() {
             // It never reached its stage-0 forward: A-PP must not wait for it.
-            let now = self.now;
-            self.release_training(now);
+            self.close_slot(id);
         }
     }
 
@@ -634,7 +693,7 @@ impl<'a> DiscreteEventEngine<'a> {
             Pending::Forward(id) => {
                 let task = self.tasks[id.index()];
                 if task.is_training() && stage == 0 {
-                    self.release_training(now);
+                    self.close_slot(id);
                 }
                 if stage < last {
                     let (b, l) = task.forward_shape();
@@ -672,7 +731,7 @@ impl<'a> DiscreteEventEngine<'a> {
                     }
                 }
                 // Freed memory may unblock waiting forwards on this node.
-                self.push(now, Event::Wake { node });
+                self.wake(node, now);
             }
             Pending::Decode(iter) => {
                 if stage < last {
@@ -712,7 +771,7 @@ impl<'a> DiscreteEventEngine<'a> {
             let mib = std::mem::take(&mut self.held[id.index()].mib[s]);
             self.nodes[node].stages[s].mem_mib -= mib;
         }
-        self.push(self.now, Event::Wake { node });
+        self.wake(node, self.now);
     }
 
     /// Starts the node's next decode iteration when none is in flight.
@@ -739,10 +798,14 @@ impl<'a> DiscreteEventEngine<'a> {
                 None if was_empty => {
                     let until = now + self.cfg.batch_wait_s;
                     d.collect_until = Some(until);
-                    self.push(until, Event::Wake { node });
+                    self.wake(node, until);
                     return;
                 }
-                Some(until) if now + 1e-12 < until => return,
+                Some(until) if now + 1e-12 < until => {
+                    // Still collecting: keep the wake-up at the end of the wait.
+                    self.wake(node, until);
+                    return;
+                }
                 _ => {}
             }
         }
@@ -812,6 +875,7 @@ mod tests {
             offload_mib_per_s: 1000.0,
             batch_max: 8,
             batch_wait_s: 0.0,
+            app_timeout_s: 100.0,
         }
     }
 
@@ -969,6 +1033,61 @@ mod tests {
                 .map(|o| o.token_times.len())
                 .sum::<usize>(),
             6
+        );
+    }
+
+    /// Defers a training task on its first `times` offers, then runs everything on node 0.
+    struct DeferFirst {
+        task: TaskId,
+        times: u32,
+    }
+    impl Dispatcher for DeferFirst {
+        fn assign(&mut self, _: &View<'_>, task: &Task) -> Assignment {
+            if task.id == self.task && self.times > 0 {
+                self.times -= 1;
+                Assignment::Defer
+            } else {
+                Assignment::Node(0)
+            }
+        }
+    }
+
+    #[test]
+    fn every_deferral_releases_the_next_training_task() {
+        let cfg = config();
+        // Training 0 is deferred at 0: A-PP's slot passes to training 1, which runs [0,1] on
+        // stage 0. At 1.0 A-PP offers the smallest id again, training 0, which is deferred a
+        // second time: that deferral too passes the slot on, to training 2 (released at 1.0,
+        // stage 0 [1,2]). At 2.0 training 0 is offered a third time and runs. Without the
+        // second hand-over nothing would run until request 3's arrival at 5.
+        let tasks = [training(0), training(1), training(2), inference(3, 5.0, 0)];
+        let mut planner = DeferFirst {
+            task: TaskId(0),
+            times: 2,
+        };
+        let r = DiscreteEventEngine::new(&cfg, &tasks).run(&mut planner);
+        verify_run(&cfg.bounds(), &tasks, &r).expect("the verifier accepts the run");
+        assert!(close(r.outcomes[1].arrival_s, 0.0));
+        assert!(close(r.outcomes[2].arrival_s, 1.0), "{:?}", r.outcomes[2]);
+        let t0 = &r.outcomes[0];
+        assert_eq!(t0.deferrals, 2);
+        assert!(close(t0.start_s.unwrap_or(0.0), 2.0), "{t0:?}");
+        assert!(r.outcomes.iter().all(|o| o.end_s.is_some()));
+    }
+
+    #[test]
+    fn app_timeout_releases_the_next_training_task() {
+        let mut cfg = config();
+        cfg.app_timeout_s = 0.25;
+        // A request holds stage 0 in [0,1]; training 0 (released at 0) cannot start its
+        // forward before 1.0, so A-PP's timeout releases training 1 at 0.25.
+        let tasks = [inference(0, 0.0, 0), training(1), training(2)];
+        let r = run(&cfg, &tasks);
+        assert!(close(r.outcomes[1].arrival_s, 0.0));
+        assert!(
+            close(r.outcomes[2].arrival_s, 0.25),
+            "{:?}",
+            r.outcomes[2].arrival_s
         );
     }
 }

@@ -123,6 +123,9 @@ impl Lemix {
                 pfe = pfe.max(b[s]);
             }
             fb = fb.max(pfe);
+            // Idleness is usable time made unusable: on a stage with no work queued at the
+            // arrival, the pipeline's own fill time is not (an unused node is not penalised).
+            let base = if pfe > now { pfe } else { fb };
             let mut fe = fb + fl;
             let mut offset = 0.0;
             for p in &node.pending {
@@ -135,7 +138,7 @@ impl Lemix {
                     offset += self.latency.backward_s(p.batch, p.tokens);
                 }
             }
-            ii += (fb - pfe - offset).max(0.0);
+            ii += (fb - base - offset).max(0.0);
             fe_all.push(fe);
             // Pipeline order: the next stage starts after this one (the released code does not
             // chain: `chain_stages = false`).
@@ -237,6 +240,22 @@ impl Lemix {
         )
     }
 
+    /// When stage 0 of node `m` is next free by this planner's record (and the engine's
+    /// backlog, when decode occupancy is modelled): its last forward and pending backwards.
+    fn stage0_free_at(&self, view: &View<'_>, m: usize) -> f64 {
+        let node = &self.nodes[m];
+        let mut free = node.pfe[0].unwrap_or(view.now).max(view.now);
+        if self.settings.decode_occupancy
+            && let Some(b) = view.stage_backlog_end(m).first()
+        {
+            free = free.max(*b);
+        }
+        node.pending
+            .iter()
+            .filter_map(|p| p.be.first().copied())
+            .fold(free, f64::max)
+    }
+
     fn commit(&mut self, view: &View<'_>, n: usize, task: &Task, p: Prediction) {
         let (batch, tokens) = task.forward_shape();
         let m = &mut self.nodes[n];
@@ -272,12 +291,21 @@ impl Dispatcher for Lemix {
                 // Released code: the training task's own predicted R against the SLO.
                 Deprioritize::Threshold => pred.response_s > self.slo_s,
                 // Paper: would the next inference request, arriving after it, miss its SLO?
+                // It may go to any node: its best response over the nodes, with this task on
+                // the chosen one.
                 Deprioritize::Lookahead => {
                     let next = view.next_inference_arrival.unwrap_or(view.now);
-                    let busy_until = pred.backward.as_ref().map_or(pred.fe[0], |(_, be)| be[0]);
-                    let start = busy_until.max(next);
-                    let r_next = start - next
-                        + self.stages as f64 * self.latency.forward_s(1, self.mean_prompt);
+                    let prefill = self.stages as f64 * self.latency.forward_s(1, self.mean_prompt);
+                    let r_next = (0..view.config.nodes)
+                        .map(|m| {
+                            let busy_until = if m == n {
+                                pred.backward.as_ref().map_or(pred.fe[0], |(_, be)| be[0])
+                            } else {
+                                self.stage0_free_at(view, m)
+                            };
+                            busy_until.max(next) - next + prefill
+                        })
+                        .fold(f64::INFINITY, f64::min);
                     r_next > self.slo_s
                 }
             };

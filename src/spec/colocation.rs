@@ -248,6 +248,9 @@ pub struct LemixSettings {
     pub batch_wait_factor: f64,
     /// false = paper's prefill-only planning model.
     pub decode_occupancy: bool,
+    /// A-PP releases the next training task at the latest this long after the previous one
+    /// (the released code's 10 s), even if that one has not finished its stage-0 forward.
+    pub app_timeout_s: f64,
 }
 
 impl Default for LemixSettings {
@@ -265,6 +268,7 @@ impl Default for LemixSettings {
             batch_max: 8,
             batch_wait_factor: 0.5,
             decode_occupancy: true,
+            app_timeout_s: 10.0,
         }
     }
 }

@@ -645,6 +645,11 @@ pub fn colocation(spec: &ColocationSpec) -> Vec<Finding> {
     }
     out.non_negative(p!["lemix", "max_wait_s"], l.max_wait_s, "`max_wait_s`");
     out.positive(
+        p!["lemix", "app_timeout_s"],
+        l.app_timeout_s,
+        "`app_timeout_s`",
+    );
+    out.positive(
         p!["lemix", "offload_gbps"],
         l.offload_gbps,
         "`offload_gbps`",
