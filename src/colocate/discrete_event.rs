@@ -23,7 +23,7 @@ use super::latency::LatencyModel;
 use crate::plan::colocation::{
     ColocationRun, OpKind, OpRecord, RunBounds, Task, TaskId, TaskKind, TaskOutcome,
 };
-use crate::spec::colocation::{ColocationSpec, MemoryTimeout};
+use crate::spec::colocation::{ColocationSpec, MemoryTimeout, QueueOrder};
 
 /// Fixed parameters of a run.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,6 +46,8 @@ pub struct EngineConfig {
     pub batch_wait_s: f64,
     /// A-PP releases the next training task at the latest this long after the previous one.
     pub app_timeout_s: f64,
+    /// Order of ready ops in a stage queue.
+    pub queue_order: QueueOrder,
 }
 
 impl EngineConfig {
@@ -70,6 +72,7 @@ impl EngineConfig {
             batch_max: l.batch_max.max(1) as usize,
             batch_wait_s: l.batch_wait_factor * inference_latency,
             app_timeout_s: l.app_timeout_s,
+            queue_order: l.queue_order,
         }
     }
 
@@ -162,6 +165,9 @@ struct Queued {
     ready_at: f64,
     /// The planner's rank of the op's task, when it gives one.
     rank: Option<f64>,
+    /// The op's task id (a decode iteration: its batch's smallest; a sync: before all), for
+    /// `queue_order = "task-id"`.
+    task_key: i64,
     seq: u64,
     estimate_s: f64,
 }
@@ -264,6 +270,8 @@ pub struct DiscreteEventEngine<'a> {
     /// slot (the next task is released when it closes).
     offers: Vec<u32>,
     slot_open: Vec<bool>,
+    /// Per task, per stage: MiB moved to the host by an offload, to be brought back when used.
+    offloaded_mib: Vec<Vec<f64>>,
 }
 
 impl<'a> DiscreteEventEngine<'a> {
@@ -327,6 +335,7 @@ impl<'a> DiscreteEventEngine<'a> {
             ranks: vec![None; tasks.len()],
             offers: vec![0; tasks.len()],
             slot_open: vec![false; tasks.len()],
+            offloaded_mib: vec![vec![0.0; cfg.stages]; tasks.len()],
         }
     }
 
@@ -485,10 +494,20 @@ impl<'a> DiscreteEventEngine<'a> {
             Pending::Forward(id) | Pending::Backward(id) => self.ranks[id.index()],
             Pending::Decode(_) | Pending::Sync => None,
         };
+        let task_key = match op {
+            Pending::Forward(id) | Pending::Backward(id) => i64::from(id.0),
+            Pending::Decode(iter) => self.decode_batches[iter as usize]
+                .iter()
+                .map(|t| i64::from(t.0))
+                .min()
+                .unwrap_or(i64::MAX),
+            Pending::Sync => -1,
+        };
         let q = Queued {
             op,
             ready_at: self.now,
             rank,
+            task_key,
             seq: self.seq,
             estimate_s,
         };
@@ -517,10 +536,16 @@ impl<'a> DiscreteEventEngine<'a> {
                 return;
             }
             let mut order: Vec<usize> = (0..st.queue.len()).collect();
+            let by_task_id = self.cfg.queue_order == QueueOrder::TaskId;
             order.sort_by(|&a, &b| {
                 let (x, y) = (&st.queue[a], &st.queue[b]);
                 let (rx, ry) = (x.rank.unwrap_or(x.ready_at), y.rank.unwrap_or(y.ready_at));
-                rx.total_cmp(&ry)
+                let ids = if by_task_id && x.rank.is_none() && y.rank.is_none() {
+                    x.task_key.cmp(&y.task_key)
+                } else {
+                    std::cmp::Ordering::Equal
+                };
+                ids.then(rx.total_cmp(&ry))
                     .then(x.ready_at.total_cmp(&y.ready_at))
                     .then(x.seq.cmp(&y.seq))
             });
@@ -634,6 +659,7 @@ impl<'a> DiscreteEventEngine<'a> {
             }
             if offload {
                 o.offloaded = true;
+                self.offloaded_mib[id.index()][stage] = need;
                 let move_s = need / self.cfg.offload_mib_per_s;
                 self.ops.push(OpRecord {
                     node,
@@ -649,11 +675,42 @@ impl<'a> DiscreteEventEngine<'a> {
                 self.nodes[node].stages[stage].mem_mib += need;
             }
         }
-        let start_s = if offload {
+        let mut start_s = if offload {
             now + (duration - self.duration_without_offload(op))
         } else {
             now
         };
+        // Offloaded data the op needs comes back first: a training task's activations for its
+        // backward (then freed), the KV of offloaded requests for every decode iteration (it
+        // streams in and stays on the host).
+        let reloaded: Vec<TaskId> = match op {
+            Pending::Backward(_) | Pending::Decode(_) => tasks
+                .iter()
+                .copied()
+                .filter(|t| self.offloaded_mib[t.index()][stage] > 0.0)
+                .collect(),
+            _ => Vec::new(),
+        };
+        let reload_mib: f64 = reloaded
+            .iter()
+            .map(|t| self.offloaded_mib[t.index()][stage])
+            .sum();
+        if let Pending::Backward(id) = op {
+            self.offloaded_mib[id.index()][stage] = 0.0;
+        }
+        if reload_mib > 0.0 {
+            let reload_s = reload_mib / self.cfg.offload_mib_per_s;
+            self.ops.push(OpRecord {
+                node,
+                stage,
+                kind: OpKind::Reload,
+                tasks: reloaded,
+                start_s: now,
+                end_s: now + reload_s,
+            });
+            duration += reload_s;
+            start_s = now + reload_s;
+        }
         let st = &mut self.nodes[node].stages[stage];
         st.busy_until = now + duration;
         st.running = Some(Running {
@@ -876,6 +933,7 @@ mod tests {
             batch_max: 8,
             batch_wait_s: 0.0,
             app_timeout_s: 100.0,
+            queue_order: QueueOrder::Ready,
         }
     }
 
@@ -1089,5 +1147,54 @@ mod tests {
             "{:?}",
             r.outcomes[2].arrival_s
         );
+    }
+
+    #[test]
+    fn stage_queues_in_ready_or_task_id_order() {
+        // Request 0 holds stage 0 in [0,1]; request 2 is ready at 0.1, request 1 at 0.5.
+        let tasks = [
+            inference(0, 0.0, 0),
+            inference(1, 0.5, 0),
+            inference(2, 0.1, 0),
+        ];
+        let mut cfg = config();
+        let r = run(&cfg, &tasks);
+        // Ready order: 2 runs [1,2] on stage 0, then 1 runs [2,3].
+        assert!(close(r.outcomes[2].start_s.unwrap_or(0.0), 1.0));
+        assert!(close(r.outcomes[1].start_s.unwrap_or(0.0), 2.0));
+        cfg.queue_order = QueueOrder::TaskId;
+        let r = run(&cfg, &tasks);
+        assert!(close(r.outcomes[1].start_s.unwrap_or(0.0), 1.0));
+        assert!(close(r.outcomes[2].start_s.unwrap_or(0.0), 2.0));
+    }
+
+    #[test]
+    fn an_offloaded_request_reloads_its_kv_for_every_decode_iteration() {
+        let mut cfg = config();
+        cfg.gpu_memory_mib = 1500.0;
+        cfg.threshold_mib = 1500.0;
+        cfg.max_wait_s = 0.5;
+        // Request 1 is offloaded on stage 0 at 1.0 (1000 MiB of prompt KV, 1 s at 1000 MiB/s),
+        // its forward runs [2,3] there; request 0 has freed stage 1 by then, so stage 1 holds
+        // the KV ([3,4]). Each decode iteration first brings the 1000 MiB back on stage 0: 1 s,
+        // then 0.1 s of compute per stage.
+        let r = run(&cfg, &[inference(0, 0.0, 0), inference(1, 0.1, 2)]);
+        let second = &r.outcomes[1];
+        assert!(second.offloaded);
+        assert!(
+            close(second.prefill_end_s.unwrap_or(0.0), 4.0),
+            "{second:?}"
+        );
+        let reloads = ops_of(&r, OpKind::Reload);
+        assert_eq!(reloads.len(), 2, "two iterations, stage 0 only");
+        assert!(reloads.iter().all(|r| r.0 == 0));
+        assert!(close(reloads[0].1, 4.0) && close(reloads[0].2, 5.0));
+        // Iteration 1: stage 0 [4,5.1], stage 1 [5.1,5.2]; iteration 2: [5.2,6.3], [6.3,6.4].
+        assert!(
+            close(second.token_times[0], 5.2),
+            "{:?}",
+            second.token_times
+        );
+        assert!(close(second.end_s.unwrap_or(0.0), 6.4));
     }
 }

@@ -32,9 +32,11 @@ pub fn compute(
     stages: usize,
     slo_base: f64,
     slo_factor: f64,
+    warmup_s: f64,
     weights: &ColocationObjective,
 ) -> ColocationMetrics {
     let tau = slo_factor * slo_base;
+    let window = steady_window(run, warmup_s);
     let first = run
         .outcomes
         .iter()
@@ -53,7 +55,13 @@ pub fn compute(
         .iter()
         .filter(|o| o.end_s.is_some() && !o.dropped)
         .count();
-    let inference: Vec<_> = run.outcomes.iter().filter(|o| !o.training).collect();
+    let all_inference: Vec<_> = run.outcomes.iter().filter(|o| !o.training).collect();
+    // Request metrics count the steady-state window's requests.
+    let inference: Vec<_> = all_inference
+        .iter()
+        .copied()
+        .filter(|o| o.arrival_s >= window.0 - 1e-12 && o.arrival_s <= window.1 + 1e-12)
+        .collect();
     let response = |o: &TaskOutcome| {
         if o.dropped {
             None
@@ -62,7 +70,7 @@ pub fn compute(
         }
     };
     let mut tokens = 0.0;
-    for o in &inference {
+    for o in &all_inference {
         if let (Some(_), TaskKind::Inference { prompt_tokens, .. }) =
             (o.prefill_end_s, tasks[o.task.index()].kind)
         {
@@ -84,34 +92,45 @@ pub fn compute(
     };
     let mut ttft: Vec<f64> = inference.iter().filter_map(|o| response(o)).collect();
     ttft.sort_by(f64::total_cmp);
+    // Time between tokens, per generated token: each token's gap from the previous one (the
+    // first from the prefill's end).
     let mut tbt: Vec<f64> = inference
         .iter()
-        .filter(|o| !o.dropped && !o.token_times.is_empty())
-        .filter_map(|o| {
-            let start = o.prefill_end_s?;
-            let end = *o.token_times.last()?;
-            Some((end - start) / o.token_times.len() as f64)
+        .filter(|o| !o.dropped)
+        .filter_map(|o| Some((o.prefill_end_s?, &o.token_times)))
+        .flat_map(|(start, times)| {
+            std::iter::once(start)
+                .chain(times.iter().copied())
+                .zip(times.iter().copied())
+                .map(|(a, b)| b - a)
         })
         .collect();
     tbt.sort_by(f64::total_cmp);
-    // Per GPU: busy time, span and gaps.
+    // Per GPU: busy time (compute and transfers apart), span and gaps.
     let mut per_gpu: BTreeMap<(usize, usize), Vec<(f64, f64)>> = BTreeMap::new();
+    let (mut busy, mut transfer) = (0.0, 0.0);
     for op in &run.ops {
         per_gpu
             .entry((op.node, op.stage))
             .or_default()
             .push((op.start_s, op.end_s));
+        if is_compute(op.kind) {
+            busy += op.end_s - op.start_s;
+        } else {
+            transfer += op.end_s - op.start_s;
+        }
     }
-    let (mut busy, mut gaps, mut spans) = (0.0, 0.0, 0.0);
+    let (mut gaps, mut spans) = (0.0, 0.0);
     for ops in per_gpu.values_mut() {
         ops.sort_by(|a, b| a.0.total_cmp(&b.0));
-        busy += ops.iter().map(|(s, e)| e - s).sum::<f64>();
         spans += ops.last().map_or(0.0, |l| l.1) - ops.first().map_or(0.0, |f| f.0);
         gaps += ops
             .windows(2)
             .map(|w| (w[1].0 - w[0].1).max(0.0))
             .sum::<f64>();
     }
+    let active = active_spans(run);
+    let active_sum: f64 = active.values().sum();
     let nodes_used = run
         .outcomes
         .iter()
@@ -144,7 +163,14 @@ pub fn compute(
         inference_requests: inference.len() as u64,
         throughput_tasks_per_s: per_s(completed as f64),
         throughput_tokens_per_s: per_s(tokens),
-        goodput_rps: per_s(met(slo_factor) as f64),
+        goodput_rps: {
+            let span = window.1 - window.0;
+            if span > 0.0 {
+                met(slo_factor) as f64 / span
+            } else {
+                per_s(met(slo_factor) as f64)
+            }
+        },
         slo_attainment: slo,
         ttft_p50_s: percentile(&ttft, 0.5),
         ttft_p99_s: percentile(&ttft, 0.99),
@@ -155,6 +181,23 @@ pub fn compute(
         } else {
             0.0
         },
+        transfer_utilization: if makespan > 0.0 {
+            transfer / (nodes * stages) as f64 / makespan
+        } else {
+            0.0
+        },
+        throughput_active: if active_sum > 0.0 {
+            completed as f64 / active_sum
+        } else {
+            0.0
+        },
+        utilization_active: if active_sum > 0.0 {
+            busy / (stages as f64 * active_sum)
+        } else {
+            0.0
+        },
+        window_start_s: window.0,
+        window_end_s: window.1,
         bubble_rate: if spans > 0.0 { gaps / spans } else { 0.0 },
         makespan_s: makespan,
         nodes_used: nodes_used as u64,
@@ -168,6 +211,42 @@ pub fn compute(
         staleness_mean: (!stale.is_empty()).then(|| stale.iter().sum::<f64>() / stale.len() as f64),
         objective,
     }
+}
+
+/// Forward, backward and decode compute; offloads, reloads and syncs are transfers.
+pub fn is_compute(kind: OpKind) -> bool {
+    matches!(kind, OpKind::Forward | OpKind::Backward | OpKind::Decode)
+}
+
+/// The steady-state window: from `warmup_s` after the first inference arrival to the last one.
+pub fn steady_window(run: &ColocationRun, warmup_s: f64) -> (f64, f64) {
+    let arrivals = run
+        .outcomes
+        .iter()
+        .filter(|o| !o.training)
+        .map(|o| o.arrival_s);
+    let (first, last) = arrivals.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+        (a.min(x), b.max(x))
+    });
+    if first.is_finite() {
+        ((first + warmup_s).min(last), last)
+    } else {
+        (0.0, 0.0)
+    }
+}
+
+/// Per used node: its active span, first op start to last op end (the released code's
+/// denominator of throughput).
+pub fn active_spans(run: &ColocationRun) -> BTreeMap<usize, f64> {
+    let mut window: BTreeMap<usize, (f64, f64)> = BTreeMap::new();
+    for op in &run.ops {
+        let w = window
+            .entry(op.node)
+            .or_insert((f64::INFINITY, f64::NEG_INFINITY));
+        w.0 = w.0.min(op.start_s);
+        w.1 = w.1.max(op.end_s);
+    }
+    window.into_iter().map(|(n, (a, b))| (n, b - a)).collect()
 }
 
 /// Busy time per op kind (for reports).

@@ -14,7 +14,7 @@ use crate::plan::error::PlanningError;
 use crate::plan::{PlanStatus, PlannerRole};
 use crate::spec::ColocationSpec;
 use crate::topology::Cluster;
-use crate::verify::colocation::{verify_metrics, verify_run};
+use crate::verify::colocation::{MetricBasis, verify_metrics, verify_run};
 
 /// A run that passed the verifier, with its status, bound and time.
 struct VerifiedRun {
@@ -150,14 +150,19 @@ pub fn plan(
             s.config.stages,
             s.slo_base_s,
             spec.inference.slo_factor,
+            spec.inference.warmup_s,
             &spec.objective,
         );
-        verify_metrics(run, &m, tau, &spec.objective).map_err(|reason| {
-            PlanningError::Verification {
-                planner: name.clone(),
-                at: "metrics".into(),
-                reason,
-            }
+        let expected = MetricBasis {
+            tau_s: tau,
+            stages: s.config.stages,
+            warmup_s: spec.inference.warmup_s,
+            weights: &spec.objective,
+        };
+        verify_metrics(run, &m, &expected).map_err(|reason| PlanningError::Verification {
+            planner: name.clone(),
+            at: "metrics".into(),
+            reason,
         })?;
         let events = run
             .outcomes

@@ -63,6 +63,9 @@ pub enum OpKind {
     Decode,
     /// Moving a forward's memory to the host before it runs (memory-wait timeout).
     Offload,
+    /// Bringing offloaded memory back for the op that needs it (a backward, a decode
+    /// iteration).
+    Reload,
     /// A weight sync from training to serving nodes (SEPARATE).
     Sync,
 }
@@ -128,16 +131,29 @@ pub struct ColocationMetrics {
     pub throughput_tasks_per_s: f64,
     /// Prefill and decode tokens of inference requests per second.
     pub throughput_tokens_per_s: f64,
-    /// Inference requests meeting the SLO (R ≤ τ_R) per second.
+    /// Requests of the window meeting the SLO (R ≤ τ_R) per second of the window.
     pub goodput_rps: f64,
-    /// Share of inference requests with R ≤ k · SLO base, for k = 1, 5, 10 (dropped = missed).
+    /// Share of the window's requests with R ≤ k · SLO base, for k = 1, 5, 10 (dropped =
+    /// missed).
     pub slo_attainment: BTreeMap<String, f64>,
     pub ttft_p50_s: Option<f64>,
     pub ttft_p99_s: Option<f64>,
     pub tbt_p50_s: Option<f64>,
     pub tbt_p99_s: Option<f64>,
-    /// Busy time of all GPUs / (nodes · stages · makespan).
+    /// Compute busy time (forward, backward, decode) of all GPUs / (nodes · stages ·
+    /// makespan).
     pub gpu_utilization: f64,
+    /// Transfer busy time (offloads, reloads, weight syncs) of all GPUs / (nodes · stages ·
+    /// makespan).
+    pub transfer_utilization: f64,
+    /// The released code's throughput: completed tasks / Σ over the used nodes of their active
+    /// span (first op start to last op end).
+    pub throughput_active: f64,
+    /// The paper's utilisation: compute busy time of the used nodes' GPUs / their active spans.
+    pub utilization_active: f64,
+    /// The steady-state window the request metrics count: arrivals in [start, end].
+    pub window_start_s: f64,
+    pub window_end_s: f64,
     /// Idle gaps between consecutive ops of a GPU / that GPU's span, summed over GPUs.
     pub bubble_rate: f64,
     pub makespan_s: f64,

@@ -107,6 +107,11 @@ pub struct InferenceSpec {
     /// τ_R = slo_factor × profiled full-pipeline prefill latency.
     #[serde(default = "default_slo_factor")]
     pub slo_factor: f64,
+    /// Request metrics (SLO attainment, goodput, TTFT, TBT, staleness) count the requests
+    /// arriving in the steady-state window: after this warm-up (seconds from the first
+    /// arrival) and up to the last arrival.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub warmup_s: f64,
 }
 
 impl InferenceSpec {
@@ -121,6 +126,7 @@ impl InferenceSpec {
             prompt_tokens: default_prompt(),
             output_tokens: default_output(),
             slo_factor: default_slo_factor(),
+            warmup_s: 0.0,
         }
     }
 }
@@ -251,6 +257,9 @@ pub struct LemixSettings {
     /// A-PP releases the next training task at the latest this long after the previous one
     /// (the released code's 10 s), even if that one has not finished its stage-0 forward.
     pub app_timeout_s: f64,
+    /// Order of ready ops in a stage queue: `ready` (first ready, first run) or `task-id` (the
+    /// released code's per-stage priority queue, FIFO by task id).
+    pub queue_order: QueueOrder,
 }
 
 impl Default for LemixSettings {
@@ -269,6 +278,7 @@ impl Default for LemixSettings {
             batch_wait_factor: 0.5,
             decode_occupancy: true,
             app_timeout_s: 10.0,
+            queue_order: QueueOrder::Ready,
         }
     }
 }
@@ -279,6 +289,15 @@ pub enum Deprioritize {
     Lookahead,
     Threshold,
     Off,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum QueueOrder {
+    /// First ready, first run.
+    Ready,
+    /// Smallest task id first (the released code).
+    TaskId,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -649,6 +649,11 @@ pub fn colocation(spec: &ColocationSpec) -> Vec<Finding> {
         l.app_timeout_s,
         "`app_timeout_s`",
     );
+    out.non_negative(
+        p!["inference", "warmup_s"],
+        spec.inference.warmup_s,
+        "`warmup_s`",
+    );
     out.positive(
         p!["lemix", "offload_gbps"],
         l.offload_gbps,

@@ -70,6 +70,19 @@ pub fn verify_run(cfg: &RunBounds, tasks: &[Task], run: &ColocationRun) -> Resul
             }
         }
     }
+    for op in run.ops.iter().filter(|o| o.kind == OpKind::Reload) {
+        if let Some(t) = op
+            .tasks
+            .iter()
+            .find(|t| !offloaded.contains_key(&(t.index(), op.stage)))
+        {
+            return Err(format!(
+                "task {}: a reload on stage {} of nothing offloaded",
+                t.index(),
+                op.stage
+            ));
+        }
+    }
     for (i, fw) in &forward {
         let task = &tasks[*i];
         let name = format!("task {i}");
@@ -184,12 +197,22 @@ pub fn verify_run(cfg: &RunBounds, tasks: &[Task], run: &ColocationRun) -> Resul
 
 /// Recomputes the counted metrics and the canonical objective from the run's outcomes with its
 /// own formula, and compares them with the reported ones.
+/// What the metrics of a run are defined against.
+#[derive(Debug, Clone, Copy)]
+pub struct MetricBasis<'a> {
+    /// τ_R.
+    pub tau_s: f64,
+    pub stages: usize,
+    pub warmup_s: f64,
+    pub weights: &'a ColocationObjective,
+}
+
 pub fn verify_metrics(
     run: &ColocationRun,
     reported: &ColocationMetrics,
-    tau_s: f64,
-    weights: &ColocationObjective,
+    basis: &MetricBasis<'_>,
 ) -> Result<(), String> {
+    let (tau_s, weights) = (basis.tau_s, basis.weights);
     let dropped = run.outcomes.iter().filter(|o| o.dropped).count() as u64;
     let offloaded = run.outcomes.iter().filter(|o| o.offloaded).count() as u64;
     let trained = run
@@ -216,7 +239,57 @@ pub fn verify_metrics(
             objective += (end - o.arrival_s) / tau_s;
         }
     }
+    // The paper's definitions: per used node, its active window.
+    let mut windows: BTreeMap<usize, (f64, f64)> = BTreeMap::new();
+    let mut compute_s = 0.0;
+    for op in &run.ops {
+        let w = windows.entry(op.node).or_insert((op.start_s, op.end_s));
+        *w = (w.0.min(op.start_s), w.1.max(op.end_s));
+        if matches!(op.kind, OpKind::Forward | OpKind::Backward | OpKind::Decode) {
+            compute_s += op.end_s - op.start_s;
+        }
+    }
+    let active: f64 = windows.values().map(|(a, b)| b - a).sum();
+    let completed = run
+        .outcomes
+        .iter()
+        .filter(|o| !o.dropped && o.end_s.is_some())
+        .count() as f64;
+    let (throughput_active, utilization_active) = if active > 0.0 {
+        (
+            completed / active,
+            compute_s / (basis.stages as f64 * active),
+        )
+    } else {
+        (0.0, 0.0)
+    };
+    let arrivals: Vec<f64> = run
+        .outcomes
+        .iter()
+        .filter(|o| !o.training)
+        .map(|o| o.arrival_s)
+        .collect();
+    let first = arrivals.iter().copied().fold(f64::INFINITY, f64::min);
+    let last = arrivals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let window = if arrivals.is_empty() {
+        (0.0, 0.0)
+    } else {
+        ((first + basis.warmup_s).min(last), last)
+    };
+    let near = |a: f64, b: f64| (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0);
     let checks = [
+        (
+            "throughput_active",
+            near(reported.throughput_active, throughput_active),
+        ),
+        (
+            "utilization_active",
+            near(reported.utilization_active, utilization_active),
+        ),
+        (
+            "window",
+            near(reported.window_start_s, window.0) && near(reported.window_end_s, window.1),
+        ),
         ("dropped", reported.dropped == dropped),
         ("offloaded", reported.offloaded == offloaded),
         (

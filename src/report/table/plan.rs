@@ -173,6 +173,7 @@ pub fn colocation(r: &ColocationPlan) -> String {
                 num(p.objective, 3),
                 gap(p.gap, p.gap_is_bound),
                 format!("{:.2}", m.throughput_tasks_per_s),
+                format!("{:.2}", m.throughput_active),
                 format!("{:.0}", m.throughput_tokens_per_s),
                 format!("{:.2}", m.goodput_rps),
                 format!(
@@ -182,6 +183,7 @@ pub fn colocation(r: &ColocationPlan) -> String {
                 num(m.ttft_p99_s, 3),
                 num(m.tbt_p50_s, 4),
                 format!("{:.1}%", 100.0 * m.gpu_utilization),
+                format!("{:.1}%", 100.0 * m.utilization_active),
                 format!("{:.1}%", 100.0 * m.bubble_rate),
                 format!("{:.1}", m.makespan_s),
                 m.nodes_used.to_string(),
@@ -199,12 +201,14 @@ pub fn colocation(r: &ColocationPlan) -> String {
             "objective",
             "gap",
             "task/s",
+            "task/s act",
             "token/s",
             "goodput",
             "SLO 5×",
             "TTFT p99",
             "TBT p50",
             "GPU util",
+            "util act",
             "bubbles",
             "makespan",
             "nodes",
@@ -227,6 +231,13 @@ pub fn colocation(r: &ColocationPlan) -> String {
             "\ngap: against the ILP's lower bound {b:.3} (≤: an upper bound on the distance to the optimum)."
         );
     }
-    out.push_str("\nSLO 5×: share of inference requests whose prefill response R ≤ τ_R; staleness: training tasks\nthe serving replica had not received (a proxy for the paper's inference loss).\n");
+    out.push_str("\ntask/s, GPU util: over the cluster and the makespan; task/s act, util act: the paper's definitions, over\nthe used nodes' active spans (compute only). SLO 5×: share of the window's requests whose prefill response\nR ≤ τ_R; TBT per generated token; staleness: training tasks the serving replica had not received (a proxy\nfor the paper's inference loss).\n");
+    if let Some(m) = r.planners.iter().find_map(|p| p.metrics.as_ref()) {
+        let _ = writeln!(
+            out,
+            "request metrics over arrivals in [{:.1}, {:.1}] s.",
+            m.window_start_s, m.window_end_s
+        );
+    }
     out
 }

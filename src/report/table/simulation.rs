@@ -21,9 +21,11 @@ const PREEMPTION_COLUMNS: [Column; 7] = [
     ("subsets_evaluated", "subsets/cycle", 1.0, ""),
 ];
 
-const COLOCATION_COLUMNS: [Column; 7] = [
+const COLOCATION_COLUMNS: [Column; 9] = [
     ("gpu_utilization", "GPU util", 100.0, "%"),
+    ("utilization_active", "util act", 100.0, "%"),
     ("throughput_tasks_per_s", "task/s", 1.0, ""),
+    ("throughput_active", "task/s act", 1.0, ""),
     ("throughput_tokens_per_s", "token/s", 1.0, ""),
     ("slo_attainment_5x", "SLO 5×", 100.0, "%"),
     ("goodput_rps", "goodput", 1.0, ""),
