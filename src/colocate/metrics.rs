@@ -2,11 +2,8 @@
 
 use std::collections::BTreeMap;
 
-use super::latency::PassCost;
-use crate::plan::colocation::{
-    ColocationMetrics, ColocationRun, OpKind, Task, TaskKind, TaskOutcome,
-};
-use crate::spec::colocation::ColocationObjective;
+use super::setup::Setup;
+use crate::plan::colocation::{ColocationMetrics, ColocationRun, OpKind, TaskKind, TaskOutcome};
 
 fn percentile(sorted: &[f64], q: f64) -> Option<f64> {
     if sorted.is_empty() {
@@ -16,25 +13,16 @@ fn percentile(sorted: &[f64], q: f64) -> Option<f64> {
     Some(sorted[i])
 }
 
-/// The SLO base: a full-pipeline prefill of the mean prompt (S · Δ_F(1, ℓ̄)).
-pub fn slo_base_s(stages: usize, forward: &PassCost, mean_prompt: f64) -> f64 {
-    let s = stages as f64;
-    // The quadratic term first, in the paper model's own order of operations.
-    s * forward.eta * mean_prompt * mean_prompt + s * (forward.delta_s + forward.beta * mean_prompt)
-}
-
 /// Canonical objective: Σ_inference slo_miss·[R > τ_R] + Σ_dropped dropped +
 /// Σ_completed (completion − arrival) / τ_R. A dropped request pays `dropped`, not `slo_miss`.
-pub fn compute(
-    run: &ColocationRun,
-    tasks: &[Task],
-    nodes: usize,
-    stages: usize,
-    slo_base: f64,
-    slo_factor: f64,
-    warmup_s: f64,
-    weights: &ColocationObjective,
-) -> ColocationMetrics {
+pub fn compute(run: &ColocationRun, setup: &Setup) -> ColocationMetrics {
+    let (tasks, nodes, stages) = (&setup.tasks, setup.config.nodes, setup.config.stages);
+    let slo_base = setup.slo_base_s;
+    let (slo_factor, warmup_s) = (
+        setup.spec.inference.slo_factor,
+        setup.spec.inference.warmup_s,
+    );
+    let weights = &setup.spec.objective;
     let tau = slo_factor * slo_base;
     let window = steady_window(run, warmup_s);
     let first = run

@@ -143,16 +143,7 @@ pub fn plan(
             }
         };
         let run = &verified.run;
-        let m = metrics::compute(
-            run,
-            &s.tasks,
-            s.config.nodes,
-            s.config.stages,
-            s.slo_base_s,
-            spec.inference.slo_factor,
-            spec.inference.warmup_s,
-            &spec.objective,
-        );
+        let m = metrics::compute(run, &s);
         let expected = MetricBasis {
             tau_s: tau,
             stages: s.config.stages,

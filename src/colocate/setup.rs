@@ -2,7 +2,7 @@
 //! configuration, the task set and the SLO.
 
 use super::discrete_event::EngineConfig;
-use super::metrics;
+use super::latency::PassCost;
 use super::trace::TraceRequest;
 use super::workload;
 use crate::p;
@@ -51,7 +51,7 @@ pub fn setup(
         .first()
         .map_or(0, |s| cluster.types[s.type_id.index()].gpu_memory_mib) as f64;
     let config = EngineConfig::new(spec, nodes, gpu_memory, mean_prompt);
-    let slo_base_s = metrics::slo_base_s(config.stages, &config.latency.forward, mean_prompt);
+    let slo_base_s = slo_base_s(config.stages, &config.latency.forward, mean_prompt);
     Setup {
         spec: spec.clone(),
         config,
@@ -106,4 +106,11 @@ pub fn cluster_findings(cluster: &Cluster, spec: &ColocationSpec) -> Vec<Finding
         );
     }
     out
+}
+
+/// The SLO base: a full-pipeline prefill of the mean prompt (S · Δ_F(1, ℓ̄)).
+pub fn slo_base_s(stages: usize, forward: &PassCost, mean_prompt: f64) -> f64 {
+    let s = stages as f64;
+    // The quadratic term first, in the paper model's own order of operations.
+    s * forward.eta * mean_prompt * mean_prompt + s * (forward.delta_s + forward.beta * mean_prompt)
 }
