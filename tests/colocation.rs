@@ -145,3 +145,32 @@ proptest! {
         }
     }
 }
+
+/// Training shares the nodes' stages with inference under `mix-rr`: with the same inference
+/// arrivals (the task set draws them before the training tasks), more training makes the
+/// requests wait longer for their prefills.
+#[test]
+fn more_training_means_longer_ttft_for_mix_rr() {
+    let ttft = |rate: f64| {
+        let mut spec = base();
+        spec.training.rate = rate;
+        spec.planners.run = vec!["mix-rr".into()];
+        let r = plan(&cluster(), &spec, None, None, Some(1)).expect("runs");
+        let events = &r.planners[0].events;
+        let m = r.planners[0].metrics.clone().expect("metrics");
+        let responses: Vec<f64> = events
+            .iter()
+            .filter(|e| e.kind == "inference")
+            .filter_map(|e| e.start_s.map(|s| s - e.arrival_s))
+            .collect();
+        let mean_wait = responses.iter().sum::<f64>() / responses.len() as f64;
+        (m.ttft_p50_s.unwrap_or(0.0), mean_wait, m.inference_requests)
+    };
+    let (none, light, heavy) = (ttft(0.0), ttft(0.3), ttft(0.7));
+    assert_eq!(none.2, heavy.2, "the same requests");
+    assert!(
+        none.0 < light.0 && light.0 < heavy.0,
+        "TTFT p50 at training rates 0, 0.3, 0.7: {none:?} {light:?} {heavy:?}"
+    );
+    assert!(none.1 < light.1 && light.1 < heavy.1);
+}
