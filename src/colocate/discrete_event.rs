@@ -127,7 +127,7 @@ impl View<'_> {
     /// Requests decoding or waiting to decode on a node.
     pub fn decoding(&self, node: usize) -> usize {
         let d = &self.nodes[node].decode;
-        d.active.len() + d.waiting.len()
+        d.active() + d.waiting.len()
     }
 }
 
@@ -190,12 +190,27 @@ struct Stage {
     mem_mib: f64,
 }
 
+/// The requests of one decode micro-batch: each of its iterations serves all of them (at
+/// most `batch_max`), one iteration in flight at a time.
+#[derive(Debug, Clone, PartialEq, Default)]
+struct DecodeGroup {
+    members: Vec<TaskId>,
+    in_flight: Option<u64>,
+}
+
+/// Continuous batching on a node: up to one group per pipeline stage, so that while one
+/// group's iteration is on stage s another's can run on stage s − 1 (pipelined decode).
 #[derive(Debug, Clone, PartialEq, Default)]
 struct Decode {
     waiting: VecDeque<TaskId>,
-    active: Vec<TaskId>,
-    in_flight: Option<u64>,
+    groups: Vec<DecodeGroup>,
     collect_until: Option<f64>,
+}
+
+impl Decode {
+    fn active(&self) -> usize {
+        self.groups.iter().map(|g| g.members.len()).sum()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -831,26 +846,37 @@ impl<'a> DiscreteEventEngine<'a> {
         self.wake(node, self.now);
     }
 
-    /// Starts the node's next decode iteration when none is in flight.
+    /// Starts a decode iteration for every idle group of the node: waiting requests first top
+    /// up the idle groups, then open new groups (up to one per stage) while every group is in
+    /// flight. A node whose decoding starts from nothing waits up to T_w for company.
     fn try_decode(&mut self, node: usize) {
         let now = self.now;
         let max = self.cfg.batch_max;
+        let stages = self.cfg.stages;
         let d = &mut self.nodes[node].decode;
-        if d.in_flight.is_some() {
-            return;
-        }
-        let was_empty = d.active.is_empty();
-        while d.active.len() < max {
-            match d.waiting.pop_front() {
-                Some(id) => d.active.push(id),
-                None => break,
+        let was_empty = d.active() == 0;
+        for g in d.groups.iter_mut().filter(|g| g.in_flight.is_none()) {
+            while g.members.len() < max {
+                match d.waiting.pop_front() {
+                    Some(id) => g.members.push(id),
+                    None => break,
+                }
             }
         }
-        if d.active.is_empty() {
+        while !d.waiting.is_empty() && d.groups.len() < stages {
+            let members: Vec<TaskId> = (0..max).map_while(|_| d.waiting.pop_front()).collect();
+            d.groups.push(DecodeGroup {
+                members,
+                in_flight: None,
+            });
+        }
+        d.groups
+            .retain(|g| g.in_flight.is_some() || !g.members.is_empty());
+        if d.active() == 0 {
             d.collect_until = None;
             return;
         }
-        if d.active.len() < max && self.cfg.batch_wait_s > 0.0 {
+        if d.active() < max && self.cfg.batch_wait_s > 0.0 {
             match d.collect_until {
                 None if was_empty => {
                     let until = now + self.cfg.batch_wait_s;
@@ -867,11 +893,17 @@ impl<'a> DiscreteEventEngine<'a> {
             }
         }
         d.collect_until = None;
-        let iter = self.decode_batches.len() as u64;
-        self.decode_batches.push(d.active.clone());
-        d.in_flight = Some(iter);
-        let est = self.cfg.latency.decode_s(0);
-        self.enqueue(node, 0, Pending::Decode(iter), est);
+        let idle: Vec<usize> = (0..d.groups.len())
+            .filter(|&g| d.groups[g].in_flight.is_none() && !d.groups[g].members.is_empty())
+            .collect();
+        for g in idle {
+            let iter = self.decode_batches.len() as u64;
+            let group = &mut self.nodes[node].decode.groups[g];
+            group.in_flight = Some(iter);
+            self.decode_batches.push(group.members.clone());
+            let est = self.cfg.latency.decode_s(0);
+            self.enqueue(node, 0, Pending::Decode(iter), est);
+        }
     }
 
     fn iteration_done(&mut self, node: usize, iter: u64) {
@@ -895,8 +927,10 @@ impl<'a> DiscreteEventEngine<'a> {
             }
         }
         let d = &mut self.nodes[node].decode;
-        d.active.retain(|t| !finished.contains(t));
-        d.in_flight = None;
+        if let Some(g) = d.groups.iter_mut().find(|g| g.in_flight == Some(iter)) {
+            g.members.retain(|t| !finished.contains(t));
+            g.in_flight = None;
+        }
         for id in finished {
             self.finish_request(node, id);
         }
@@ -1073,24 +1107,44 @@ mod tests {
     #[test]
     fn requests_share_decode_iterations() {
         let mut cfg = config();
+        cfg.stages = 1;
         cfg.batch_wait_s = 0.5;
-        // Both prefills end by 3.0 (stage 1: [1,2] and [2,3]); the first waits up to 0.5 s for
-        // company from 2.0, so iterations start at 2.5 with one request, the second joins at 3.0.
+        // One stage, so one decode group: request 0's prefill ends at 1.0 and it waits for
+        // company until 1.5; its first iteration queues behind request 1's prefill (stage busy
+        // until 2.0) and runs [2.0, 2.1]; request 1 joins the group at the boundary, and both
+        // share the next two iterations.
         let r = run(&cfg, &[inference(0, 0.0, 3), inference(1, 0.0, 3)]);
         let batches: Vec<usize> = r
             .ops
             .iter()
-            .filter(|o| o.kind == OpKind::Decode && o.stage == 0)
+            .filter(|o| o.kind == OpKind::Decode)
             .map(|o| o.tasks.len())
             .collect();
-        assert_eq!(batches.first(), Some(&1));
-        assert!(batches.contains(&2), "{batches:?}");
-        assert_eq!(
-            r.outcomes
+        assert_eq!(batches, [1, 2, 2, 1]);
+        assert!(close(r.outcomes[0].token_times[0], 2.1));
+        assert!(close(r.outcomes[1].end_s.unwrap_or(0.0), 2.4));
+    }
+
+    #[test]
+    fn decode_groups_are_pipelined_across_stages() {
+        let cfg = config();
+        // Prefills: request 0 on [0,1] then [1,2], request 1 on [1,2] then [2,3]. Request 0's
+        // group decodes from 2.0 (stage 1 waits for request 1's prefill until 3.0); request 1
+        // opens a second group at 3.0 while the first is in flight, and the two groups
+        // alternate on the two stages, 0.1 s each.
+        let r = run(&cfg, &[inference(0, 0.0, 3), inference(1, 0.0, 3)]);
+        let times = |i: usize| r.outcomes[i].token_times.clone();
+        let expect = |got: Vec<f64>, want: [f64; 3]| {
+            got.len() == 3 && got.iter().zip(want).all(|(a, b)| close(*a, b))
+        };
+        assert!(expect(times(0), [3.1, 3.3, 3.5]), "{:?}", times(0));
+        assert!(expect(times(1), [3.2, 3.4, 3.6]), "{:?}", times(1));
+        assert!(
+            r.ops
                 .iter()
-                .map(|o| o.token_times.len())
-                .sum::<usize>(),
-            6
+                .filter(|o| o.kind == OpKind::Decode)
+                .all(|o| o.tasks.len() == 1),
+            "two groups, never merged"
         );
     }
 
