@@ -113,6 +113,20 @@ pub enum Command {
     },
     /// Write a co-location plan's node timelines as Chrome Trace Event JSON (open in Perfetto):
     /// pid = node, tid = stage; forward, backward, decode, offload and sync ops as events.
+    /// Each co-location planner's sustainable request rate: the highest Poisson rate at which
+    /// its serving backlog stays bounded, by bisection on the simulator.
+    Capacity {
+        cluster: PathBuf,
+        workload: PathBuf,
+        #[arg(long, value_delimiter = ',')]
+        planners: Option<Vec<String>>,
+        #[arg(long)]
+        seed: Option<u64>,
+        #[arg(long, value_enum, default_value_t = CapacityFormat::Table)]
+        format: CapacityFormat,
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
     Timeline {
         cluster: PathBuf,
         workload: PathBuf,
@@ -140,6 +154,12 @@ pub enum Command {
         #[arg(long, value_enum, default_value_t = TopologyFormat::Table)]
         format: TopologyFormat,
     },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CapacityFormat {
+    Table,
+    Json,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

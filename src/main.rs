@@ -10,8 +10,8 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use cli::{
-    Cli, Command, ImportCommand, LongFormat, MergeFormat, PlanFormat, ProfileCommand, SchemaKind,
-    TopologyFormat,
+    CapacityFormat, Cli, Command, ImportCommand, LongFormat, MergeFormat, PlanFormat,
+    ProfileCommand, SchemaKind, TopologyFormat,
 };
 use coplan::report::diagnostic::{self, PlainDiagnostic, Style};
 use coplan::report::{chrome_trace, csv, dot, json, table, toml};
@@ -217,6 +217,22 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 MergeFormat::Table => table::sweep::sweep(&merged),
                 MergeFormat::Csv => csv::sweep(&merged),
                 MergeFormat::Jsonl => json::sweep_lines(&merged),
+            };
+            emit(&text, out.as_deref())
+        }
+        Command::Capacity {
+            cluster,
+            workload,
+            planners,
+            seed,
+            format,
+            out,
+        } => {
+            let pair = load_pair(&cluster, &workload)?;
+            let report = commands::capacity(&pair, planners, seed)?;
+            let text = match format {
+                CapacityFormat::Table => table::capacity::capacity(&report),
+                CapacityFormat::Json => json::to_json(&report),
             };
             emit(&text, out.as_deref())
         }

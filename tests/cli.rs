@@ -848,3 +848,50 @@ fn sweep_of_a_colocation_workload_reads_its_inference_trace() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("missing.csv"), "{err}");
 }
+
+#[test]
+fn capacity_prints_every_candidate_and_refuses_trace_workloads() {
+    let (code, out, err) = run(&[
+        "capacity".into(),
+        "examples/clusters/a100-x16.toml".into(),
+        "examples/workloads/colocation-small.toml".into(),
+        "--planners".into(),
+        "separate,mix-rr,ilp".into(),
+        "--format".into(),
+        "json".into(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let planners = v["planners"].as_array().expect("planners");
+    assert_eq!(
+        planners.len(),
+        2,
+        "the reference planner has no rate of its own"
+    );
+    assert!(
+        planners
+            .iter()
+            .all(|p| p["rate_rps"].as_f64().unwrap_or(0.0) > 0.0)
+    );
+    let (code, _, err) = run(&[
+        "capacity".into(),
+        "examples/clusters/a100-x16.toml".into(),
+        "tests/fixtures/valid/coloc-trace.toml".into(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("synthetic arrivals"), "{err}");
+    // Sweeps take the load as a fraction of SEPARATE's capacity.
+    let (code, rows, err) = run(&[
+        "sweep".into(),
+        "examples/clusters/a100-x16.toml".into(),
+        "examples/workloads/colocation-small.toml".into(),
+        "--set".into(),
+        "inference.load=0.3,0.9".into(),
+        "--seeds".into(),
+        "1".into(),
+        "--planners".into(),
+        "separate".into(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(rows.contains(",0.3,separate,1,slo_attainment_5x,") && rows.contains(",0.9,separate,"));
+}

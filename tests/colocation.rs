@@ -174,3 +174,36 @@ fn more_training_means_longer_ttft_for_mix_rr() {
     );
     assert!(none.1 < light.1 && light.1 < heavy.1);
 }
+
+/// Capacity grows with the cluster, and `load` turns into that fraction of SEPARATE's rate.
+#[test]
+fn capacity_scales_with_nodes_and_load_is_a_fraction_of_separate_capacity() {
+    use coplan::colocate::capacity::{resolve_load, sustainable_rate};
+    use coplan::colocate::registry;
+    let mix_rr = registry::planner("mix-rr").expect("mix-rr");
+    let mut small = base();
+    small.inference.count = 200;
+    small.nodes = Some(2);
+    let mut large = small.clone();
+    large.nodes = Some(4);
+    let c = cluster();
+    let two = sustainable_rate(&c, &small, mix_rr.as_ref(), 1).expect("probes");
+    let four = sustainable_rate(&c, &large, mix_rr.as_ref(), 1).expect("probes");
+    assert!(
+        two.rate_rps > 0.0 && four.rate_rps > 1.5 * two.rate_rps,
+        "{two:?} {four:?}"
+    );
+    assert!(
+        two.probes.iter().any(|p| !p.stable),
+        "the search bracketed the rate"
+    );
+    let separate = registry::planner("separate").expect("separate");
+    let capacity = sustainable_rate(&c, &small, separate.as_ref(), small.planners.seed)
+        .expect("probes")
+        .rate_rps;
+    small.inference.load = Some(0.5);
+    let resolved = resolve_load(&c, &small, None).expect("resolves");
+    let rate = resolved.inference.arrival.as_ref().map(|a| a.rate_rps);
+    assert_eq!(rate, Some(0.5 * capacity));
+    assert_eq!(resolved.inference.load, None);
+}

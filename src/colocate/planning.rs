@@ -4,6 +4,7 @@
 
 use std::time::Instant;
 
+use super::capacity::resolve_load;
 use super::metrics;
 use super::planner::{ColocationPlanner, PlannerRun};
 use super::registry;
@@ -79,6 +80,7 @@ pub fn plan(
 ) -> Result<ColocationPlan, PlanningError> {
     let names: Vec<String> = planners.map_or_else(|| spec.planners.run.clone(), <[String]>::to_vec);
     let chosen = registry::resolve(&names)?;
+    let spec = &*resolve_load(cluster, spec, trace)?;
     let s = setup(cluster, spec, trace, seed);
     let tau = spec.inference.slo_factor * s.slo_base_s;
     let mut runs: Vec<(&str, PlannerRole, Result<VerifiedRun, String>)> = Vec::new();

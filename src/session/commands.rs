@@ -8,6 +8,7 @@ use super::load::{
     Pair, Workload, line_error, load_cluster, load_spec, load_trace, planning_error,
     read_azure_trace, read_source,
 };
+use crate::colocate::capacity::{CapacityReport, capacity_report};
 use crate::colocate::latency::{self, Fit, Sample};
 use crate::colocate::planning::candidate_run;
 use crate::colocate::registry as colocation_registry;
@@ -211,6 +212,34 @@ pub fn simulate(
         .map(SimulationResult::Colocation)
         .map_err(|e| pair.planning_error(e)),
     }
+}
+
+/// Every candidate planner's sustainable request rate on a co-location workload.
+pub fn capacity(
+    pair: &Pair,
+    planners: Option<Vec<String>>,
+    seed: Option<u64>,
+) -> Result<CapacityReport, SessionError> {
+    let Workload::Colocation { spec, trace } = &pair.workload else {
+        return Err(SessionError::input(
+            format!(
+                "`{}`: capacity takes a `kind = \"colocation\"` workload",
+                pair.source.source.name
+            ),
+            None,
+        ));
+    };
+    if trace.is_some() || spec.inference.arrival.is_none() {
+        return Err(SessionError::input(
+            format!(
+                "`{}`: capacity varies the rate of synthetic arrivals; this workload has none",
+                pair.source.source.name
+            ),
+            Some(r#"give [inference] arrival = { process = "poisson", rate_rps = … }"#.into()),
+        ));
+    }
+    let names = planners.unwrap_or_else(|| spec.planners.run.clone());
+    capacity_report(&pair.cluster, spec, &names, seed).map_err(|e| pair.planning_error(e))
 }
 
 /// A sweep checked and ready to run.

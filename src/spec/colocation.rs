@@ -112,6 +112,10 @@ pub struct InferenceSpec {
     /// arrival) and up to the last arrival.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub warmup_s: f64,
+    /// The arrival rate as a fraction of SEPARATE's sustainable rate on this cluster (found by
+    /// bisection on the simulator, `coplan capacity`); replaces `arrival.rate_rps`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<f64>,
 }
 
 impl InferenceSpec {
@@ -127,6 +131,7 @@ impl InferenceSpec {
             output_tokens: default_output(),
             slo_factor: default_slo_factor(),
             warmup_s: 0.0,
+            load: None,
         }
     }
 }

@@ -599,6 +599,20 @@ pub fn colocation(spec: &ColocationSpec) -> Vec<Finding> {
             "`rate_rps`",
         );
     }
+    if let Some(load) = inf.load {
+        out.positive(p!["inference", "load"], load, "`load`");
+        if inf.arrival.is_none() {
+            out.push(
+                Finding::new(
+                    "spec::missing-key",
+                    p!["inference", "load"],
+                    "`load` sets the rate of synthetic arrivals, but there is no `arrival`",
+                    "needs `arrival`",
+                )
+                .help(r#"add arrival = { process = "poisson", rate_rps = 1 } (load replaces the rate)"#),
+            );
+        }
+    }
     token_dist(&mut out, "inference.prompt_tokens", &inf.prompt_tokens);
     token_dist(&mut out, "inference.output_tokens", &inf.output_tokens);
     out.at_least(p!["inference", "count"], inf.count, 1, "`count`");

@@ -1,5 +1,6 @@
 //! Text tables for terminals, one file per result, all drawn on one grid.
 
+pub mod capacity;
 pub mod grid;
 pub mod plan;
 pub mod simulation;

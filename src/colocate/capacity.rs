@@ -1,0 +1,228 @@
+//! Sustainable request rates (DESIGN §10.3, "load relative to capacity"): the highest Poisson
+//! arrival rate at which a planner's serving backlog stays bounded, found by bisection on the
+//! discrete-event engine; and `[inference] load`, a rate given as a fraction of SEPARATE's.
+//!
+//! Bounded backlog: the backlog is the number of requests that have arrived but are not done
+//! (prefill and decode), sampled at each arrival of the steady-state window. A run keeps up when the
+//! mean backlog over the window's last third is at most twice the mean over its first third
+//! plus one request per node (a queue that grows without bound fails this; one that fluctuates
+//! around a level passes).
+
+use std::borrow::Cow;
+
+use super::planner::{ColocationPlanner, PlannerRun};
+use super::registry;
+use super::setup::setup;
+use super::trace::TraceRequest;
+use crate::plan::colocation::ColocationRun;
+use crate::plan::error::PlanningError;
+use crate::spec::ColocationSpec;
+use crate::topology::Cluster;
+use crate::verify::colocation::verify_run;
+
+/// Bisection steps after the rate is bracketed.
+const BISECTION_STEPS: u32 = 12;
+/// Doublings tried before a planner is declared to keep up at any rate the search reaches.
+const MAX_DOUBLINGS: u32 = 24;
+
+/// One simulated rate and whether the planner kept up.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Probe {
+    pub rate_rps: f64,
+    pub stable: bool,
+    /// Mean backlog (requests) over the first and last thirds of the window.
+    pub backlog_first: f64,
+    pub backlog_last: f64,
+}
+
+/// A planner's sustainable rate and the probes that found it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Capacity {
+    pub planner: String,
+    /// The highest rate found stable (requests per second).
+    pub rate_rps: f64,
+    /// The workload's own rate as a fraction of that capacity, when it has one.
+    pub load_of_spec_rate: Option<f64>,
+    pub probes: Vec<Probe>,
+}
+
+/// `coplan capacity` output: every candidate planner's sustainable rate on one workload.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct CapacityReport {
+    pub schema_version: u32,
+    pub kind: &'static str,
+    pub cluster: String,
+    pub workload: Option<String>,
+    pub seed: u64,
+    /// Requests per probe run (`[inference] count`).
+    pub requests: i64,
+    pub planners: Vec<Capacity>,
+}
+
+/// The sustainable rate of every named candidate planner (reference planners have no
+/// dispatcher of their own and are skipped).
+pub fn capacity_report(
+    cluster: &Cluster,
+    spec: &ColocationSpec,
+    planners: &[String],
+    seed: Option<u64>,
+) -> Result<CapacityReport, PlanningError> {
+    let seed = seed.unwrap_or(spec.planners.seed);
+    let mut out = Vec::new();
+    for planner in registry::resolve(planners)? {
+        if planner.role() != crate::plan::PlannerRole::Candidate {
+            continue;
+        }
+        out.push(sustainable_rate(cluster, spec, planner.as_ref(), seed)?);
+    }
+    Ok(CapacityReport {
+        schema_version: 1,
+        kind: "capacity",
+        cluster: cluster.name.clone(),
+        workload: spec.name.clone(),
+        seed,
+        requests: spec.inference.count,
+        planners: out,
+    })
+}
+
+/// Mean backlog over the first and last thirds of the window's arrivals.
+fn backlog_thirds(run: &ColocationRun, nodes: usize) -> (f64, f64, bool) {
+    let mut arrivals: Vec<f64> = Vec::new();
+    let mut done: Vec<f64> = Vec::new();
+    for o in run.outcomes.iter().filter(|o| !o.training) {
+        arrivals.push(o.arrival_s);
+        // A dropped request leaves the backlog when it is dropped; its end is unknown, so it
+        // counts as served at its arrival (a drop is no queue).
+        done.push(if o.dropped {
+            o.arrival_s
+        } else {
+            o.end_s.unwrap_or(f64::INFINITY)
+        });
+    }
+    arrivals.sort_by(f64::total_cmp);
+    done.sort_by(f64::total_cmp);
+    let backlog: Vec<f64> = arrivals
+        .iter()
+        .enumerate()
+        .map(|(i, &t)| (i + 1) as f64 - done.partition_point(|&d| d <= t) as f64)
+        .collect();
+    let third = (backlog.len() / 3).max(1);
+    let mean = |v: &[f64]| {
+        if v.is_empty() {
+            0.0
+        } else {
+            v.iter().sum::<f64>() / v.len() as f64
+        }
+    };
+    let first = mean(&backlog[..third.min(backlog.len())]);
+    let last = mean(&backlog[backlog.len().saturating_sub(third)..]);
+    (first, last, last <= 2.0 * first + nodes as f64)
+}
+
+/// The spec at one Poisson rate.
+fn at_rate(spec: &ColocationSpec, rate_rps: f64) -> ColocationSpec {
+    let mut s = spec.clone();
+    s.inference.load = None;
+    if let Some(a) = s.inference.arrival.as_mut() {
+        a.rate_rps = rate_rps;
+    }
+    s
+}
+
+fn probe(
+    cluster: &Cluster,
+    spec: &ColocationSpec,
+    planner: &dyn ColocationPlanner,
+    rate_rps: f64,
+    seed: u64,
+) -> Result<Probe, PlanningError> {
+    let s = setup(cluster, &at_rate(spec, rate_rps), None, Some(seed));
+    let run = match planner.run(&s, 0.0)? {
+        PlannerRun::Ran { run, .. } => run,
+        PlannerRun::Skipped { reason } => {
+            return Err(PlanningError::Internal(format!(
+                "{} skipped a capacity probe: {reason}",
+                planner.name()
+            )));
+        }
+    };
+    verify_run(&s.config.bounds(), &s.tasks, &run).map_err(|reason| {
+        PlanningError::Verification {
+            planner: planner.name().into(),
+            at: format!("capacity probe at {rate_rps} rps"),
+            reason,
+        }
+    })?;
+    let (backlog_first, backlog_last, stable) = backlog_thirds(&run, s.config.nodes);
+    Ok(Probe {
+        rate_rps,
+        stable,
+        backlog_first,
+        backlog_last,
+    })
+}
+
+/// The highest Poisson rate at which `planner` keeps up with the workload's requests.
+pub fn sustainable_rate(
+    cluster: &Cluster,
+    spec: &ColocationSpec,
+    planner: &dyn ColocationPlanner,
+    seed: u64,
+) -> Result<Capacity, PlanningError> {
+    let spec_rate = spec.inference.arrival.as_ref().map(|a| a.rate_rps);
+    let mut probes = Vec::new();
+    let (mut lo, mut hi) = (0.0, spec_rate.filter(|r| *r > 0.0).unwrap_or(1.0));
+    let mut bracketed = false;
+    for _ in 0..MAX_DOUBLINGS {
+        let p = probe(cluster, spec, planner, hi, seed)?;
+        probes.push(p);
+        if !p.stable {
+            bracketed = true;
+            break;
+        }
+        lo = hi;
+        hi *= 2.0;
+    }
+    if bracketed {
+        for _ in 0..BISECTION_STEPS {
+            let mid = 0.5 * (lo + hi);
+            let p = probe(cluster, spec, planner, mid, seed)?;
+            probes.push(p);
+            if p.stable {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+    }
+    Ok(Capacity {
+        planner: planner.name().to_string(),
+        rate_rps: lo,
+        load_of_spec_rate: spec_rate
+            .filter(|_| spec.inference.load.is_none() && lo > 0.0)
+            .map(|r| r / lo),
+        probes,
+    })
+}
+
+/// The spec with `[inference] load` turned into a rate: load × SEPARATE's sustainable rate
+/// (probed with the spec's own seed, so every seed of a simulation gets the same rate).
+pub fn resolve_load<'a>(
+    cluster: &Cluster,
+    spec: &'a ColocationSpec,
+    trace: Option<&[TraceRequest]>,
+) -> Result<Cow<'a, ColocationSpec>, PlanningError> {
+    let Some(load) = spec.inference.load else {
+        return Ok(Cow::Borrowed(spec));
+    };
+    if trace.is_some() || spec.inference.arrival.is_none() {
+        return Err(PlanningError::Internal(
+            "`load` needs synthetic arrivals".into(),
+        ));
+    }
+    let separate = registry::planner("separate")
+        .ok_or_else(|| PlanningError::UnknownPlanner("separate".into()))?;
+    let capacity = sustainable_rate(cluster, spec, separate.as_ref(), spec.planners.seed)?;
+    Ok(Cow::Owned(at_rate(spec, load * capacity.rate_rps)))
+}
