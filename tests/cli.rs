@@ -26,6 +26,11 @@ pub fn run(args: &[String]) -> (i32, String, String) {
     )
 }
 
+/// Runs coplan with string-slice arguments.
+fn run_strs(args: &[&str]) -> (i32, String, String) {
+    run(&args.iter().map(|a| a.to_string()).collect::<Vec<_>>())
+}
+
 fn transcript(args: &[String]) -> (i32, String) {
     let (code, stdout, stderr) = run(args);
     let text = format!(
@@ -650,15 +655,19 @@ fn import_vidur_profile_writes_the_samples_profile_fit_reads() {
     let dir = std::env::temp_dir().join(format!("coplan-vidur-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("dir");
     let out = dir.join("samples.csv");
-    let (code, _, err) = run(&[
-        "import".into(),
-        "vidur-profile".into(),
-        "tests/fixtures/valid/vidur-mlp-sample.csv".into(),
-        "--layers-per-stage".into(),
-        "16".into(),
-        "--out".into(),
-        out.display().to_string(),
-    ]);
+    let out_path = out.display().to_string();
+    let import = |extra: &[&str]| {
+        let mut a = vec![
+            "import",
+            "vidur-profile",
+            "tests/fixtures/valid/vidur-mlp-sample.csv",
+            "--layers-per-stage",
+            "16",
+        ];
+        a.extend_from_slice(extra);
+        run_strs(&a)
+    };
+    let (code, _, err) = import(&["--out", &out_path]);
     assert_eq!(code, 0, "{err}");
     let text = std::fs::read_to_string(&out).expect("written");
     assert!(text.contains("DERIVED attention") && text.contains("ASSUMED"));
@@ -666,27 +675,19 @@ fn import_vidur_profile_writes_the_samples_profile_fit_reads() {
         text.contains("kind,batch,tokens,stage_s\nforward,1,1,"),
         "{text}"
     );
-    let (code, fit, err) = run(&["profile".into(), "fit".into(), out.display().to_string()]);
+    let (code, fit, err) = run_strs(&["profile", "fit", &out_path]);
     assert_eq!(code, 0, "{err}");
     assert!(fit.contains("[model]"), "{fit}");
     for bad in [["--tp", "3"], ["--attention-efficiency", "1.5"]] {
-        let (code, _, err) = run(&[
-            "import".into(),
-            "vidur-profile".into(),
-            "tests/fixtures/valid/vidur-mlp-sample.csv".into(),
-            "--layers-per-stage".into(),
-            "16".into(),
-            bad[0].into(),
-            bad[1].into(),
-        ]);
+        let (code, _, err) = import(&bad);
         assert_eq!(code, 2, "{bad:?}: {err}");
     }
-    let (code, _, err) = run(&[
-        "import".into(),
-        "vidur-profile".into(),
-        "tests/fixtures/valid/azure-sample.csv".into(),
-        "--layers-per-stage".into(),
-        "16".into(),
+    let (code, _, err) = run_strs(&[
+        "import",
+        "vidur-profile",
+        "tests/fixtures/valid/azure-sample.csv",
+        "--layers-per-stage",
+        "16",
     ]);
     assert_eq!(code, 2);
     assert!(err.contains("missing column"), "{err}");
@@ -851,14 +852,16 @@ fn sweep_of_a_colocation_workload_reads_its_inference_trace() {
 
 #[test]
 fn capacity_prints_every_candidate_and_refuses_trace_workloads() {
-    let (code, out, err) = run(&[
-        "capacity".into(),
-        "examples/clusters/a100-x16.toml".into(),
-        "examples/workloads/colocation-small.toml".into(),
-        "--planners".into(),
-        "separate,mix-rr,ilp".into(),
-        "--format".into(),
-        "json".into(),
+    let cluster = "examples/clusters/a100-x16.toml";
+    let workload = "examples/workloads/colocation-small.toml";
+    let (code, out, err) = run_strs(&[
+        "capacity",
+        cluster,
+        workload,
+        "--planners",
+        "separate,mix-rr,ilp",
+        "--format",
+        "json",
     ]);
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).expect("json");
@@ -873,24 +876,20 @@ fn capacity_prints_every_candidate_and_refuses_trace_workloads() {
             .iter()
             .all(|p| p["rate_rps"].as_f64().unwrap_or(0.0) > 0.0)
     );
-    let (code, _, err) = run(&[
-        "capacity".into(),
-        "examples/clusters/a100-x16.toml".into(),
-        "tests/fixtures/valid/coloc-trace.toml".into(),
-    ]);
+    let (code, _, err) = run_strs(&["capacity", cluster, "tests/fixtures/valid/coloc-trace.toml"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("synthetic arrivals"), "{err}");
     // Sweeps take the load as a fraction of SEPARATE's capacity.
-    let (code, rows, err) = run(&[
-        "sweep".into(),
-        "examples/clusters/a100-x16.toml".into(),
-        "examples/workloads/colocation-small.toml".into(),
-        "--set".into(),
-        "inference.load=0.3,0.9".into(),
-        "--seeds".into(),
-        "1".into(),
-        "--planners".into(),
-        "separate".into(),
+    let (code, rows, err) = run_strs(&[
+        "sweep",
+        cluster,
+        workload,
+        "--set",
+        "inference.load=0.3,0.9",
+        "--seeds",
+        "1",
+        "--planners",
+        "separate",
     ]);
     assert_eq!(code, 0, "{err}");
     assert!(rows.contains(",0.3,separate,1,slo_attainment_5x,") && rows.contains(",0.9,separate,"));
