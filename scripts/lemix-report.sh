@@ -114,10 +114,10 @@ MD
   echo
   variant ab-base "$MEM"
   variant ab-nodepri "$MEM" 's/^memory_threshold = .*/memory_threshold = 0.8\ndeprioritize = "off"/'
-  variant ab-nomem "$MEM" 's/^memory_threshold = .*/memory_threshold = 0.95/'
+  variant ab-nomem "$MEM" 's/^memory_threshold = .*/memory_threshold = 1.0/'
   variant ab-nolc "$MEM" 's/^memory_threshold = .*/memory_threshold = 0.8\nlambda2 = 0.0/'
   variant ab-prefill "$MEM" 's/^memory_threshold = .*/memory_threshold = 0.8\ndecode_occupancy = false/'
-  for ab in base:"as configured" nodepri:"no prioritisation (deprioritize = off)" nomem:"memory check near the physical limit only (κ = 0.95; κ = 1 lets decode growth exceed the GPU)" nolc:"no length consistency (λ2 = 0)" prefill:"prefill-only planning (decode_occupancy = false)"; do
+  for ab in base:"as configured" nodepri:"no prioritisation (deprioritize = off)" nomem:"no memory check below the physical limit (κ = 1)" nolc:"no length consistency (λ2 = 0)" prefill:"prefill-only planning (decode_occupancy = false)"; do
     echo "### ${ab#*:}"
     echo
     block sim "ab-${ab%%:*}" separate,mix-rr,lemix,lemix-balanced

@@ -87,7 +87,7 @@ proptest! {
     #[test]
     fn every_run_is_verified_complete_and_deterministic(
         nodes in 1..=3i64, stages in 1..=3i64, count in 1..=25i64, rate in 0.0..0.6f64,
-        kv in prop::sample::select(vec![0.1, 20.0, 400.0]), threshold in 0.1..1.0f64, drop in any::<bool>(),
+        kv in prop::sample::select(vec![0.1, 20.0, 400.0]), threshold in 0.1..=1.0f64, drop in any::<bool>(),
         batch_max in 1..=4i64, wait in 0.0..1.0f64, depri in 0..3usize, chain in any::<bool>(),
         seed in 1..1000u64,
     ) {

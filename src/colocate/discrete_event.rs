@@ -188,6 +188,9 @@ struct Stage {
     /// Σ of the queued ops' estimates, kept with the queue (planners read it per decision).
     queued_s: f64,
     mem_mib: f64,
+    /// KV reserved on this stage for the tokens admitted requests have still to decode, so
+    /// that decode growth never takes a stage past κ · GPU memory.
+    reserved_mib: f64,
 }
 
 /// The requests of one decode micro-batch: each of its iterations serves all of them (at
@@ -260,6 +263,8 @@ impl Ord for Time {
 #[derive(Debug, Clone, Default)]
 struct Held {
     mib: Vec<f64>,
+    /// KV reserved for the tokens a request has still to decode (released as they come).
+    reserved: Vec<f64>,
 }
 
 pub struct DiscreteEventEngine<'a> {
@@ -335,6 +340,7 @@ impl<'a> DiscreteEventEngine<'a> {
                 .iter()
                 .map(|_| Held {
                     mib: vec![0.0; cfg.stages],
+                    reserved: vec![0.0; cfg.stages],
                 })
                 .collect(),
             generated: vec![0; tasks.len()],
@@ -543,6 +549,24 @@ impl<'a> DiscreteEventEngine<'a> {
         }
     }
 
+    /// KV a request's decoding will add on each stage (0 for training).
+    fn growth_mib(&self, id: TaskId) -> f64 {
+        match self.tasks[id.index()].kind {
+            TaskKind::Inference { output_tokens, .. } => {
+                self.cfg.kv_mib_per_token * output_tokens as f64
+            }
+            TaskKind::Training { .. } => 0.0,
+        }
+    }
+
+    /// Returns a request's unused reservation on every stage of its node.
+    fn release_reservation(&mut self, node: usize, id: TaskId) {
+        for s in 0..self.cfg.stages {
+            let r = std::mem::take(&mut self.held[id.index()].reserved[s]);
+            self.nodes[node].stages[s].reserved_mib -= r;
+        }
+    }
+
     /// Starts the first startable queued op of an idle stage.
     fn try_start(&mut self, node: usize, stage: usize) {
         loop {
@@ -573,8 +597,9 @@ impl<'a> DiscreteEventEngine<'a> {
                         chosen = Some((i, false, true));
                         break;
                     }
-                    let need = self.forward_need_mib(id);
-                    let used = self.nodes[node].stages[stage].mem_mib;
+                    let need = self.forward_need_mib(id) + self.growth_mib(id);
+                    let st = &self.nodes[node].stages[stage];
+                    let used = st.mem_mib + st.reserved_mib;
                     if used + need > self.cfg.threshold_mib {
                         let deadline = q.ready_at + self.cfg.max_wait_s;
                         if self.now + 1e-12 >= deadline {
@@ -618,6 +643,7 @@ impl<'a> DiscreteEventEngine<'a> {
         o.dropped = true;
         let node = o.node;
         if let Some(n) = node {
+            self.release_reservation(n, id);
             for s in 0..self.cfg.stages {
                 let mib = std::mem::take(&mut self.held[id.index()].mib[s]);
                 self.nodes[n].stages[s].mem_mib -= mib;
@@ -686,8 +712,12 @@ impl<'a> DiscreteEventEngine<'a> {
                 });
                 duration += move_s;
             } else {
+                let growth = self.growth_mib(id);
                 self.held[id.index()].mib[stage] += need;
-                self.nodes[node].stages[stage].mem_mib += need;
+                self.held[id.index()].reserved[stage] += growth;
+                let st = &mut self.nodes[node].stages[stage];
+                st.mem_mib += need;
+                st.reserved_mib += growth;
             }
         }
         let mut start_s = if offload {
@@ -839,6 +869,7 @@ impl<'a> DiscreteEventEngine<'a> {
 
     fn finish_request(&mut self, node: usize, id: TaskId) {
         self.outcomes[id.index()].end_s = Some(self.now);
+        self.release_reservation(node, id);
         for s in 0..self.cfg.stages {
             let mib = std::mem::take(&mut self.held[id.index()].mib[s]);
             self.nodes[node].stages[s].mem_mib -= mib;
@@ -916,9 +947,21 @@ impl<'a> DiscreteEventEngine<'a> {
             }
             self.generated[id.index()] += 1;
             self.outcomes[id.index()].token_times.push(now);
+            let kv = self.cfg.kv_mib_per_token;
             for s in 0..self.cfg.stages {
-                self.held[id.index()].mib[s] += self.cfg.kv_mib_per_token;
-                self.nodes[node].stages[s].mem_mib += self.cfg.kv_mib_per_token;
+                if self.offloaded_mib[id.index()][s] > 0.0 {
+                    // An offloaded request's cache grows on the host.
+                    self.offloaded_mib[id.index()][s] += kv;
+                    continue;
+                }
+                // The token's KV comes out of the request's reservation.
+                let held = &mut self.held[id.index()];
+                let from_reserve = held.reserved[s].min(kv);
+                held.reserved[s] -= from_reserve;
+                held.mib[s] += kv;
+                let st = &mut self.nodes[node].stages[s];
+                st.reserved_mib -= from_reserve;
+                st.mem_mib += kv;
             }
             if let TaskKind::Inference { output_tokens, .. } = self.tasks[id.index()].kind
                 && self.generated[id.index()] >= output_tokens
@@ -1243,12 +1286,13 @@ mod tests {
         assert_eq!(reloads.len(), 2, "two iterations, stage 0 only");
         assert!(reloads.iter().all(|r| r.0 == 0));
         assert!(close(reloads[0].1, 4.0) && close(reloads[0].2, 5.0));
-        // Iteration 1: stage 0 [4,5.1], stage 1 [5.1,5.2]; iteration 2: [5.2,6.3], [6.3,6.4].
+        // Iteration 1: stage 0 [4,5.1], stage 1 [5.1,5.2]; the first token's KV (1 MiB) grows
+        // on the host too, so iteration 2 reloads 1001 MiB: [5.2,6.301], then [6.301,6.401].
         assert!(
             close(second.token_times[0], 5.2),
             "{:?}",
             second.token_times
         );
-        assert!(close(second.end_s.unwrap_or(0.0), 6.4));
+        assert!(close(second.end_s.unwrap_or(0.0), 6.401), "{second:?}");
     }
 }
