@@ -140,7 +140,7 @@ fn probe(
     let s = setup(cluster, &at_rate(spec, rate_rps), None, Some(seed));
     let run = match planner.run(&s, 0.0)? {
         PlannerRun::Ran { run, .. } => run,
-        PlannerRun::Skipped { reason } => {
+        PlannerRun::Skipped { reason } | PlannerRun::NoSolution { reason } => {
             return Err(PlanningError::Internal(format!(
                 "{} skipped a capacity probe: {reason}",
                 planner.name()

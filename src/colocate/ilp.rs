@@ -43,7 +43,7 @@ impl ColocationPlanner for Ilp {
                     spec.planners.ilp_max_binaries
                 ),
             },
-            IlpOutcome::NoIncumbent => PlannerRun::Skipped {
+            IlpOutcome::NoIncumbent => PlannerRun::NoSolution {
                 reason: "time limit before any incumbent".into(),
             },
             IlpOutcome::Solved {

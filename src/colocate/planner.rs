@@ -19,6 +19,8 @@ pub enum PlannerRun {
     },
     /// The planner did not run on this instance, and why.
     Skipped { reason: String },
+    /// The solver stopped before it had any solution.
+    NoSolution { reason: String },
 }
 
 /// A co-location planner.

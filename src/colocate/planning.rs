@@ -25,6 +25,9 @@ struct VerifiedRun {
     runtime_ms: f64,
 }
 
+/// A verified run, or the status and reason of a planner that produced none.
+type RunOutcome = Result<VerifiedRun, (PlanStatus, String)>;
+
 fn last_end(run: &ColocationRun) -> f64 {
     run.ops.iter().map(|o| o.end_s).fold(0.0, f64::max)
 }
@@ -34,14 +37,15 @@ fn run_verified(
     planner: &dyn ColocationPlanner,
     s: &Setup,
     horizon_s: f64,
-) -> Result<Result<VerifiedRun, String>, PlanningError> {
+) -> Result<RunOutcome, PlanningError> {
     let t0 = Instant::now();
     let outcome = planner
         .run(s, horizon_s)
         .map_err(|e| e.in_planner(planner.name()))?;
     let runtime_ms = t0.elapsed().as_secs_f64() * 1000.0;
     match outcome {
-        PlannerRun::Skipped { reason } => Ok(Err(reason)),
+        PlannerRun::Skipped { reason } => Ok(Err((PlanStatus::Skipped, reason))),
+        PlannerRun::NoSolution { reason } => Ok(Err((PlanStatus::NoSolution, reason))),
         PlannerRun::Ran { run, status, bound } => {
             verify_run(&s.config.bounds(), &s.tasks, &run).map_err(|reason| {
                 PlanningError::Verification {
@@ -83,7 +87,7 @@ pub fn plan(
     let spec = &*resolve_load(cluster, spec, trace)?;
     let s = setup(cluster, spec, trace, seed);
     let tau = spec.inference.slo_factor * s.slo_base_s;
-    let mut runs: Vec<(&str, PlannerRole, Result<VerifiedRun, String>)> = Vec::new();
+    let mut runs: Vec<(&str, PlannerRole, RunOutcome)> = Vec::new();
     // Candidates first: the references' horizon must cover their schedules.
     let (references, candidates): (Vec<&dyn ColocationPlanner>, Vec<&dyn ColocationPlanner>) =
         chosen
@@ -127,11 +131,11 @@ pub fn plan(
         let role = *role;
         let verified = match outcome {
             Ok(v) => v,
-            Err(reason) => {
+            Err((status, reason)) => {
                 reports.push(ColocationPlannerReport {
                     name: name.clone(),
                     role,
-                    status: PlanStatus::Skipped,
+                    status: *status,
                     objective: None,
                     gap: None,
                     gap_is_bound: false,

@@ -15,6 +15,8 @@ pub enum PlanStatus {
     Optimal,
     TimeLimit,
     Skipped,
+    /// A solver stopped before it had any solution (no objective, no events).
+    NoSolution,
 }
 
 /// What a planner's plan is used for besides itself. Gaps and bounds are computed against the

@@ -29,7 +29,10 @@ impl PreemptionPlanner for IlpPerEvent {
     }
 
     fn decide(&self, at: &DecisionPoint<'_>) -> Result<Decision, PlanningError> {
-        event_optimum(at.problem, at.state, at.preemptor).map(|o| o.decision)
+        event_optimum(at.problem, at.state, at.preemptor).map(|o| Decision {
+            unproven: !o.proven,
+            ..o.decision
+        })
     }
 }
 
@@ -78,11 +81,16 @@ pub fn event_optimum(
             break;
         }
         evaluated += 1;
-        let Some((milp_cost, chosen, optimal)) =
-            server_optimum(problem, state, p.request, &victims, &domains, &deadline)?
-        else {
-            continue;
-        };
+        let (milp_cost, chosen, optimal) =
+            match server_optimum(problem, state, p.request, &victims, &domains, &deadline) {
+                Ok(Some(found)) => found,
+                Ok(None) => continue,
+                Err(ServerFailure::Unproven) => {
+                    proven = false;
+                    continue;
+                }
+                Err(ServerFailure::Solver(e)) => return Err(e),
+            };
         proven &= optimal;
         let cost = replay_cost(problem, state, server, p, &chosen).ok_or_else(|| {
             PlanningError::Solver(format!(
@@ -183,6 +191,13 @@ fn lower_bound(
         .reduce(f64::min)
 }
 
+/// Why a server's MILP gave no answer to use.
+enum ServerFailure {
+    /// The deadline passed before any incumbent.
+    Unproven,
+    Solver(PlanningError),
+}
+
 /// The best victim set on one server: `(MILP objective, victims, proven optimal)`, or `None`
 /// when the server admits no placement.
 fn server_optimum(
@@ -192,7 +207,7 @@ fn server_optimum(
     victims: &[PodId],
     domains: &[DomainOption],
     deadline: &Deadline,
-) -> Result<Option<(f64, Vec<PodId>, bool)>, PlanningError> {
+) -> Result<Option<(f64, Vec<PodId>, bool)>, ServerFailure> {
     let mut vars = ProblemVariables::new();
     let x: Vec<Variable> = victims
         .iter()
@@ -245,7 +260,9 @@ fn server_optimum(
             )))
         }
         Err(SolveError::Infeasible) => Ok(None),
-        Err(e) => Err(PlanningError::Solver(e.to_string())),
+        // The deadline passed before any incumbent: nothing proven on this server.
+        Err(SolveError::NoIncumbent) => Err(ServerFailure::Unproven),
+        Err(e) => Err(ServerFailure::Solver(PlanningError::Solver(e.to_string()))),
     }
 }
 

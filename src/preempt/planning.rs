@@ -155,6 +155,7 @@ fn run_sequential(
     let mut applied = Vec::with_capacity(preemptors.len());
     let mut faced = Vec::new();
     let mut runtime = 0.0;
+    let mut unproven = false;
     for p in preemptors {
         if keep_states {
             faced.push(state.clone());
@@ -167,10 +168,15 @@ fn run_sequential(
         };
         let decision = planner.decide(&at).map_err(fail)?;
         runtime += t0.elapsed().as_secs_f64() * 1000.0;
+        unproven |= decision.unproven;
         applied.push(apply(problem, &mut state, p, &decision).map_err(fail)?);
     }
     Ok(SequenceRun {
-        status: planner.status(),
+        // `optimal` only when every solve behind the plan was proven.
+        status: match planner.status() {
+            PlanStatus::Optimal if unproven => PlanStatus::TimeLimit,
+            status => status,
+        },
         applied,
         faced,
         runtime_ms: runtime,
@@ -199,13 +205,18 @@ fn run_joint(
         faced.push(state.clone());
         applied.push(apply(problem, &mut state, p, d).map_err(fail)?);
     }
+    let incumbent = !batch.decisions.is_empty() || preemptors.is_empty();
     Ok(SequenceRun {
-        status: batch.status,
+        status: if incumbent {
+            batch.status
+        } else {
+            PlanStatus::NoSolution
+        },
         applied,
         faced,
         runtime_ms: runtime,
         bound: batch.bound,
-        incumbent: !batch.decisions.is_empty() || preemptors.is_empty(),
+        incumbent,
     })
 }
 
@@ -232,16 +243,23 @@ fn measure(
         objective: m.objective,
         gap: None,
         gap_is_bound: false,
-        bound: match run.status {
-            PlanStatus::Heuristic => None,
-            _ => run.bound.or(m.objective),
-        },
+        bound: reported_bound(run.status, run.bound, m.objective),
         decision_gap,
         runtime_ms: run.runtime_ms,
         truncated: run.applied.iter().any(|a| a.event.truncated),
         metrics: m,
         events: run.applied.iter().map(|a| a.event.clone()).collect(),
     })
+}
+
+/// The lower bound a plan reports: its objective when proven optimal; only a solver's proven
+/// bound otherwise (an incumbent is not a bound); none for heuristics.
+fn reported_bound(status: PlanStatus, bound: Option<f64>, objective: Option<f64>) -> Option<f64> {
+    match status {
+        PlanStatus::Optimal => bound.or(objective),
+        PlanStatus::TimeLimit | PlanStatus::NoSolution => bound,
+        PlanStatus::Heuristic | PlanStatus::Skipped => None,
+    }
 }
 
 /// Σ (event cost − per-event optimum on the state the planner faced) / max(1, Σ optimum).
@@ -309,6 +327,7 @@ fn apply_gaps(reports: &mut [PreemptionPlannerReport]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::preempt::problem::Decision;
 
     fn report(
         name: &str,
@@ -377,5 +396,75 @@ mod tests {
             Some(0.0),
             "max(1, |reference|) keeps small references sane"
         );
+    }
+
+    #[test]
+    fn only_proven_bounds_are_reported() {
+        use PlanStatus::*;
+        assert_eq!(reported_bound(Optimal, None, Some(10.0)), Some(10.0));
+        assert_eq!(reported_bound(Optimal, Some(9.5), Some(10.0)), Some(9.5));
+        assert_eq!(
+            reported_bound(TimeLimit, None, Some(10.0)),
+            None,
+            "an incumbent is not a bound"
+        );
+        assert_eq!(reported_bound(TimeLimit, Some(8.0), Some(10.0)), Some(8.0));
+        assert_eq!(reported_bound(NoSolution, None, None), None);
+        assert_eq!(reported_bound(Heuristic, Some(1.0), Some(10.0)), None);
+    }
+
+    /// A joint planner whose solver found nothing before its deadline.
+    struct NothingFound;
+    impl PreemptionPlanner for NothingFound {
+        fn name(&self) -> &'static str {
+            "nothing-found"
+        }
+        fn joint(&self) -> bool {
+            true
+        }
+        fn decide(&self, _: &DecisionPoint<'_>) -> Result<Decision, PlanningError> {
+            Ok(Decision::default())
+        }
+        fn decide_batch(
+            &self,
+            _: &Problem<'_>,
+            _: &ClusterState,
+            _: &[Preemptor],
+            _: Option<&[AppliedDecision]>,
+        ) -> Result<BatchDecision, PlanningError> {
+            Ok(BatchDecision {
+                decisions: Vec::new(),
+                status: PlanStatus::TimeLimit,
+                bound: None,
+                objective: None,
+            })
+        }
+    }
+
+    #[test]
+    fn a_solve_without_incumbent_is_no_solution_not_an_error() {
+        use crate::spec::{ClusterSpec, PoolSpec};
+        let cluster_spec = ClusterSpec {
+            kind: None,
+            name: "one".into(),
+            server_type: Vec::new(),
+            pool: vec![PoolSpec {
+                server_type: "gpu-2s4n8g".into(),
+                count: 1,
+                name_prefix: "n".into(),
+            }],
+        };
+        let cluster = Cluster::from_spec(&cluster_spec);
+        let spec: PreemptionSpec = toml::from_str(
+            "kind = \"preemption\"\n[[workload]]\nname = \"w\"\npriority = 1\ngpus = 1\ncores = 1\n[[preempt]]\nworkload = \"w\"\ncount = 1\n",
+        )
+        .expect("valid");
+        let problem = Problem::new(&cluster, &spec);
+        let initial = ClusterState::empty(&cluster);
+        let preemptors = scenario::preemptors(&spec, &mut initial.clone());
+        let run = run_joint(&problem, &NothingFound, &initial, &preemptors, None).expect("runs");
+        assert_eq!(run.status, PlanStatus::NoSolution);
+        let report = measure(&problem, &NothingFound, &run, false).expect("measured");
+        assert_eq!((report.objective, report.bound), (None, None));
     }
 }

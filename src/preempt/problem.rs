@@ -80,6 +80,8 @@ pub struct Decision {
     pub subsets_evaluated: u64,
     /// The enumeration budget cut the search short.
     pub truncated: bool,
+    /// An exact planner's solve stopped at its time limit: the decision is not proven optimal.
+    pub unproven: bool,
     /// GPUs and cores chosen by the planner itself (joint planners); otherwise the node
     /// allocator places the pod after the eviction.
     pub placement: Option<(GpuSet, CoreSet)>,

@@ -432,6 +432,31 @@ pub fn preemption(spec: &PreemptionSpec) -> Vec<Finding> {
                 &format!("topology score `{key}`"),
             );
         }
+        // A better level must never score lower: the planners and the exact MILP rank
+        // placements by these scores, and a non-monotone table makes the MILP's optimum
+        // disagree with the allocator's placement.
+        for (better, worse, key, bv, wv) in [
+            ("numa", "socket", "socket", s.numa, s.socket),
+            (
+                "socket",
+                "cross_socket",
+                "cross_socket",
+                s.socket,
+                s.cross_socket,
+            ),
+        ] {
+            if wv > bv {
+                out.push(
+                    Finding::new(
+                        "spec::not-monotone",
+                        p!["flextopo", "topology_score", key],
+                        format!("topology score `{worse}` ({wv}) is above `{better}` ({bv})"),
+                        "scores must not rise for a worse level",
+                    )
+                    .help("expected numa ≥ socket ≥ cross_socket"),
+                );
+            }
+        }
     }
     if ft.max_subset_evaluations == 0 {
         out.push(

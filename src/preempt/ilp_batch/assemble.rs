@@ -107,6 +107,7 @@ pub fn assemble(
                 victims: attributed.remove(&i).unwrap_or_default(),
                 subsets_evaluated: 0,
                 truncated: false,
+                unproven: false,
                 placement: if replayable {
                     ids.get(&i).copied()
                 } else {

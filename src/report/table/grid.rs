@@ -21,6 +21,7 @@ pub fn status(s: PlanStatus) -> &'static str {
         PlanStatus::Optimal => "optimal",
         PlanStatus::TimeLimit => "time_limit",
         PlanStatus::Skipped => "skipped",
+        PlanStatus::NoSolution => "no_solution",
     }
 }
 

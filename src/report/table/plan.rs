@@ -165,7 +165,7 @@ pub fn colocation(r: &ColocationPlan) -> String {
         .map(|p| match &p.metrics {
             None => vec![
                 p.name.clone(),
-                "skipped".into(),
+                status(p.status).into(),
                 p.skipped.clone().unwrap_or_default(),
             ],
             Some(m) => vec![
