@@ -100,6 +100,8 @@ proptest! {
             prop_assert_eq!(m.tasks as usize, p.events.len());
             prop_assert!(p.events.iter().all(|e| e.end_s.is_some() != e.dropped));
             prop_assert!(m.gpu_utilization <= 1.0 + 1e-9 && m.bubble_rate <= 1.0 + 1e-9);
+            // The per-task floors are a lower bound of every schedule.
+            prop_assert!(p.gap.is_some_and(|g| g >= -1e-9), "{} below the bound: {:?}", p.name, p.gap);
         }
         let again = plan(&c, &spec, None, None, Some(seed)).expect("runs");
         prop_assert_eq!(canonical(&report), canonical(&again));

@@ -1,6 +1,7 @@
 //! Co-location of LLM training and inference (DESIGN §6, LeMix): the discrete-event engine,
 //! the planners behind one trait, and planning (run, verify, measure, gaps).
 
+pub mod bounds;
 pub mod capacity;
 pub mod discrete_event;
 pub mod ilp;

@@ -4,6 +4,7 @@
 
 use std::time::Instant;
 
+use super::bounds::request_floors;
 use super::capacity::resolve_load;
 use super::metrics;
 use super::planner::{ColocationPlanner, PlannerRun};
@@ -195,17 +196,22 @@ pub fn plan(
         });
     }
     // gap against the bound reference's lower bound; exact only when its own schedule attains it.
-    let bound_source = reports
+    // Every gap is against the best proven lower bound: the per-task floors, or the bound
+    // reference's (the ILP relaxation's) where it is higher.
+    let floors = request_floors(&s);
+    let reference = reports
         .iter()
         .find(|r| r.role == PlannerRole::BoundReference)
         .and_then(|r| r.bound.map(|b| (b, r.objective)));
-    if let Some((b, own_objective)) = bound_source {
-        let attained = own_objective.is_some_and(|o| (o - b).abs() <= 1e-9 * b.abs().max(1.0));
-        for r in &mut reports {
-            if let Some(o) = r.objective {
-                r.gap = Some((o - b) / b.abs().max(1.0));
-                r.gap_is_bound = !attained;
-            }
+    let (bound, own_objective, source) = match reference {
+        Some((b, own)) if b >= floors => (b, own, "ilp relaxation"),
+        _ => (floors, None, "request floors"),
+    };
+    let attained = own_objective.is_some_and(|o| (o - bound).abs() <= 1e-9 * bound.abs().max(1.0));
+    for r in &mut reports {
+        if let Some(o) = r.objective {
+            r.gap = Some((o - bound) / bound.abs().max(1.0));
+            r.gap_is_bound = !attained;
         }
     }
     Ok(ColocationPlan {
@@ -217,6 +223,8 @@ pub fn plan(
         nodes: s.config.nodes,
         stages: s.config.stages,
         slo_s: tau,
+        bound: Some(bound),
+        bound_source: source,
         planners: reports,
     })
 }

@@ -215,5 +215,9 @@ pub struct ColocationPlan {
     pub stages: usize,
     /// τ_R in seconds.
     pub slo_s: f64,
+    /// The best proven lower bound of the canonical objective, which every gap is against.
+    pub bound: Option<f64>,
+    /// Where it comes from: `request floors` or `ilp relaxation`.
+    pub bound_source: &'static str,
     pub planners: Vec<ColocationPlannerReport>,
 }

@@ -220,15 +220,11 @@ pub fn colocation(r: &ColocationPlan) -> String {
         ],
         &rows,
     ));
-    if let Some(b) = r
-        .planners
-        .iter()
-        .find(|p| p.role == PlannerRole::BoundReference)
-        .and_then(|p| p.bound)
-    {
+    if let Some(b) = r.bound {
         let _ = writeln!(
             out,
-            "\ngap: against the ILP's lower bound {b:.3} (≤: an upper bound on the distance to the optimum)."
+            "\ngap: against the lower bound {b:.3} from {} (≤: an upper bound on the distance to the optimum).",
+            r.bound_source
         );
     }
     out.push_str("\ntask/s, GPU util: over the cluster and the makespan; task/s act, util act: the paper's definitions, over\nthe used nodes' active spans (compute only). SLO 5×: share of the window's requests whose prefill response\nR ≤ τ_R; TBT per generated token; staleness: training tasks the serving replica had not received (a proxy\nfor the paper's inference loss).\n");
