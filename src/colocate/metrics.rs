@@ -236,12 +236,3 @@ pub fn active_spans(run: &ColocationRun) -> BTreeMap<usize, f64> {
     }
     window.into_iter().map(|(n, (a, b))| (n, b - a)).collect()
 }
-
-/// Busy time per op kind (for reports).
-pub fn busy_by_kind(run: &ColocationRun) -> BTreeMap<OpKind, f64> {
-    let mut out = BTreeMap::new();
-    for op in &run.ops {
-        *out.entry(op.kind).or_insert(0.0) += op.end_s - op.start_s;
-    }
-    out
-}

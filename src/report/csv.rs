@@ -96,42 +96,42 @@ fn number(v: f64) -> String {
     serde_json::to_string(&v).unwrap_or_else(|_| v.to_string())
 }
 
-/// One row per planner, seed and metric (timings left out: they vary by machine).
+/// Per-seed rows of one planner: its metric values, timings left out (they vary by machine).
+fn seed_rows<'a>(
+    sheet: &mut Sheet,
+    scenario: &str,
+    planner: &str,
+    seed: u64,
+    metrics: impl Iterator<Item = (&'a String, &'a f64)>,
+) {
+    let seed = seed.to_string();
+    for (k, v) in metrics.filter(|(k, _)| !TIMING_METRICS.contains(&k.as_str())) {
+        sheet.row([scenario, planner, &seed, k, &number(*v)]);
+    }
+}
+
+/// One row per planner, seed and metric.
 pub fn preemption_simulation(r: &PreemptionSimulation) -> String {
     let mut sheet = Sheet::new(&LONG_HEADER);
     let scenario = r.workload.clone().unwrap_or_else(|| "simulate".into());
     for p in &r.planners {
         for sr in &r.per_seed {
-            let Some((_, metrics, _)) = sr.per_planner.iter().find(|(n, _, _)| *n == p.name) else {
-                continue;
-            };
-            let seed = sr.seed.to_string();
-            for (k, v) in metrics {
-                if TIMING_METRICS.contains(&k.as_str()) {
-                    continue;
-                }
-                sheet.row([&scenario, &p.name, &seed, k, &number(*v)]);
+            if let Some((_, metrics, _)) = sr.per_planner.iter().find(|(n, _, _)| *n == p.name) {
+                seed_rows(&mut sheet, &scenario, &p.name, sr.seed, metrics.iter());
             }
         }
     }
     sheet.text()
 }
 
-/// One row per planner, seed and metric (timings left out: they vary by machine).
+/// One row per planner, seed and metric.
 pub fn colocation_simulation(r: &ColocationSimulation) -> String {
     let mut sheet = Sheet::new(&LONG_HEADER);
     let scenario = r.workload.clone().unwrap_or_else(|| "simulate".into());
     for p in &r.planners {
         for (seed, ps) in &r.per_seed {
-            let Some((_, metrics)) = ps.iter().find(|(n, _)| *n == p.name) else {
-                continue;
-            };
-            let seed = seed.to_string();
-            for (k, v) in metrics {
-                if TIMING_METRICS.contains(&k.as_str()) {
-                    continue;
-                }
-                sheet.row([&scenario, &p.name, &seed, k, &number(*v)]);
+            if let Some((_, metrics)) = ps.iter().find(|(n, _)| *n == p.name) {
+                seed_rows(&mut sheet, &scenario, &p.name, *seed, metrics.iter());
             }
         }
     }

@@ -8,6 +8,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use super::stats::{Summary, summarize};
+use crate::colocate::capacity::resolve_load;
 use crate::colocate::planning::plan;
 use crate::colocate::trace::TraceRequest;
 use crate::plan::colocation::ColocationPlannerReport;
@@ -76,6 +77,8 @@ pub fn simulate(
     planners: Option<&[String]>,
     progress: &(dyn Fn() + Sync),
 ) -> Result<ColocationSimulation, PlanningError> {
+    // One capacity search for every seed: `load` resolves to the same rate for all of them.
+    let spec = &*resolve_load(cluster, spec, trace)?;
     let per_seed: Vec<Result<SeedValues, PlanningError>> = seeds
         .par_iter()
         .map(|&seed| {

@@ -638,6 +638,7 @@ pub fn colocation(spec: &ColocationSpec) -> Vec<Finding> {
             );
         }
     }
+    out.non_negative(p!["inference", "warmup_s"], inf.warmup_s, "`warmup_s`");
     token_dist(&mut out, "inference.prompt_tokens", &inf.prompt_tokens);
     token_dist(&mut out, "inference.output_tokens", &inf.output_tokens);
     out.at_least(p!["inference", "count"], inf.count, 1, "`count`");
@@ -687,11 +688,6 @@ pub fn colocation(spec: &ColocationSpec) -> Vec<Finding> {
         p!["lemix", "app_timeout_s"],
         l.app_timeout_s,
         "`app_timeout_s`",
-    );
-    out.non_negative(
-        p!["inference", "warmup_s"],
-        spec.inference.warmup_s,
-        "`warmup_s`",
     );
     out.positive(
         p!["lemix", "offload_gbps"],
