@@ -10,6 +10,7 @@
 
 use std::borrow::Cow;
 
+use super::metrics::steady_window;
 use super::planner::{ColocationPlanner, PlannerRun};
 use super::registry;
 use super::setup::setup;
@@ -87,7 +88,8 @@ pub fn capacity_report(
 }
 
 /// Mean backlog over the first and last thirds of the window's arrivals.
-fn backlog_thirds(run: &ColocationRun, nodes: usize) -> (f64, f64, bool) {
+fn backlog_thirds(run: &ColocationRun, nodes: usize, warmup_s: f64) -> (f64, f64, bool) {
+    let window = steady_window(run, warmup_s);
     let mut arrivals: Vec<f64> = Vec::new();
     let mut done: Vec<f64> = Vec::new();
     for o in run.outcomes.iter().filter(|o| !o.training) {
@@ -102,9 +104,11 @@ fn backlog_thirds(run: &ColocationRun, nodes: usize) -> (f64, f64, bool) {
     }
     arrivals.sort_by(f64::total_cmp);
     done.sort_by(f64::total_cmp);
+    // Sampled at the arrivals of the steady-state window.
     let backlog: Vec<f64> = arrivals
         .iter()
         .enumerate()
+        .filter(|(_, t)| **t >= window.0 - 1e-12)
         .map(|(i, &t)| (i + 1) as f64 - done.partition_point(|&d| d <= t) as f64)
         .collect();
     let third = (backlog.len() / 3).max(1);
@@ -154,7 +158,8 @@ fn probe(
             reason,
         }
     })?;
-    let (backlog_first, backlog_last, stable) = backlog_thirds(&run, s.config.nodes);
+    let (backlog_first, backlog_last, stable) =
+        backlog_thirds(&run, s.config.nodes, s.spec.inference.warmup_s);
     Ok(Probe {
         rate_rps,
         stable,
