@@ -267,6 +267,7 @@ struct Held {
     reserved: Vec<f64>,
 }
 
+#[derive(Clone)]
 pub struct DiscreteEventEngine<'a> {
     cfg: &'a EngineConfig,
     tasks: &'a [Task],
@@ -279,7 +280,9 @@ pub struct DiscreteEventEngine<'a> {
     held: Vec<Held>,
     /// Tokens decoded so far per inference task.
     generated: Vec<u32>,
-    decode_batches: Vec<Vec<TaskId>>,
+    /// Members of each decode iteration still on some stage (removed when it completes).
+    decode_batches: std::collections::BTreeMap<u64, Vec<TaskId>>,
+    next_iteration: u64,
     fresh_training: VecDeque<TaskId>,
     deferred: VecDeque<TaskId>,
     training_done: u64,
@@ -292,6 +295,17 @@ pub struct DiscreteEventEngine<'a> {
     slot_open: Vec<bool>,
     /// Per task, per stage: MiB moved to the host by an offload, to be brought back when used.
     offloaded_mib: Vec<Vec<f64>>,
+    /// Set by `close_arrivals`: no task arrives any more (a search's look-ahead drains what
+    /// was placed).
+    arrivals_closed: bool,
+}
+
+/// What a run has recorded so far and no decision depends on: the op log and the token
+/// times. A search takes it out of an engine before cloning the engine many times.
+#[derive(Debug, Default)]
+pub struct History {
+    ops: Vec<OpRecord>,
+    token_times: Vec<Vec<f64>>,
 }
 
 impl<'a> DiscreteEventEngine<'a> {
@@ -311,7 +325,7 @@ impl<'a> DiscreteEventEngine<'a> {
             .map(|t| t.arrival_s)
             .collect();
         inference_arrivals.sort_by(f64::total_cmp);
-        DiscreteEventEngine {
+        let mut engine = DiscreteEventEngine {
             cfg,
             tasks,
             nodes: vec![node; cfg.nodes],
@@ -344,7 +358,8 @@ impl<'a> DiscreteEventEngine<'a> {
                 })
                 .collect(),
             generated: vec![0; tasks.len()],
-            decode_batches: Vec::new(),
+            decode_batches: std::collections::BTreeMap::new(),
+            next_iteration: 0,
             fresh_training: tasks
                 .iter()
                 .filter(|t| t.is_training())
@@ -357,7 +372,13 @@ impl<'a> DiscreteEventEngine<'a> {
             offers: vec![0; tasks.len()],
             slot_open: vec![false; tasks.len()],
             offloaded_mib: vec![vec![0.0; cfg.stages]; tasks.len()],
+            arrivals_closed: false,
+        };
+        for t in tasks.iter().filter(|t| !t.is_training()) {
+            engine.push(t.arrival_s, Event::Arrive(t.id));
         }
+        engine.release_training(0.0);
+        engine
     }
 
     /// Schedules a wake-up of `node` at `at`, unless an earlier or equal one is scheduled.
@@ -376,14 +397,31 @@ impl<'a> DiscreteEventEngine<'a> {
 
     /// Runs every task to completion or drop.
     pub fn run(mut self, planner: &mut dyn Dispatcher) -> ColocationRun {
-        for t in self.tasks.iter().filter(|t| !t.is_training()) {
-            self.push(t.arrival_s, Event::Arrive(t.id));
+        while let Some(id) = self.advance(planner) {
+            let task = self.tasks[id.index()];
+            let choice = planner.assign(&self.view(), &task);
+            let rank = planner.rank(id);
+            self.place(id, choice, rank);
         }
-        self.release_training(0.0);
+        self.finish()
+    }
+
+    /// The run so far (every task done or dropped once `advance` has returned `None`).
+    pub fn finish(self) -> ColocationRun {
+        ColocationRun {
+            ops: self.ops,
+            outcomes: self.outcomes,
+        }
+    }
+
+    /// Processes events up to the next task that needs a node and returns it (its arrival is
+    /// now), or `None` when the run is over. `planner` hears of completed training tasks.
+    pub fn advance(&mut self, planner: &mut dyn Dispatcher) -> Option<TaskId> {
         while let Some(Reverse((Time(t), _, e))) = self.events.pop() {
             self.now = t;
             match e {
-                Event::Arrive(id) => self.arrive(id, planner),
+                Event::Arrive(_) if self.arrivals_closed => {}
+                Event::Arrive(id) => return Some(id),
                 Event::AppTimeout { task, offer } => {
                     if self.offers[task.index()] == offer {
                         self.close_slot(task);
@@ -401,9 +439,74 @@ impl<'a> DiscreteEventEngine<'a> {
                 }
             }
         }
-        ColocationRun {
-            ops: self.ops,
-            outcomes: self.outcomes,
+        None
+    }
+
+    /// From now on no task arrives: the tasks placed so far run to their end. A search's
+    /// look-ahead uses it to score the tasks it has placed.
+    pub fn close_arrivals(&mut self) {
+        self.arrivals_closed = true;
+        self.fresh_training.clear();
+        self.deferred.clear();
+    }
+
+    /// Takes the op log and token times out (see `History`); `restore_history` puts them back.
+    pub fn take_history(&mut self) -> History {
+        History {
+            ops: std::mem::take(&mut self.ops),
+            token_times: self
+                .outcomes
+                .iter_mut()
+                .map(|o| std::mem::take(&mut o.token_times))
+                .collect(),
+        }
+    }
+
+    /// Puts back what `take_history` took, before anything recorded since.
+    pub fn restore_history(&mut self, history: History) {
+        let later = std::mem::replace(&mut self.ops, history.ops);
+        self.ops.extend(later);
+        for (o, mut earlier) in self.outcomes.iter_mut().zip(history.token_times) {
+            earlier.append(&mut o.token_times);
+            o.token_times = earlier;
+        }
+    }
+
+    pub fn now(&self) -> f64 {
+        self.now
+    }
+
+    /// Every task's outcome so far.
+    pub fn outcomes(&self) -> &[TaskOutcome] {
+        &self.outcomes
+    }
+
+    /// Tokens a request has decoded so far.
+    pub fn generated(&self, id: TaskId) -> u32 {
+        self.generated[id.index()]
+    }
+
+    /// Whether A-PP has released a training task (its `arrival_s` is then its release).
+    pub fn released(&self, id: TaskId) -> bool {
+        self.offers[id.index()] > 0
+    }
+
+    /// Whether two nodes are in the same state, so that placing a task on either leads to the
+    /// same run up to the nodes' names.
+    pub fn interchangeable(&self, a: usize, b: usize) -> bool {
+        let (x, y) = (&self.nodes[a], &self.nodes[b]);
+        x.stages == y.stages && x.decode == y.decode && x.wake_at == y.wake_at
+    }
+
+    /// What planners may read of the running simulation.
+    pub fn view(&self) -> View<'_> {
+        let now = self.now;
+        View {
+            now,
+            config: self.cfg,
+            tasks: self.tasks,
+            nodes: &self.nodes,
+            next_inference_arrival: self.inference_arrivals.iter().copied().find(|&a| a > now),
         }
     }
 
@@ -452,20 +555,10 @@ impl<'a> DiscreteEventEngine<'a> {
         }
     }
 
-    fn view(&self) -> View<'_> {
-        let now = self.now;
-        View {
-            now,
-            config: self.cfg,
-            tasks: self.tasks,
-            nodes: &self.nodes,
-            next_inference_arrival: self.inference_arrivals.iter().copied().find(|&a| a > now),
-        }
-    }
-
-    fn arrive(&mut self, id: TaskId, planner: &mut dyn Dispatcher) {
+    /// Carries out the decision for the task `advance` returned: its node (or a training
+    /// task's deferral) and its stage-queue rank.
+    pub fn place(&mut self, id: TaskId, choice: Assignment, rank: Option<f64>) {
         let task = self.tasks[id.index()];
-        let choice = planner.assign(&self.view(), &task);
         let node = match choice {
             Assignment::Node(n) if n < self.cfg.nodes => n,
             Assignment::Defer if task.is_training() => {
@@ -483,7 +576,7 @@ impl<'a> DiscreteEventEngine<'a> {
             _ => 0,
         };
         self.outcomes[id.index()].node = Some(node);
-        self.ranks[id.index()] = planner.rank(id);
+        self.ranks[id.index()] = rank;
         if !task.is_training() && !self.deferred.is_empty() {
             // Each inference arrival offers one deferred training task again; the last one
             // offers them all (nothing is left to protect).
@@ -517,8 +610,11 @@ impl<'a> DiscreteEventEngine<'a> {
         };
         let task_key = match op {
             Pending::Forward(id) | Pending::Backward(id) => i64::from(id.0),
-            Pending::Decode(iter) => self.decode_batches[iter as usize]
-                .iter()
+            Pending::Decode(iter) => self
+                .decode_batches
+                .get(&iter)
+                .into_iter()
+                .flatten()
                 .map(|t| i64::from(t.0))
                 .min()
                 .unwrap_or(i64::MAX),
@@ -674,7 +770,7 @@ impl<'a> DiscreteEventEngine<'a> {
                 )
             }
             Pending::Decode(iter) => {
-                let batch = self.decode_batches[iter as usize].clone();
+                let batch = self.decode_batches.get(&iter).cloned().unwrap_or_default();
                 let ctx: u64 = batch
                     .iter()
                     .map(|t| match self.tasks[t.index()].kind {
@@ -928,10 +1024,11 @@ impl<'a> DiscreteEventEngine<'a> {
             .filter(|&g| d.groups[g].in_flight.is_none() && !d.groups[g].members.is_empty())
             .collect();
         for g in idle {
-            let iter = self.decode_batches.len() as u64;
+            let iter = self.next_iteration;
+            self.next_iteration += 1;
             let group = &mut self.nodes[node].decode.groups[g];
             group.in_flight = Some(iter);
-            self.decode_batches.push(group.members.clone());
+            self.decode_batches.insert(iter, group.members.clone());
             let est = self.cfg.latency.decode_s(0);
             self.enqueue(node, 0, Pending::Decode(iter), est);
         }
@@ -939,7 +1036,7 @@ impl<'a> DiscreteEventEngine<'a> {
 
     fn iteration_done(&mut self, node: usize, iter: u64) {
         let now = self.now;
-        let batch = self.decode_batches[iter as usize].clone();
+        let batch = self.decode_batches.remove(&iter).unwrap_or_default();
         let mut finished = Vec::new();
         for id in &batch {
             if self.outcomes[id.index()].dropped {
