@@ -38,7 +38,7 @@ const PRINTERS: &[&str] = &[
 const MAY_IMPORT: &[(&str, &[&str])] = &[
     ("spec", &[]),
     ("rng", &[]),
-    ("solver", &[]),
+    ("solver", &["spec"]),
     ("topology", &["spec"]),
     ("plan", &["spec", "topology"]),
     ("verify", &["plan", "spec", "topology"]),

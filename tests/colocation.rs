@@ -78,6 +78,9 @@ fn canonical(r: &ColocationPlan) -> String {
     for p in &mut r.planners {
         p.runtime_ms = 0.0;
     }
+    for b in &mut r.bounds {
+        b.runtime_ms = 0.0;
+    }
     serde_json::to_string(&r).expect("serializes")
 }
 
@@ -108,44 +111,93 @@ proptest! {
     }
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+/// A tiny instance whose every node assignment can be enumerated: `count` requests of fixed
+/// size, a little training, on `nodes` nodes.
+fn tiny(nodes: i64, stages: i64, count: i64, rate: f64, out: i64, depri: usize) -> ColocationSpec {
+    let mut spec = instance(nodes, stages, count, rate, 0.5, 0.8, false, 2, 0.5, depri, true);
+    spec.model.eta_forward = 1.0e-4;
+    spec.model.eta_backward = 0.5e-4;
+    spec.model.decode_base_s = 0.05;
+    spec.model.decode_per_token_s = 0.001;
+    spec.inference.prompt_tokens.dist = coplan::spec::colocation::DistKind::Constant;
+    spec.inference.prompt_tokens.mean = 100.0;
+    spec.inference.output_tokens.dist = coplan::spec::colocation::DistKind::Constant;
+    spec.inference.output_tokens.mean = out as f64;
+    spec.inference.output_tokens.min = 0;
+    spec.training.tokens.dist = coplan::spec::colocation::DistKind::Constant;
+    spec.training.tokens.mean = 100.0;
+    if let Some(a) = spec.inference.arrival.as_mut() {
+        a.rate_rps = 4.0;
+    }
+    spec.planners.ilp_time_limit_s = 60.0;
+    spec.planners.run = ["separate", "mix-rr", "mix-luf", "lemix", "lemix-balanced", "ilp"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    spec
+}
 
-    /// The ILP's optimum is a lower bound of every planner's objective, its replayed schedule
-    /// passes the verifier, and the gap is never negative.
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+    /// On tiny instances the exact `ilp` is proven optimal, equals a brute force over every
+    /// node assignment, is no worse than any assignment-only planner, and the bound is below
+    /// it and below every planner.
     #[test]
-    fn no_planner_beats_the_ilp_bound(
-        nodes in 1..=2i64, stages in 1..=2i64, count in 1..=4i64, rate in prop::sample::select(vec![0.0, 0.25]),
-        out in 0..=2i64, seed in 1..100u64, depri in 0..3usize,
+    fn exact_ilp_equals_brute_force_and_bounds_hold(
+        nodes in 1..=3i64, stages in 1..=2i64, count in 1..=5i64, rate in prop::sample::select(vec![0.0, 0.25]),
+        out in 0..=3i64, seed in 1..100u64, depri in 0..3usize,
     ) {
-        let mut spec = instance(nodes, stages, count, rate, 0.5, 0.8, false, 2, 0.5, depri, true);
-        spec.model.eta_forward = 1.0e-4;
-        spec.model.eta_backward = 0.5e-4;
-        spec.model.decode_base_s = 0.05;
-        spec.model.decode_per_token_s = 0.0;
-        spec.inference.prompt_tokens.dist = coplan::spec::colocation::DistKind::Constant;
-        spec.inference.prompt_tokens.mean = 100.0;
-        spec.inference.output_tokens.dist = coplan::spec::colocation::DistKind::Constant;
-        spec.inference.output_tokens.mean = out as f64;
-        spec.inference.output_tokens.min = 0;
-        spec.training.tokens.dist = coplan::spec::colocation::DistKind::Constant;
-        spec.training.tokens.mean = 100.0;
-        if let Some(a) = spec.inference.arrival.as_mut() {
-            a.rate_rps = 2.0;
-        }
-        spec.planners.ilp_slot_s = 0.25;
-        spec.planners.ilp_time_limit_s = 60.0;
-        spec.planners.run = ["separate", "mix-rr", "mix-luf", "lemix", "lemix-balanced", "ilp"].iter().map(|s| s.to_string()).collect();
-        let report = plan(&cluster(), &spec, None, None, Some(seed)).expect("runs and verifies");
+        let spec = tiny(nodes, stages, count, rate, out, depri);
+        let c = cluster();
+        let s = coplan::colocate::setup::setup(&c, &spec, None, Some(seed));
+        prop_assume!(s.tasks.len() <= 7);
+        let brute = coplan::colocate::ilp::brute_force(&s);
+        let report = plan(&c, &spec, None, None, Some(seed)).expect("runs and verifies");
+        let bound = report.bound.expect("a bound");
+        let objective = |name: &str| {
+            report.planners.iter().find(|p| p.name == name).and_then(|p| p.objective).expect("ran")
+        };
         let ilp = report.planners.iter().find(|p| p.name == "ilp").expect("ilp listed");
-        prop_assume!(ilp.bound.is_some());
-        let bound = ilp.bound.unwrap_or(0.0);
+        prop_assert_eq!(ilp.status, coplan::plan::PlanStatus::Optimal);
+        prop_assert!((objective("ilp") - brute).abs() <= 1e-6 * brute.max(1.0),
+            "ilp {} against brute force {}", objective("ilp"), brute);
+        for name in ["separate", "mix-rr", "mix-luf"] {
+            prop_assert!(objective("ilp") <= objective(name) + 1e-6, "ilp above {}", name);
+        }
+        prop_assert!(bound <= brute + 1e-6, "bound {} above the optimum {}", bound, brute);
         for p in &report.planners {
             let obj = p.objective.expect("objective");
-            prop_assert!(obj >= bound - 1e-6, "{} objective {} below the ILP bound {}", p.name, obj, bound);
+            prop_assert!(obj >= bound - 1e-6, "{} objective {} below the bound {}", p.name, obj, bound);
             prop_assert!(p.gap.is_some_and(|g| g >= -1e-9));
         }
     }
+}
+
+/// A time-limited exact search reports `time_limit` with its incumbent (a verified schedule),
+/// and the plan's bound stays a valid lower bound of it.
+#[test]
+fn a_time_limited_exact_search_reports_time_limit() {
+    let mut spec = tiny(3, 2, 12, 0.25, 3, 2);
+    spec.planners.ilp_time_limit_s = 1e-6;
+    let report = plan(&cluster(), &spec, None, None, Some(3)).expect("runs");
+    let ilp = report.planners.iter().find(|p| p.name == "ilp").expect("ilp listed");
+    assert_eq!(ilp.status, coplan::plan::PlanStatus::TimeLimit);
+    assert!(ilp.bound.is_none(), "an incumbent is not a bound");
+    let bound = report.bound.expect("the bounds need no solver time");
+    assert!(ilp.objective.expect("an incumbent") >= bound - 1e-9);
+}
+
+/// Above `ilp_exact_max_tasks` the search runs rolling windows and says so.
+#[test]
+fn beyond_the_exact_size_ilp_runs_windows() {
+    let mut spec = tiny(2, 2, 12, 0.25, 3, 2);
+    spec.planners.ilp_exact_max_tasks = 4;
+    spec.planners.ilp_window = 3;
+    let report = plan(&cluster(), &spec, None, None, Some(5)).expect("runs");
+    let ilp = report.planners.iter().find(|p| p.name == "ilp").expect("ilp listed");
+    assert_eq!(ilp.status, coplan::plan::PlanStatus::Windowed);
+    assert!(ilp.objective.expect("a schedule") >= report.bound.expect("bound") - 1e-9);
 }
 
 /// Training shares the nodes' stages with inference under `mix-rr`: with the same inference

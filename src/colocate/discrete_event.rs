@@ -150,6 +150,15 @@ pub trait Dispatcher {
     }
 }
 
+/// Answers nothing: after arrivals close, no task is offered and no sync is asked for.
+struct NoDispatch;
+
+impl Dispatcher for NoDispatch {
+    fn assign(&mut self, _: &View<'_>, _: &Task) -> Assignment {
+        Assignment::Node(0)
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Pending {
     Forward(TaskId),
@@ -298,6 +307,8 @@ pub struct DiscreteEventEngine<'a> {
     /// Set by `close_arrivals`: no task arrives any more (a search's look-ahead drains what
     /// was placed).
     arrivals_closed: bool,
+    /// Whether ops and token times are recorded (a search's clones need outcomes only).
+    recording: bool,
 }
 
 /// What a run has recorded so far and no decision depends on: the op log and the token
@@ -373,6 +384,7 @@ impl<'a> DiscreteEventEngine<'a> {
             slot_open: vec![false; tasks.len()],
             offloaded_mib: vec![vec![0.0; cfg.stages]; tasks.len()],
             arrivals_closed: false,
+            recording: true,
         };
         for t in tasks.iter().filter(|t| !t.is_training()) {
             engine.push(t.arrival_s, Event::Arrive(t.id));
@@ -387,6 +399,12 @@ impl<'a> DiscreteEventEngine<'a> {
         if n.wake_at.is_none_or(|w| at < w) {
             n.wake_at = Some(at);
             self.push(at, Event::Wake { node });
+        }
+    }
+
+    fn record(&mut self, op: OpRecord) {
+        if self.recording {
+            self.ops.push(op);
         }
     }
 
@@ -419,9 +437,22 @@ impl<'a> DiscreteEventEngine<'a> {
     pub fn advance(&mut self, planner: &mut dyn Dispatcher) -> Option<TaskId> {
         while let Some(Reverse((Time(t), _, e))) = self.events.pop() {
             self.now = t;
+            if let Event::Arrive(id) = e
+                && !self.arrivals_closed
+            {
+                return Some(id);
+            }
+            self.handle(e, planner);
+        }
+        None
+    }
+
+    /// Processes one event other than an open arrival.
+    fn handle(&mut self, e: Event, planner: &mut dyn Dispatcher) {
+        {
+            let t = self.now;
             match e {
-                Event::Arrive(_) if self.arrivals_closed => {}
-                Event::Arrive(id) => return Some(id),
+                Event::Arrive(_) => {}
                 Event::AppTimeout { task, offer } => {
                     if self.offers[task.index()] == offer {
                         self.close_slot(task);
@@ -439,7 +470,6 @@ impl<'a> DiscreteEventEngine<'a> {
                 }
             }
         }
-        None
     }
 
     /// From now on no task arrives: the tasks placed so far run to their end. A search's
@@ -448,6 +478,29 @@ impl<'a> DiscreteEventEngine<'a> {
         self.arrivals_closed = true;
         self.fresh_training.clear();
         self.deferred.clear();
+    }
+
+    /// Stops recording ops and token times: a search's clone needs the outcomes only.
+    pub fn quiet(&mut self) {
+        self.recording = false;
+    }
+
+    /// With no further arrivals, runs node `node` until its placed tasks are done or dropped,
+    /// leaving the other nodes as they are (nodes share nothing once arrivals are closed).
+    pub fn drain_node(&mut self, node: usize) {
+        self.close_arrivals();
+        let mut noop = NoDispatch;
+        while let Some(Reverse((Time(t), _, e))) = self.events.pop() {
+            let other = match e {
+                Event::OpDone { node: n, .. } | Event::Wake { node: n } => n != node,
+                Event::Arrive(_) | Event::AppTimeout { .. } => false,
+            };
+            if other {
+                continue;
+            }
+            self.now = t;
+            self.handle(e, &mut noop);
+        }
     }
 
     /// Takes the op log and token times out (see `History`); `restore_history` puts them back.
@@ -798,7 +851,7 @@ impl<'a> DiscreteEventEngine<'a> {
                 o.offloaded = true;
                 self.offloaded_mib[id.index()][stage] = need;
                 let move_s = need / self.cfg.offload_mib_per_s;
-                self.ops.push(OpRecord {
+                self.record(OpRecord {
                     node,
                     stage,
                     kind: OpKind::Offload,
@@ -841,7 +894,7 @@ impl<'a> DiscreteEventEngine<'a> {
         }
         if reload_mib > 0.0 {
             let reload_s = reload_mib / self.cfg.offload_mib_per_s;
-            self.ops.push(OpRecord {
+            self.record(OpRecord {
                 node,
                 stage,
                 kind: OpKind::Reload,
@@ -878,7 +931,7 @@ impl<'a> DiscreteEventEngine<'a> {
         let Some(r) = self.nodes[node].stages[stage].running.take() else {
             return;
         };
-        self.ops.push(OpRecord {
+        self.record(OpRecord {
             node,
             stage,
             kind: r.kind,
@@ -1043,7 +1096,9 @@ impl<'a> DiscreteEventEngine<'a> {
                 continue;
             }
             self.generated[id.index()] += 1;
-            self.outcomes[id.index()].token_times.push(now);
+            if self.recording {
+                self.outcomes[id.index()].token_times.push(now);
+            }
             let kv = self.cfg.kv_mib_per_token;
             for s in 0..self.cfg.stages {
                 if self.offloaded_mib[id.index()][s] > 0.0 {

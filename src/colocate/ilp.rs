@@ -1,27 +1,38 @@
-//! `ilp`: a time-indexed MILP over the same tasks (DESIGN §6.3). Binaries place each op (a
-//! forward or backward on a stage) of each task on a node at a slot of `ilp_slot_s`.
+//! `ilp`: the best node assignment of every task under the engine's own rules (DESIGN §10.3).
 //!
-//! It is a relaxation of the engine, so its optimum (or best bound) is a lower bound of every
-//! planner's objective. Every engine schedule maps to a feasible point — each op at slot
-//! ⌊start / δ⌋ with its duration rounded **down** to slots (⌊a + b⌋ ≥ ⌊a⌋ + ⌊b⌋ keeps stage
-//! capacity and pipeline order), arrivals rounded down — at an objective no larger than the
-//! engine's: left out are decode iterations (each request's completion is bounded below by its
-//! own decode time instead), memory and its waits, offloads and syncs, and A-PP releases (a
-//! training task's term is bounded below by its own processing time); any task may be dropped
-//! at the `dropped` cost; response times use the real arrival. The horizon covers the longest
-//! run of the planners it is compared with, so their schedules are all inside the model.
+//! The engine is deterministic given the node of each task in the order it offers them, so
+//! the schedules an assignment-only planner can produce are exactly the leaves of a tree with
+//! one level per offered task and one branch per node. `ilp` searches that tree depth first,
+//! cloning the engine at each offer:
+//! - the first dive follows the least-backlog node, which gives the first incumbent;
+//! - a subtree is cut when the floor of its partial run (finished tasks at their score, the
+//!   others at their floor from now, `bounds::partial_floor`) reaches the incumbent;
+//! - nodes whose state is identical (never used, or drained to the same state) are
+//!   interchangeable: only the first of them is tried.
+//!
+//! Up to `ilp_exact_max_tasks` tasks the search is complete and the result is `optimal` when
+//! it ends within `ilp_time_limit_s` (else `time_limit`, with the incumbent). Above, it runs
+//! rolling windows: from the engine's state, the next K offers are searched exactly, each leaf
+//! scored by draining the placed tasks with no further arrivals, and the first ⌈K / 2⌉
+//! choices are kept (status `windowed`). Deferral and SEPARATE's weight syncs are not
+//! assignments, so `lemix` and `separate` (when it syncs) may leave this space.
 
-use good_lp::{Expression, ProblemVariables, Variable, constraint, variable};
+use std::collections::HashMap;
 
+use super::bounds::{TaskFloor, partial_floor, task_floors};
 use super::discrete_event::{Assignment, DiscreteEventEngine, Dispatcher, View};
+use super::metrics::objective_term;
 use super::planner::{ColocationPlanner, PlannerRun};
 use super::setup::Setup;
-use crate::plan::colocation::{Task, TaskId, TaskKind};
+use crate::plan::colocation::{Task, TaskId};
 use crate::plan::error::PlanningError;
 use crate::plan::{PlanStatus, PlannerRole};
-use crate::solver::{self, Deadline, SolveError, SolveStatus};
+use crate::solver::Deadline;
 
-/// The `ilp` planner: the relaxation's bound, and the engine's replay of its solution.
+/// Costs closer than this are ties.
+const EPS: f64 = 1e-9;
+
+/// The `ilp` planner.
 pub struct Ilp;
 
 impl ColocationPlanner for Ilp {
@@ -33,284 +44,308 @@ impl ColocationPlanner for Ilp {
         PlannerRole::BoundReference
     }
 
-    fn run(&self, setup: &Setup, horizon_s: f64) -> Result<PlannerRun, PlanningError> {
-        let spec = &setup.spec;
-        let outcome = solve(setup, horizon_s).map_err(PlanningError::Solver)?;
-        Ok(match outcome {
-            IlpOutcome::TooLarge { binaries } => PlannerRun::Skipped {
-                reason: format!(
-                    "too large ({binaries} binaries; ilp_max_binaries = {})",
-                    spec.planners.ilp_max_binaries
-                ),
-            },
-            IlpOutcome::NoIncumbent => PlannerRun::NoSolution {
-                reason: "time limit before any incumbent".into(),
-            },
-            IlpOutcome::Solved {
-                bound,
-                optimal,
-                nodes,
-                starts,
-            } => {
-                let mut replay = FixedNodes {
-                    nodes,
-                    starts,
-                    next: 0,
-                };
-                PlannerRun::Ran {
-                    run: DiscreteEventEngine::new(&setup.config, &setup.tasks).run(&mut replay),
-                    status: if optimal {
-                        PlanStatus::Optimal
-                    } else {
-                        PlanStatus::TimeLimit
-                    },
-                    bound,
-                }
-            }
+    fn run(&self, setup: &Setup, _horizon_s: f64) -> Result<PlannerRun, PlanningError> {
+        let outcome = solve(setup);
+        let mut replay = FixedNodes {
+            nodes: outcome.choices,
+            next: 0,
+        };
+        let run = DiscreteEventEngine::new(&setup.config, &setup.tasks).run(&mut replay);
+        Ok(PlannerRun::Ran {
+            run,
+            status: outcome.status,
+            bound: None,
         })
     }
 }
 
-/// The replay of the ILP's solution: each task on the MILP's node, its ops ranked on every
-/// stage by the MILP's start slot (a task the MILP dropped goes round-robin, last: the engine
-/// runs it rather than drop it).
+/// What the search found: the node of each offer in order, and how sure it is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchOutcome {
+    pub choices: Vec<usize>,
+    /// The final objective of the chosen schedule.
+    pub objective: f64,
+    pub status: PlanStatus,
+    /// Search nodes (engine states) expanded.
+    pub expanded: u64,
+}
+
+/// The engine's offers replayed: the n-th offered task goes to the n-th node chosen.
 struct FixedNodes {
-    nodes: Vec<Option<usize>>,
-    starts: Vec<Option<f64>>,
+    nodes: Vec<usize>,
     next: usize,
 }
 
 impl Dispatcher for FixedNodes {
     fn assign(&mut self, view: &View<'_>, task: &Task) -> Assignment {
-        let n = self
-            .nodes
-            .get(task.id.index())
-            .copied()
-            .flatten()
-            .unwrap_or_else(|| {
-                self.next += 1;
-                self.next % view.config.nodes.max(1)
-            });
+        let n = self.nodes.get(self.next).copied().unwrap_or_else(|| least_backlog(view, task)[0]);
+        self.next += 1;
         Assignment::Node(n)
     }
+}
 
-    fn rank(&self, task: TaskId) -> Option<f64> {
-        Some(
-            self.starts
-                .get(task.index())
-                .copied()
-                .flatten()
-                .unwrap_or(f64::MAX),
-        )
+/// The search places tasks itself; this only answers the engine's questions (no syncs).
+struct NoSync;
+
+impl Dispatcher for NoSync {
+    fn assign(&mut self, _: &View<'_>, _: &Task) -> Assignment {
+        Assignment::Node(0)
     }
 }
 
-/// The ILP's outcome.
-#[derive(Debug, Clone, PartialEq)]
-pub enum IlpOutcome {
-    /// The model would have more binaries than `ilp_max_binaries`.
-    TooLarge { binaries: usize },
-    Solved {
-        /// Proven lower bound of the canonical objective.
-        bound: Option<f64>,
-        optimal: bool,
-        /// Node of each task in the MILP's solution (`None`: dropped), for the replay.
-        nodes: Vec<Option<usize>>,
-        /// Start slot of each task's first op, for the replay's order on each stage.
-        starts: Vec<Option<f64>>,
-    },
-    /// The solver stopped before any incumbent (no bound either).
-    NoIncumbent,
-}
-
-struct OpVar {
-    task: usize,
-    node: usize,
-    /// Index of the op within its task: forwards 0..S, then backwards S..2S (last stage first).
-    op: usize,
-    slot: usize,
-    var: Variable,
-}
-
-/// Solves the model with horizon `horizon_s` (at least the longest compared schedule).
-pub fn solve(s: &Setup, horizon_s: f64) -> Result<IlpOutcome, String> {
-    let spec = &s.spec;
-    let cfg = &s.config;
-    let delta = spec.planners.ilp_slot_s;
-    let tau = spec.inference.slo_factor * s.slo_base_s;
-    let w = &spec.objective;
-    let stages = cfg.stages;
-    let slots = (horizon_s / delta).ceil() as usize + 1;
-    // Op durations in slots (rounded down) and the ops of each task.
-    let ops_of = |k: usize| -> Vec<usize> {
-        let t = &s.tasks[k];
-        let (b, l) = t.forward_shape();
-        let f = (cfg.latency.forward_s(b, l) / delta).floor() as usize;
-        let mut v = vec![f; stages];
-        if t.is_training() {
-            let bw = (cfg.latency.backward_s(b, l) / delta).floor() as usize;
-            v.extend(std::iter::repeat_n(bw, stages));
-        }
-        v
-    };
-    let binaries: usize = (0..s.tasks.len())
-        .map(|k| ops_of(k).len() * cfg.nodes * slots)
-        .sum::<usize>()
-        + s.tasks.len() * (cfg.nodes + 2);
-    if binaries > spec.planners.ilp_max_binaries.max(0) as usize {
-        return Ok(IlpOutcome::TooLarge { binaries });
-    }
-    let mut vars = ProblemVariables::new();
-    let mut ops: Vec<OpVar> = Vec::new();
-    let mut y = vec![Vec::new(); s.tasks.len()]; // y[k][n]: task on node n
-    let mut dropped = Vec::new();
-    let mut miss = Vec::new();
-    for (k, t) in s.tasks.iter().enumerate() {
-        let release = if t.is_training() {
-            0
-        } else {
-            (t.arrival_s / delta).floor() as usize
-        };
-        let durs = ops_of(k);
-        for n in 0..cfg.nodes {
-            y[k].push(vars.add(variable().binary()));
-            for (op, d) in durs.iter().enumerate() {
-                for slot in release..slots {
-                    if slot + d > slots {
-                        break;
-                    }
-                    ops.push(OpVar {
-                        task: k,
-                        node: n,
-                        op,
-                        slot,
-                        var: vars.add(variable().binary()),
-                    });
-                }
-            }
-        }
-        dropped.push(vars.add(variable().binary()));
-        miss.push(vars.add(variable().binary()));
-    }
-    let mut objective = Expression::from(0.0);
-    let mut constraints = Vec::new();
-    let start_of = |k: usize, op: usize| -> Expression {
-        ops.iter()
-            .filter(|o| o.task == k && o.op == op)
-            .map(|o| o.slot as f64 * o.var)
-            .sum()
-    };
-    for (k, t) in s.tasks.iter().enumerate() {
-        let durs = ops_of(k);
-        let placed: Expression = y[k].iter().map(|v| Expression::from(*v)).sum();
-        constraints.push(constraint!(placed + dropped[k] == 1.0));
-        // Each op of a placed task starts exactly once, on the task's node.
-        for (n, on_node) in y[k].iter().enumerate() {
-            for op in 0..durs.len() {
-                let on: Expression = ops
-                    .iter()
-                    .filter(|o| o.task == k && o.node == n && o.op == op)
-                    .map(|o| Expression::from(o.var))
-                    .sum();
-                constraints.push(constraint!(on == *on_node));
-            }
-        }
-        // Pipeline order: op j + 1 starts after op j ends (only binds when placed).
-        for (op, d) in durs.iter().enumerate().take(durs.len().saturating_sub(1)) {
-            let big = slots as f64;
-            constraints.push(constraint!(
-                start_of(k, op + 1) >= start_of(k, op) + *d as f64 - big * dropped[k]
-            ));
-        }
-        objective += w.dropped * dropped[k];
-        match t.kind {
-            TaskKind::Inference {
-                prompt_tokens,
-                output_tokens,
-            } => {
-                // End of the last forward, in seconds: δ · (start slot + duration).
-                let end = delta * start_of(k, stages - 1)
-                    + (delta * durs[stages - 1] as f64) * (1.0 - dropped[k]);
-                let decode: f64 = (0..output_tokens)
-                    .map(|i| stages as f64 * cfg.latency.decode_s((prompt_tokens + i) as u64))
-                    .sum();
-                let horizon = slots as f64 * delta;
-                // miss ≥ (R − τ) / horizon, R measured from the real arrival; a dropped request
-                // pays `dropped` instead.
-                constraints.push(constraint!(
-                    horizon * miss[k] >= end.clone() - t.arrival_s - tau - horizon * dropped[k]
-                ));
-                objective += w.slo_miss * miss[k];
-                // (completion − arrival) / τ ≥ (prefill end + own decode time − arrival) / τ,
-                // counted only when placed: the constant parts are multiplied by (1 − dropped).
-                objective += end / tau;
-                objective += ((decode - t.arrival_s) / tau) * (1.0 - dropped[k]);
-            }
-            TaskKind::Training { .. } => {
-                let own: f64 = durs.iter().map(|&d| d as f64 * delta).sum();
-                objective += (own / tau) * (1.0 - dropped[k]);
-            }
-        }
-    }
-    // One op per stage per slot.
-    for n in 0..cfg.nodes {
-        for stage in 0..stages {
-            for slot in 0..slots {
-                let using: Expression = ops
-                    .iter()
-                    .filter(|o| {
-                        let durs = ops_of(o.task);
-                        let on_stage = if o.op < stages {
-                            o.op
-                        } else {
-                            2 * stages - 1 - o.op
-                        };
-                        o.node == n
-                            && on_stage == stage
-                            && o.slot <= slot
-                            && slot < o.slot + durs[o.op].max(1)
-                            && durs[o.op] > 0
-                    })
-                    .map(|o| Expression::from(o.var))
-                    .sum();
-                constraints.push(constraint!(using <= 1.0));
-            }
-        }
-    }
-    let first_ops: Vec<&OpVar> = ops.iter().filter(|o| o.op == 0).collect();
-    let keep: Vec<Variable> = y
-        .iter()
-        .flatten()
-        .copied()
-        .chain(first_ops.iter().map(|o| o.var))
+/// Nodes in the order the search tries them: the least busy first (latest stage backlog,
+/// then memory, then index), one of each set of interchangeable nodes.
+fn least_backlog(view: &View<'_>, _task: &Task) -> Vec<usize> {
+    let mut nodes: Vec<(f64, f64, usize)> = (0..view.config.nodes)
+        .map(|n| {
+            let end = view
+                .stage_backlog_end(n)
+                .into_iter()
+                .fold(view.now, f64::max);
+            (end, view.memory_utilization(n), n)
+        })
         .collect();
-    match solver::minimise(
-        vars,
-        objective,
-        constraints,
-        &keep,
-        &Deadline::after(spec.planners.ilp_time_limit_s),
-        None,
-    ) {
-        Ok(solved) => {
-            let nodes = (0..s.tasks.len())
-                .map(|k| (0..cfg.nodes).find(|&n| solved.values[k * cfg.nodes + n] > 0.5))
-                .collect();
-            let offset = s.tasks.len() * cfg.nodes;
-            let mut starts = vec![None; s.tasks.len()];
-            for (o, v) in first_ops.iter().zip(&solved.values[offset..]) {
-                if *v > 0.5 {
-                    starts[o.task] = Some(o.slot as f64);
-                }
-            }
-            Ok(IlpOutcome::Solved {
-                bound: solved.bound,
-                optimal: solved.status == SolveStatus::Optimal,
-                nodes,
-                starts,
-            })
+    nodes.sort_by(|a, b| {
+        a.0.total_cmp(&b.0)
+            .then(a.1.total_cmp(&b.1))
+            .then(a.2.cmp(&b.2))
+    });
+    nodes.into_iter().map(|(_, _, n)| n).collect()
+}
+
+fn branches(engine: &DiscreteEventEngine<'_>, task: &Task) -> Vec<usize> {
+    let ordered = least_backlog(&engine.view(), task);
+    let mut kept: Vec<usize> = Vec::new();
+    for n in ordered {
+        if !kept.iter().any(|&k| engine.interchangeable(k, n)) {
+            kept.push(n);
         }
-        Err(SolveError::NoIncumbent) => Ok(IlpOutcome::NoIncumbent),
-        Err(e) => Err(e.to_string()),
     }
+    kept
+}
+
+/// Depth-first branch and bound over the next offers of `engine` (positioned at the offer of
+/// `task`). `depth_left = None` searches to the end of the run; `Some(k)` stops after k offers
+/// and scores the leaf by draining the placed tasks.
+struct Search<'s, 'a> {
+    setup: &'s Setup,
+    floors: &'s [TaskFloor],
+    tau: f64,
+    deadline: Deadline,
+    best: f64,
+    best_path: Vec<usize>,
+    path: Vec<usize>,
+    expanded: u64,
+    timed_out: bool,
+    window: Option<usize>,
+    /// In a window: (node, task, offer time) of each placement on the current path.
+    placed: Vec<(usize, TaskId, u64)>,
+    /// A window leaf's cost per node, by what the window placed on it: a node's drain depends
+    /// on nothing else once arrivals close.
+    node_costs: HashMap<(usize, Vec<(TaskId, u64)>), f64>,
+    _engine: std::marker::PhantomData<DiscreteEventEngine<'a>>,
+}
+
+impl<'a> Search<'_, 'a> {
+    fn score(&self, engine: &DiscreteEventEngine<'a>, placed_only: bool) -> f64 {
+        engine
+            .outcomes()
+            .iter()
+            .filter(|o| !placed_only || o.node.is_some() || o.dropped)
+            .map(|o| objective_term(o, self.tau, &self.setup.spec.objective))
+            .sum()
+    }
+
+    fn leaf(&mut self, cost: f64) {
+        if cost < self.best - EPS {
+            self.best = cost;
+            self.best_path = self.path.clone();
+        }
+    }
+
+    fn explore(&mut self, engine: DiscreteEventEngine<'a>, offer: Option<TaskId>) {
+        let placed_only = self.window.is_some();
+        let Some(id) = offer else {
+            let cost = if placed_only {
+                self.window_leaf(&engine)
+            } else {
+                self.score(&engine, false)
+            };
+            self.leaf(cost);
+            return;
+        };
+        if self.window.is_some_and(|k| self.path.len() >= k) {
+            let cost = self.window_leaf(&engine);
+            self.leaf(cost);
+            return;
+        }
+        let floor = partial_floor(self.setup, self.floors, &engine, placed_only);
+        if floor >= self.best - EPS {
+            return;
+        }
+        // After the first complete dive, the time limit stops the search.
+        if !self.best_path.is_empty() && self.deadline.expired() {
+            self.timed_out = true;
+            return;
+        }
+        self.expanded += 1;
+        let task = self.setup.tasks[id.index()];
+        for n in branches(&engine, &task) {
+            let mut child = engine.clone();
+            child.place(id, Assignment::Node(n), None);
+            let next = child.advance(&mut NoSync);
+            self.path.push(n);
+            self.placed.push((n, id, engine.now().to_bits()));
+            self.explore(child, next);
+            self.placed.pop();
+            self.path.pop();
+        }
+    }
+
+    /// The cost of the placed tasks when nothing more arrives: node by node, each node
+    /// drained once per distinct set of window placements on it.
+    fn window_leaf(&mut self, engine: &DiscreteEventEngine<'a>) -> f64 {
+        let mut cost = 0.0;
+        for n in 0..self.setup.config.nodes {
+            let key: Vec<(TaskId, u64)> = self
+                .placed
+                .iter()
+                .filter(|p| p.0 == n)
+                .map(|p| (p.1, p.2))
+                .collect();
+            let key = (n, key);
+            let node_cost = match self.node_costs.get(&key) {
+                Some(c) => *c,
+                None => {
+                    let mut drained = engine.clone();
+                    drained.drain_node(n);
+                    let c = drained
+                        .outcomes()
+                        .iter()
+                        .filter(|o| o.node == Some(n))
+                        .map(|o| objective_term(o, self.tau, &self.setup.spec.objective))
+                        .sum();
+                    self.node_costs.insert(key, c);
+                    c
+                }
+            };
+            cost += node_cost;
+        }
+        cost
+    }
+}
+
+/// Runs the exact search, or the windowed one above `ilp_exact_max_tasks`.
+pub fn solve(setup: &Setup) -> SearchOutcome {
+    let planners = &setup.spec.planners;
+    let floors = task_floors(setup);
+    let tau = (setup.spec.inference.slo_factor * setup.slo_base_s).max(1e-12);
+    let deadline = Deadline::after(planners.ilp_time_limit_s);
+    let new_search = |window: Option<usize>, deadline: Deadline| Search {
+        setup,
+        floors: &floors,
+        tau,
+        deadline,
+        best: f64::INFINITY,
+        best_path: Vec::new(),
+        path: Vec::new(),
+        expanded: 0,
+        timed_out: false,
+        window,
+        placed: Vec::new(),
+        node_costs: HashMap::new(),
+        _engine: std::marker::PhantomData,
+    };
+    let mut engine = DiscreteEventEngine::new(&setup.config, &setup.tasks);
+    let first = engine.advance(&mut NoSync);
+    if setup.tasks.len() <= planners.ilp_exact_max_tasks.max(0) as usize {
+        let mut search = new_search(None, deadline);
+        engine.quiet();
+        search.explore(engine, first);
+        return SearchOutcome {
+            choices: search.best_path,
+            objective: search.best,
+            status: if search.timed_out {
+                PlanStatus::TimeLimit
+            } else {
+                PlanStatus::Optimal
+            },
+            expanded: search.expanded,
+        };
+    }
+    let k = planners.ilp_window.clamp(1, 12) as usize;
+    let keep = k.div_ceil(2);
+    let mut choices = Vec::with_capacity(setup.tasks.len());
+    let mut expanded = 0;
+    let mut offer = first;
+    while let Some(id) = offer {
+        // Past the time limit the windows shrink to one offer: still exact, only shorter.
+        let window = if deadline.expired() { 1 } else { k };
+        let history = engine.take_history();
+        let mut search = new_search(Some(window), Deadline::after(f64::INFINITY));
+        let mut root = engine.clone();
+        root.quiet();
+        search.explore(root, Some(id));
+        engine.restore_history(history);
+        expanded += search.expanded;
+        let path = search.best_path;
+        let mut next = Some(id);
+        for &n in path.iter().take(keep.min(window).max(1)) {
+            let Some(id) = next else { break };
+            engine.place(id, Assignment::Node(n), None);
+            choices.push(n);
+            next = engine.advance(&mut NoSync);
+        }
+        if path.is_empty() {
+            // Nothing scored (cannot happen: every window has a leaf); place greedily.
+            let n = least_backlog(&engine.view(), &setup.tasks[id.index()])[0];
+            engine.place(id, Assignment::Node(n), None);
+            choices.push(n);
+            next = engine.advance(&mut NoSync);
+        }
+        offer = next;
+    }
+    let objective = engine
+        .outcomes()
+        .iter()
+        .map(|o| objective_term(o, tau, &setup.spec.objective))
+        .sum();
+    SearchOutcome {
+        choices,
+        objective,
+        status: PlanStatus::Windowed,
+        expanded,
+    }
+}
+
+/// The best objective over every node assignment, by enumerating them all (no pruning, no
+/// symmetry): the oracle of the search on tiny instances.
+pub fn brute_force(setup: &Setup) -> f64 {
+    let tau = (setup.spec.inference.slo_factor * setup.slo_base_s).max(1e-12);
+    fn walk(
+        setup: &Setup,
+        tau: f64,
+        mut engine: DiscreteEventEngine<'_>,
+        offer: Option<TaskId>,
+    ) -> f64 {
+        let Some(id) = offer else {
+            return engine
+                .outcomes()
+                .iter()
+                .map(|o| objective_term(o, tau, &setup.spec.objective))
+                .sum();
+        };
+        let _ = &mut engine;
+        (0..setup.config.nodes)
+            .map(|n| {
+                let mut child = engine.clone();
+                child.place(id, Assignment::Node(n), None);
+                let next = child.advance(&mut NoSync);
+                walk(setup, tau, child, next)
+            })
+            .fold(f64::INFINITY, f64::min)
+    }
+    let mut engine = DiscreteEventEngine::new(&setup.config, &setup.tasks);
+    let first = engine.advance(&mut NoSync);
+    walk(setup, tau, engine, first)
 }

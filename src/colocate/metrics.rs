@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use super::setup::Setup;
 use crate::plan::colocation::{ColocationMetrics, ColocationRun, OpKind, TaskKind, TaskOutcome};
+use crate::spec::colocation::ColocationObjective;
 
 fn percentile(sorted: &[f64], q: f64) -> Option<f64> {
     if sorted.is_empty() {
@@ -130,18 +131,11 @@ pub fn compute(run: &ColocationRun, setup: &Setup) -> ColocationMetrics {
         .filter_map(|o| o.staleness.map(|s| s as f64))
         .collect();
     let dropped = run.outcomes.iter().filter(|o| o.dropped).count();
-    let mut objective = dropped as f64 * weights.dropped;
-    for o in &run.outcomes {
-        if o.dropped {
-            continue;
-        }
-        if !o.training && response(o).is_none_or(|r| r > tau + 1e-12) {
-            objective += weights.slo_miss;
-        }
-        if let Some(end) = o.end_s {
-            objective += (end - o.arrival_s) / tau.max(1e-12);
-        }
-    }
+    let objective = run
+        .outcomes
+        .iter()
+        .map(|o| objective_term(o, tau, weights))
+        .sum();
     let mut slo = BTreeMap::new();
     for k in [1.0, 5.0, 10.0] {
         slo.insert(format!("{k}x"), share(k));
@@ -199,6 +193,26 @@ pub fn compute(run: &ColocationRun, setup: &Setup) -> ColocationMetrics {
         staleness_mean: (!stale.is_empty()).then(|| stale.iter().sum::<f64>() / stale.len() as f64),
         objective,
     }
+}
+
+/// One task's term of the canonical objective: `dropped` for a dropped task; otherwise
+/// `slo_miss` for a request whose prefill response exceeds τ_R (or that has none), plus
+/// (completion − arrival) / τ_R once it has completed.
+pub fn objective_term(o: &TaskOutcome, tau: f64, weights: &ColocationObjective) -> f64 {
+    if o.dropped {
+        return weights.dropped;
+    }
+    let mut term = 0.0;
+    if !o.training
+        && o.prefill_end_s
+            .is_none_or(|e| e - o.arrival_s > tau + 1e-12)
+    {
+        term += weights.slo_miss;
+    }
+    if let Some(end) = o.end_s {
+        term += (end - o.arrival_s) / tau.max(1e-12);
+    }
+    term
 }
 
 /// Forward, backward and decode compute; offloads, reloads and syncs are transfers.

@@ -4,14 +4,17 @@
 
 use std::time::Instant;
 
-use super::bounds::request_floors;
+use super::bounds::best_bound;
 use super::capacity::resolve_load;
 use super::metrics;
 use super::planner::{ColocationPlanner, PlannerRun};
 use super::registry;
 use super::setup::{Setup, setup};
 use super::trace::TraceRequest;
-use crate::plan::colocation::{ColocationPlan, ColocationPlannerReport, ColocationRun, TaskEvent};
+use crate::plan::colocation::{
+    BoundReport, ColocationPlan, ColocationPlannerReport, ColocationRun, TaskEvent,
+};
+use crate::solver::SolverSettings;
 use crate::plan::error::PlanningError;
 use crate::plan::{PlanStatus, PlannerRole};
 use crate::spec::ColocationSpec;
@@ -102,27 +105,26 @@ pub fn plan(
             run_verified(planner, &s, 0.0)?,
         ));
     }
-    if !references.is_empty() {
-        let horizon = match runs
-            .iter()
-            .filter_map(|(_, _, r)| r.as_ref().ok())
-            .map(|r| last_end(&r.run))
-            .reduce(f64::max)
-        {
-            Some(h) => h,
-            // No candidate ran: the round-robin schedule stands in for them.
-            None => match candidate_run("mix-rr", &s)? {
-                Some(run) => last_end(&run),
-                None => 0.0,
-            },
-        };
-        for planner in references {
-            runs.push((
-                planner.name(),
-                planner.role(),
-                run_verified(planner, &s, horizon)?,
-            ));
-        }
+    // The references' horizon (and the LP bound's): the latest end of the candidates' runs.
+    let horizon = match runs
+        .iter()
+        .filter_map(|(_, _, r)| r.as_ref().ok())
+        .map(|r| last_end(&r.run))
+        .reduce(f64::max)
+    {
+        Some(h) => h,
+        // No candidate ran: the round-robin schedule stands in for them.
+        None => match candidate_run("mix-rr", &s)? {
+            Some(run) => last_end(&run),
+            None => 0.0,
+        },
+    };
+    for planner in references {
+        runs.push((
+            planner.name(),
+            planner.role(),
+            run_verified(planner, &s, horizon)?,
+        ));
     }
     let mut reports = Vec::new();
     for name in &names {
@@ -195,23 +197,18 @@ pub fn plan(
             events,
         });
     }
-    // gap against the bound reference's lower bound; exact only when its own schedule attains it.
-    // Every gap is against the best proven lower bound: the per-task floors, or the bound
-    // reference's (the ILP relaxation's) where it is higher.
-    let floors = request_floors(&s);
-    let reference = reports
-        .iter()
-        .find(|r| r.role == PlannerRole::BoundReference)
-        .and_then(|r| r.bound.map(|b| (b, r.objective)));
-    let (bound, own_objective, source) = match reference {
-        Some((b, own)) if b >= floors => (b, own, "ilp relaxation"),
-        _ => (floors, None, "request floors"),
+    // Every gap is against the best proven lower bound (DESIGN §10.3); the `ilp` row is a
+    // schedule like the others, so its gap is against the same bound.
+    let settings = SolverSettings {
+        backend: spec.planners.solver,
+        mip_gap: spec.planners.ilp_mip_gap,
     };
-    let attained = own_objective.is_some_and(|o| (o - bound).abs() <= 1e-9 * bound.abs().max(1.0));
+    let bounds = best_bound(&s, horizon, settings);
+    let bound = bounds.best;
     for r in &mut reports {
         if let Some(o) = r.objective {
             r.gap = Some((o - bound) / bound.abs().max(1.0));
-            r.gap_is_bound = !attained;
+            r.gap_is_bound = true;
         }
     }
     Ok(ColocationPlan {
@@ -224,7 +221,17 @@ pub fn plan(
         stages: s.config.stages,
         slo_s: tau,
         bound: Some(bound),
-        bound_source: source,
+        bound_source: bounds.source,
+        bounds: bounds
+            .parts
+            .into_iter()
+            .map(|p| BoundReport {
+                name: p.name,
+                value: p.value.as_ref().ok().copied(),
+                reason: p.value.err(),
+                runtime_ms: p.runtime_ms,
+            })
+            .collect(),
         planners: reports,
     })
 }

@@ -217,7 +217,21 @@ pub struct ColocationPlan {
     pub slo_s: f64,
     /// The best proven lower bound of the canonical objective, which every gap is against.
     pub bound: Option<f64>,
-    /// Where it comes from: `request floors` or `ilp relaxation`.
+    /// Where it comes from: `request floors`, `stage relaxation` or `interval lp`.
     pub bound_source: &'static str,
+    /// Every lower bound computed, the best of which is `bound`.
+    pub bounds: Vec<BoundReport>,
     pub planners: Vec<ColocationPlannerReport>,
+}
+
+/// One lower bound of a co-location plan.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BoundReport {
+    pub name: &'static str,
+    /// `null` when it was not computed on this instance (`reason` says why).
+    pub value: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Redacted in snapshots.
+    pub runtime_ms: f64,
 }

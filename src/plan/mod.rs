@@ -14,6 +14,12 @@ pub enum PlanStatus {
     Heuristic,
     Optimal,
     TimeLimit,
+    /// A solve stopped within the MIP gap the spec allows (`ilp_mip_gap` > 0): a feasible
+    /// plan and a proven bound, no proof of optimality.
+    GapLimit,
+    /// The exact co-location search run over rolling windows of tasks: a strong feasible
+    /// schedule, not an optimum.
+    Windowed,
     Skipped,
     /// A solver stopped before it had any solution (no objective, no events).
     NoSolution,

@@ -61,7 +61,12 @@ pub fn event_optimum(
     state: &ClusterState,
     p: &Preemptor,
 ) -> Result<EventOptimum, PlanningError> {
-    let deadline = Deadline::after(problem.spec.planners.ilp_time_limit_s);
+    let deadline = Deadline::after(problem.spec.planners.ilp_time_limit_s).solving_with(
+        solver::SolverSettings {
+            backend: problem.spec.planners.solver,
+            mip_gap: problem.spec.planners.ilp_mip_gap,
+        },
+    );
     let mut best_cost = problem.cost.weights.unplaced;
     let mut best: Option<(ChainKey, Decision)> = None;
     let mut proven = true;
@@ -94,13 +99,13 @@ pub fn event_optimum(
         proven &= optimal;
         let cost = replay_cost(problem, state, server, p, &chosen).ok_or_else(|| {
             PlanningError::Solver(format!(
-                "microlp chose victims on {} that do not admit a placement",
+                "the solver chose victims on {} that do not admit a placement",
                 problem.cluster.server(server).name
             ))
         })?;
         if optimal && (cost - milp_cost).abs() > 1e-6 {
             return Err(PlanningError::Solver(format!(
-                "microlp's optimum on {} ({milp_cost}) disagrees with its replay ({cost})",
+                "the solver's optimum on {} ({milp_cost}) disagrees with its replay ({cost})",
                 problem.cluster.server(server).name
             )));
         }

@@ -174,6 +174,11 @@ fn run_sequential(
     Ok(SequenceRun {
         // `optimal` only when every solve behind the plan was proven.
         status: match planner.status() {
+            // Unproven: a solve stopped at the time limit or (when the spec allows one) within
+            // the MIP gap.
+            PlanStatus::Optimal if unproven && problem.spec.planners.ilp_mip_gap > 0.0 => {
+                PlanStatus::GapLimit
+            }
             PlanStatus::Optimal if unproven => PlanStatus::TimeLimit,
             status => status,
         },
@@ -257,8 +262,8 @@ fn measure(
 fn reported_bound(status: PlanStatus, bound: Option<f64>, objective: Option<f64>) -> Option<f64> {
     match status {
         PlanStatus::Optimal => bound.or(objective),
-        PlanStatus::TimeLimit | PlanStatus::NoSolution => bound,
-        PlanStatus::Heuristic | PlanStatus::Skipped => None,
+        PlanStatus::TimeLimit | PlanStatus::GapLimit | PlanStatus::NoSolution => bound,
+        PlanStatus::Heuristic | PlanStatus::Windowed | PlanStatus::Skipped => None,
     }
 }
 

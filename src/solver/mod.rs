@@ -5,24 +5,38 @@ use std::time::Instant;
 
 use good_lp::{
     Constraint, Expression, ProblemVariables, ResolutionError, Solution, SolutionStatus,
-    SolverModel, Variable, WithInitialSolution, WithTimeLimit, microlp,
+    SolverModel, Variable, WithInitialSolution, WithMipGap, WithTimeLimit, microlp,
 };
 
-/// When the solves behind one planner must stop: a time budget shared by every solve of the
-/// planner (per-server subproblems and per-event MILPs draw from the same budget).
+pub use crate::spec::kind::SolverBackend;
+
+/// When the solves behind one planner must stop, and how they solve: a time budget shared by
+/// every solve of the planner (per-server subproblems and per-event MILPs draw from the same
+/// budget) and the backend settings.
 #[derive(Debug, Clone, Copy)]
 pub struct Deadline {
     started: Instant,
     limit_s: f64,
+    settings: SolverSettings,
 }
 
 impl Deadline {
-    /// A budget of `limit_s` seconds from now.
+    /// A budget of `limit_s` seconds from now, solved by microlp to proven optimality.
     pub fn after(limit_s: f64) -> Self {
         Deadline {
             started: Instant::now(),
             limit_s,
+            settings: SolverSettings::default(),
         }
+    }
+
+    /// The same budget, solved with `settings`.
+    pub fn solving_with(self, settings: SolverSettings) -> Self {
+        Deadline { settings, ..self }
+    }
+
+    pub fn settings(&self) -> &SolverSettings {
+        &self.settings
     }
 
     /// Seconds left; negative once the budget is spent.
@@ -35,11 +49,31 @@ impl Deadline {
     }
 }
 
+/// Which backend solves, and when a MIP may stop short of a proof.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SolverSettings {
+    pub backend: SolverBackend,
+    /// Relative MIP gap at which a solve may stop (0: prove optimality).
+    pub mip_gap: f64,
+}
+
+impl Default for SolverSettings {
+    fn default() -> Self {
+        SolverSettings {
+            backend: SolverBackend::Microlp,
+            mip_gap: 0.0,
+        }
+    }
+}
+
 /// How a solve ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SolveStatus {
     Optimal,
     TimeLimit,
+    /// Stopped within the requested relative MIP gap: an incumbent and a proven bound, no proof
+    /// of optimality.
+    GapLimit,
 }
 
 /// The outcome of a solve that produced an incumbent.
@@ -59,6 +93,10 @@ pub enum SolveError {
     NoIncumbent,
     #[error("the model is infeasible")]
     Infeasible,
+    #[error(
+        "the solver `{0}` is not built into this binary (rebuild with `cargo build --release --features {0}`)"
+    )]
+    NotBuilt(&'static str),
     #[error("{0}")]
     Other(String),
 }
@@ -76,8 +114,8 @@ impl Solution for Zero {
     }
 }
 
-/// Minimises `objective` with microlp (the embedded backend) within what is left of
-/// `deadline` (at least a millisecond, so a late solve still reports what it has).
+/// Minimises `objective` with the chosen backend within what is left of `deadline` (at least
+/// a millisecond, so a late solve still reports what it has).
 pub fn minimise(
     vars: ProblemVariables,
     objective: Expression,
@@ -86,10 +124,50 @@ pub fn minimise(
     deadline: &Deadline,
     warm_start: Option<Vec<(Variable, f64)>>,
 ) -> Result<Solved, SolveError> {
+    let settings = deadline.settings;
+    match settings.backend {
+        SolverBackend::Microlp => minimise_microlp(
+            vars,
+            objective,
+            constraints,
+            keep,
+            deadline,
+            warm_start,
+            settings.mip_gap,
+        ),
+        #[cfg(feature = "highs")]
+        SolverBackend::Highs => highs_backend::minimise(
+            vars,
+            objective,
+            constraints,
+            keep,
+            deadline,
+            warm_start,
+            settings.mip_gap,
+        ),
+        #[cfg(not(feature = "highs"))]
+        SolverBackend::Highs => Err(SolveError::NotBuilt("highs")),
+    }
+}
+
+fn minimise_microlp(
+    vars: ProblemVariables,
+    objective: Expression,
+    constraints: Vec<Constraint>,
+    keep: &[Variable],
+    deadline: &Deadline,
+    warm_start: Option<Vec<(Variable, f64)>>,
+    mip_gap: f64,
+) -> Result<Solved, SolveError> {
     let mut model = vars
         .minimise(objective.clone())
         .using(microlp)
         .with_time_limit(deadline.remaining_s().max(0.001));
+    if mip_gap > 0.0 {
+        model = model
+            .with_mip_gap(mip_gap as f32)
+            .map_err(|e| SolveError::Other(e.to_string()))?;
+    }
     if let Some(start) = warm_start {
         model = model.with_initial_solution(start);
     }
@@ -100,6 +178,7 @@ pub fn minimise(
     })?;
     let status = match solution.status() {
         SolutionStatus::Optimal => SolveStatus::Optimal,
+        SolutionStatus::GapLimit => SolveStatus::GapLimit,
         _ => SolveStatus::TimeLimit,
     };
     let values: Vec<f64> = keep.iter().map(|v| solution.value(*v)).collect();
@@ -109,7 +188,7 @@ pub fn minimise(
     let constant = objective.eval_with(&Zero);
     let bound = match status {
         SolveStatus::Optimal => Some(value),
-        SolveStatus::TimeLimit => inner.stats().best_bound.map(|b| b + constant),
+        _ => inner.stats().best_bound.map(|b| b + constant),
     };
     Ok(Solved {
         status,
@@ -117,4 +196,105 @@ pub fn minimise(
         objective: value,
         bound,
     })
+}
+
+#[cfg(feature = "highs")]
+mod highs_backend {
+    //! HiGHS through good_lp's model builder, solved on the `highs` model directly so that its
+    //! proven dual bound (`mip_dual_bound`) can be read back.
+
+    use std::collections::HashMap;
+
+    use good_lp::solvers::highs::highs;
+    use good_lp::{Constraint, Expression, ProblemVariables, SolverModel, Variable};
+    use highs::{HighsModelStatus, HighsSolutionStatus};
+
+    use super::{Deadline, SolveError, SolveStatus, Solved, Zero};
+
+    pub fn minimise(
+        vars: ProblemVariables,
+        objective: Expression,
+        constraints: Vec<Constraint>,
+        keep: &[Variable],
+        deadline: &Deadline,
+        warm_start: Option<Vec<(Variable, f64)>>,
+        mip_gap: f64,
+    ) -> Result<Solved, SolveError> {
+        // good_lp adds one HiGHS column per variable, in creation order.
+        let column: HashMap<Variable, usize> = vars
+            .iter_variables_with_def()
+            .enumerate()
+            .map(|(i, (v, _))| (v, i))
+            .collect();
+        let columns = column.len();
+        let constant = good_lp::Solution::eval(&Zero, &objective);
+        let mut problem = vars.minimise(objective).using(highs);
+        for c in constraints {
+            problem.add_constraint(c);
+        }
+        let mut model = problem
+            .try_into_inner()
+            .map_err(|e| SolveError::Other(e.to_string()))?;
+        model.make_quiet();
+        model.set_option("time_limit", deadline.remaining_s().max(0.001));
+        model.set_option("mip_rel_gap", mip_gap.max(0.0));
+        model.set_option("threads", 1);
+        if let Some(start) = warm_start {
+            let mut values = vec![0.0; columns];
+            for (v, x) in start {
+                if let Some(&i) = column.get(&v) {
+                    values[i] = x;
+                }
+            }
+            model.set_solution(Some(&values), None, None, None);
+        }
+        let solved = model
+            .try_solve()
+            .map_err(|e| SolveError::Other(format!("HiGHS: {e:?}")))?;
+        let status = match solved.status() {
+            HighsModelStatus::Infeasible | HighsModelStatus::UnboundedOrInfeasible => {
+                return Err(SolveError::Infeasible);
+            }
+            HighsModelStatus::Optimal => {
+                let gap = solved.mip_gap();
+                // An LP leaves HiGHS's MIP information unset (infinite gap and bound).
+                if gap.is_finite() && gap > 1e-9 {
+                    SolveStatus::GapLimit
+                } else {
+                    SolveStatus::Optimal
+                }
+            }
+            HighsModelStatus::ReachedTimeLimit
+            | HighsModelStatus::ReachedIterationLimit
+            | HighsModelStatus::ReachedSolutionLimit
+            | HighsModelStatus::ReachedInterrupt
+            | HighsModelStatus::ReachedMemoryLimit => SolveStatus::TimeLimit,
+            other => return Err(SolveError::Other(format!("HiGHS status {other:?}"))),
+        };
+        if solved.primal_solution_status() != HighsSolutionStatus::Feasible {
+            return Err(SolveError::NoIncumbent);
+        }
+        let solution = solved.get_solution();
+        let x = solution.columns();
+        let values = keep
+            .iter()
+            .map(|v| column.get(v).map_or(0.0, |&i| x[i]))
+            .collect();
+        let value = solved.objective_value() + constant;
+        let bound = match status {
+            SolveStatus::Optimal => Some(value),
+            // Only a MIP has a dual bound (an LP stopped early proves nothing: infinite).
+            _ => solved
+                .double_info_value(c"mip_dual_bound")
+                .ok()
+                .filter(|b| b.is_finite())
+                .map(|b| b + constant),
+        };
+        Ok(Solved {
+            status,
+            values,
+            objective: value,
+            bound,
+        })
+    }
 }

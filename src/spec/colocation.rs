@@ -342,10 +342,22 @@ pub struct ColocationPlanners {
     pub separate_split: Option<f64>,
     /// Weight sync interval of SEPARATE, in training tasks.
     pub separate_sync_every: i64,
+    /// Time budget of `ilp` (the exact search, or its windows) and of the LP bound, seconds.
     pub ilp_time_limit_s: f64,
-    /// Slot length of the time-indexed ILP.
+    /// Relative MIP gap at which a solve may stop (0: prove optimality).
+    pub ilp_mip_gap: f64,
+    /// The MILP/LP backend (`--solver` overrides it).
+    pub solver: super::kind::SolverBackend,
+    /// Up to this many tasks `ilp` searches every node assignment (branch and bound); above
+    /// it, rolling windows.
+    pub ilp_exact_max_tasks: i64,
+    /// Tasks per window of the windowed search (K).
+    pub ilp_window: i64,
+    /// The interval-indexed LP bound runs up to this many variables.
+    pub bound_lp_max_variables: i64,
+    /// Accepted for specs written for the earlier time-indexed model; not used.
     pub ilp_slot_s: f64,
-    /// Above this many binary variables the ILP is skipped as too large.
+    /// Accepted for specs written for the earlier time-indexed model; not used.
     pub ilp_max_binaries: i64,
     pub seed: u64,
 }
@@ -357,6 +369,11 @@ impl Default for ColocationPlanners {
             separate_split: None,
             separate_sync_every: 100,
             ilp_time_limit_s: 30.0,
+            ilp_mip_gap: 0.0,
+            solver: super::kind::SolverBackend::Microlp,
+            ilp_exact_max_tasks: 24,
+            ilp_window: 2,
+            bound_lp_max_variables: 60_000,
             ilp_slot_s: 0.05,
             ilp_max_binaries: 20_000,
             seed: 1,

@@ -37,3 +37,33 @@ pub fn planner_list_schema(names: &[&str]) -> schemars::Schema {
         "items": { "type": "string", "enum": names }
     })
 }
+
+/// The MILP/LP backend of every solving planner (`[planners] solver`, `--solver`).
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum SolverBackend {
+    /// The embedded pure-Rust solver (always built).
+    #[default]
+    Microlp,
+    /// HiGHS, when the binary was built with `--features highs`.
+    Highs,
+}
+
+impl SolverBackend {
+    pub fn name(self) -> &'static str {
+        match self {
+            SolverBackend::Microlp => "microlp",
+            SolverBackend::Highs => "highs",
+        }
+    }
+
+    /// Whether this binary can solve with the backend.
+    pub fn built(self) -> bool {
+        match self {
+            SolverBackend::Microlp => true,
+            SolverBackend::Highs => cfg!(feature = "highs"),
+        }
+    }
+}

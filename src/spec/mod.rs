@@ -12,7 +12,7 @@ use toml::de::DeValue;
 
 pub use cluster::{ClusterSpec, Penalty, PoolSpec, ServerTypeSpec};
 pub use colocation::ColocationSpec;
-pub use kind::SpecKind;
+pub use kind::{SolverBackend, SpecKind};
 pub use preemption::PreemptionSpec;
 pub use source::{Finding, Issue, SourceFile, SpanIndex};
 

@@ -335,8 +335,13 @@ pub struct PreemptionPlanners {
     /// Planners to run, in report order.
     #[schemars(schema_with = "preemption_planner_names")]
     pub run: Vec<String>,
-    /// Time limit of each MILP solve, in seconds.
+    /// Time budget of each MILP planner, in seconds.
     pub ilp_time_limit_s: f64,
+    /// Relative MIP gap at which a solve may stop (0: prove optimality; above 0 a solve that
+    /// stops there reports `gap_limit`).
+    pub ilp_mip_gap: f64,
+    /// The MILP backend (`--solver` overrides it).
+    pub solver: super::kind::SolverBackend,
 }
 
 impl Default for PreemptionPlanners {
@@ -344,6 +349,8 @@ impl Default for PreemptionPlanners {
         Self {
             run: PREEMPTION_PLANNERS.iter().map(|s| s.to_string()).collect(),
             ilp_time_limit_s: 30.0,
+            ilp_mip_gap: 0.0,
+            solver: super::kind::SolverBackend::Microlp,
         }
     }
 }

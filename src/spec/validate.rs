@@ -53,6 +53,16 @@ impl Findings {
         }
     }
 
+    fn mip_gap(&mut self, value: f64) {
+        self.in_range(
+            p!["planners", "ilp_mip_gap"],
+            value,
+            0.0,
+            0.99,
+            "`ilp_mip_gap`",
+        );
+    }
+
     fn positive(&mut self, path: String, value: f64, what: &str) {
         if !(value.is_finite() && value > 0.0) {
             self.push(
@@ -484,6 +494,7 @@ pub fn preemption(spec: &PreemptionSpec) -> Vec<Finding> {
         spec.planners.ilp_time_limit_s,
         "`ilp_time_limit_s`",
     );
+    out.mip_gap(spec.planners.ilp_mip_gap);
     out.at_least(
         p!["simulation", "cycles"],
         spec.simulation.cycles,
@@ -736,12 +747,25 @@ pub fn colocation(spec: &ColocationSpec) -> Vec<Finding> {
         pl.ilp_time_limit_s,
         "`ilp_time_limit_s`",
     );
-    out.positive(p!["planners", "ilp_slot_s"], pl.ilp_slot_s, "`ilp_slot_s`");
+    out.mip_gap(pl.ilp_mip_gap);
     out.at_least(
-        p!["planners", "ilp_max_binaries"],
-        pl.ilp_max_binaries,
-        1,
-        "`ilp_max_binaries`",
+        p!["planners", "ilp_exact_max_tasks"],
+        pl.ilp_exact_max_tasks,
+        0,
+        "`ilp_exact_max_tasks`",
+    );
+    out.in_range(
+        p!["planners", "ilp_window"],
+        pl.ilp_window as f64,
+        1.0,
+        12.0,
+        "`ilp_window`",
+    );
+    out.at_least(
+        p!["planners", "bound_lp_max_variables"],
+        pl.bound_lp_max_variables,
+        0,
+        "`bound_lp_max_variables`",
     );
     out.0
 }

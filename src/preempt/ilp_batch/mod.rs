@@ -32,7 +32,7 @@ use super::problem::{Decision, DecisionPoint, Problem};
 use crate::plan::error::PlanningError;
 use crate::plan::preemption::Preemptor;
 use crate::plan::{PlanStatus, PlannerRole};
-use crate::solver::Deadline;
+use crate::solver::{Deadline, SolverSettings};
 use crate::topology::state::ClusterState;
 
 pub struct IlpBatch;
@@ -64,7 +64,12 @@ impl PreemptionPlanner for IlpBatch {
         warm_start: Option<&[AppliedDecision]>,
     ) -> Result<BatchDecision, PlanningError> {
         let classes = classes(preemptors);
-        let deadline = Deadline::after(problem.spec.planners.ilp_time_limit_s);
+        let deadline = Deadline::after(problem.spec.planners.ilp_time_limit_s).solving_with(
+            SolverSettings {
+                backend: problem.spec.planners.solver,
+                mip_gap: problem.spec.planners.ilp_mip_gap,
+            },
+        );
         let solution = match decomposition_size(problem, preemptors, &classes) {
             Some(_) => solve_decomposed(problem, initial, preemptors, &classes, &deadline)?,
             None => solve_monolithic(

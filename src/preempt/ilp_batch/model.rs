@@ -361,6 +361,7 @@ pub fn solve_model(
         status: match solved.status {
             SolveStatus::Optimal => PlanStatus::Optimal,
             SolveStatus::TimeLimit => PlanStatus::TimeLimit,
+            SolveStatus::GapLimit => PlanStatus::GapLimit,
         },
         bound: solved.bound,
     }))

@@ -20,6 +20,8 @@ pub fn status(s: PlanStatus) -> &'static str {
         PlanStatus::Heuristic => "heuristic",
         PlanStatus::Optimal => "optimal",
         PlanStatus::TimeLimit => "time_limit",
+        PlanStatus::GapLimit => "gap_limit",
+        PlanStatus::Windowed => "windowed",
         PlanStatus::Skipped => "skipped",
         PlanStatus::NoSolution => "no_solution",
     }

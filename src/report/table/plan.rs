@@ -170,6 +170,7 @@ pub fn colocation(r: &ColocationPlan) -> String {
             ],
             Some(m) => vec![
                 p.name.clone(),
+                status(p.status).into(),
                 num(p.objective, 3),
                 gap(p.gap, p.gap_is_bound),
                 format!("{:.2}", m.throughput_tasks_per_s),
@@ -198,6 +199,7 @@ pub fn colocation(r: &ColocationPlan) -> String {
     out.push_str(&render_table(
         &[
             "planner",
+            "status",
             "objective",
             "gap",
             "task/s",
@@ -226,6 +228,19 @@ pub fn colocation(r: &ColocationPlan) -> String {
             "\ngap: against the lower bound {b:.3} from {} (≤: an upper bound on the distance to the optimum).",
             r.bound_source
         );
+        let parts: Vec<String> = r
+            .bounds
+            .iter()
+            .map(|p| match (p.value, &p.reason) {
+                (Some(v), _) => format!("{} {v:.3}", p.name),
+                (None, Some(why)) => format!("{} - ({why})", p.name),
+                (None, None) => format!("{} -", p.name),
+            })
+            .collect();
+        let _ = writeln!(out, "bounds: {}.", parts.join("; "));
+    }
+    if r.planners.iter().any(|p| p.status == PlanStatus::Windowed) {
+        out.push_str("windowed: the exact search over rolling windows of tasks, a feasible schedule, not an optimum.\n");
     }
     out.push_str("\ntask/s, GPU util: over the cluster and the makespan; task/s act, util act: the paper's definitions, over\nthe used nodes' active spans (compute only). SLO 5×: share of the window's requests whose prefill response\nR ≤ τ_R; TBT per generated token; staleness: training tasks the serving replica had not received (a proxy\nfor the paper's inference loss).\n");
     if let Some(m) = r.planners.iter().find_map(|p| p.metrics.as_ref()) {
