@@ -53,6 +53,10 @@ pub enum Command {
         /// Exit with code 3 when no planner places every preemptor.
         #[arg(long)]
         require_all_placed: bool,
+        /// MILP/LP backend of every solve (overrides [planners].solver); `highs` needs a
+        /// binary built with `--features highs`.
+        #[arg(long, value_enum)]
+        solver: Option<SolverArg>,
     },
     /// Run the paper's protocol: per seed, fill by seeded churn; per cycle, plan the preemptor
     /// list with every planner from the same state; report mean, 95 % CI, min, max and totals.
@@ -71,6 +75,10 @@ pub enum Command {
         format: PlanFormat,
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
+        /// MILP/LP backend of every solve (overrides [planners].solver); `highs` needs a
+        /// binary built with `--features highs`.
+        #[arg(long, value_enum)]
+        solver: Option<SolverArg>,
     },
     /// Simulate the Cartesian product of spec values; write long-format rows.
     ///
@@ -101,6 +109,10 @@ pub enum Command {
         format: LongFormat,
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
+        /// MILP/LP backend of every solve (overrides [planners].solver); `highs` needs a
+        /// binary built with `--features highs`.
+        #[arg(long, value_enum)]
+        solver: Option<SolverArg>,
     },
     /// Join sweep shard outputs (CSV or JSON Lines); reject overlaps and missing scenarios.
     Merge {
@@ -111,8 +123,6 @@ pub enum Command {
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
     },
-    /// Write a co-location plan's node timelines as Chrome Trace Event JSON (open in Perfetto):
-    /// pid = node, tid = stage; forward, backward, decode, offload and sync ops as events.
     /// Each co-location planner's sustainable request rate: the highest Poisson rate at which
     /// its serving backlog stays bounded, by bisection on the simulator.
     Capacity {
@@ -126,7 +136,13 @@ pub enum Command {
         format: CapacityFormat,
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
+        /// MILP/LP backend of every solve (overrides [planners].solver); `highs` needs a
+        /// binary built with `--features highs`.
+        #[arg(long, value_enum)]
+        solver: Option<SolverArg>,
     },
+    /// Write a co-location plan's node timelines as Chrome Trace Event JSON (open in Perfetto):
+    /// pid = node, tid = stage; forward, backward, decode, offload and sync ops as events.
     Timeline {
         cluster: PathBuf,
         workload: PathBuf,
@@ -243,4 +259,20 @@ pub enum TopologyFormat {
     Dot,
     Json,
     Table,
+}
+
+/// `--solver`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum SolverArg {
+    Microlp,
+    Highs,
+}
+
+impl From<SolverArg> for coplan::spec::SolverBackend {
+    fn from(a: SolverArg) -> Self {
+        match a {
+            SolverArg::Microlp => coplan::spec::SolverBackend::Microlp,
+            SolverArg::Highs => coplan::spec::SolverBackend::Highs,
+        }
+    }
 }

@@ -82,11 +82,13 @@ fn sim_options(
     seeds: Option<u64>,
     cycles: Option<u64>,
     planners: Option<Vec<String>>,
+    solver: Option<coplan::spec::SolverBackend>,
 ) -> SimOptions {
     SimOptions {
         seeds: seeds.map(|n| (1..=n).collect()),
         cycles,
         planners,
+        solver,
     }
 }
 
@@ -121,8 +123,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
             seed,
             out,
             require_all_placed,
+            solver,
         } => {
-            let pair = load_pair(&cluster, &workload)?;
+            let pair = load_pair(&cluster, &workload)?.with_solver(solver.map(Into::into))?;
             let result = commands::plan(&pair, planners, seed)?;
             if let PlanResult::Preemption(r) = &result {
                 for w in &r.warnings {
@@ -161,9 +164,10 @@ fn run(cli: Cli) -> Result<(), Failure> {
             planners,
             format,
             out,
+            solver,
         } => {
-            let pair = load_pair(&cluster, &workload)?;
-            let options = sim_options(seeds, cycles, planners);
+            let pair = load_pair(&cluster, &workload)?.with_solver(solver.map(Into::into))?;
+            let options = sim_options(seeds, cycles, planners, None);
             let bar = progress_bar(commands::simulation_units(&pair, &options));
             let result = commands::simulate(&pair, &options, &|| bar.inc(1))?;
             bar.finish_and_clear();
@@ -192,12 +196,13 @@ fn run(cli: Cli) -> Result<(), Failure> {
             shards,
             format,
             out,
+            solver,
         } => {
             let prepared = commands::prepare_sweep(
                 &cluster,
                 &workload,
                 &sets,
-                sim_options(seeds, cycles, planners),
+                sim_options(seeds, cycles, planners, solver.map(Into::into)),
                 shard.as_deref(),
                 shards,
                 &|k| std::env::var(k).ok(),
@@ -227,8 +232,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
             seed,
             format,
             out,
+            solver,
         } => {
-            let pair = load_pair(&cluster, &workload)?;
+            let pair = load_pair(&cluster, &workload)?.with_solver(solver.map(Into::into))?;
             let report = commands::capacity(&pair, planners, seed)?;
             let text = match format {
                 CapacityFormat::Table => table::capacity::capacity(&report),

@@ -114,7 +114,9 @@ proptest! {
 /// A tiny instance whose every node assignment can be enumerated: `count` requests of fixed
 /// size, a little training, on `nodes` nodes.
 fn tiny(nodes: i64, stages: i64, count: i64, rate: f64, out: i64, depri: usize) -> ColocationSpec {
-    let mut spec = instance(nodes, stages, count, rate, 0.5, 0.8, false, 2, 0.5, depri, true);
+    let mut spec = instance(
+        nodes, stages, count, rate, 0.5, 0.8, false, 2, 0.5, depri, true,
+    );
     spec.model.eta_forward = 1.0e-4;
     spec.model.eta_backward = 0.5e-4;
     spec.model.decode_base_s = 0.05;
@@ -130,10 +132,17 @@ fn tiny(nodes: i64, stages: i64, count: i64, rate: f64, out: i64, depri: usize) 
         a.rate_rps = 4.0;
     }
     spec.planners.ilp_time_limit_s = 60.0;
-    spec.planners.run = ["separate", "mix-rr", "mix-luf", "lemix", "lemix-balanced", "ilp"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+    spec.planners.run = [
+        "separate",
+        "mix-rr",
+        "mix-luf",
+        "lemix",
+        "lemix-balanced",
+        "ilp",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
     spec
 }
 
@@ -181,7 +190,11 @@ fn a_time_limited_exact_search_reports_time_limit() {
     let mut spec = tiny(3, 2, 12, 0.25, 3, 2);
     spec.planners.ilp_time_limit_s = 1e-6;
     let report = plan(&cluster(), &spec, None, None, Some(3)).expect("runs");
-    let ilp = report.planners.iter().find(|p| p.name == "ilp").expect("ilp listed");
+    let ilp = report
+        .planners
+        .iter()
+        .find(|p| p.name == "ilp")
+        .expect("ilp listed");
     assert_eq!(ilp.status, coplan::plan::PlanStatus::TimeLimit);
     assert!(ilp.bound.is_none(), "an incumbent is not a bound");
     let bound = report.bound.expect("the bounds need no solver time");
@@ -195,7 +208,11 @@ fn beyond_the_exact_size_ilp_runs_windows() {
     spec.planners.ilp_exact_max_tasks = 4;
     spec.planners.ilp_window = 3;
     let report = plan(&cluster(), &spec, None, None, Some(5)).expect("runs");
-    let ilp = report.planners.iter().find(|p| p.name == "ilp").expect("ilp listed");
+    let ilp = report
+        .planners
+        .iter()
+        .find(|p| p.name == "ilp")
+        .expect("ilp listed");
     assert_eq!(ilp.status, coplan::plan::PlanStatus::Windowed);
     assert!(ilp.objective.expect("a schedule") >= report.bound.expect("bound") - 1e-9);
 }

@@ -72,7 +72,8 @@ pub fn task_floors(setup: &Setup) -> Vec<TaskFloor> {
             }
             TaskKind::Training { tokens, batch } => TaskFloor {
                 first_s: stages
-                    * (cfg.latency.forward_s(batch, tokens) + cfg.latency.backward_s(batch, tokens)),
+                    * (cfg.latency.forward_s(batch, tokens)
+                        + cfg.latency.backward_s(batch, tokens)),
                 decode_after: vec![0.0],
                 certain_miss: 0.0,
             },
@@ -130,7 +131,10 @@ fn stage_jobs(setup: &Setup, stage: usize) -> Vec<StageJob> {
                 let tail = if output_tokens == 0 {
                     later * forward
                 } else {
-                    later * cfg.latency.decode_s(u64::from(prompt_tokens + output_tokens - 1))
+                    later
+                        * cfg
+                            .latency
+                            .decode_s(u64::from(prompt_tokens + output_tokens - 1))
                 };
                 Some(StageJob {
                     arrival_s: t.arrival_s,
@@ -237,8 +241,8 @@ pub fn stage_relaxation(setup: &Setup) -> Option<f64> {
             for (t, f) in &requests {
                 let forward = f.first_s / cfg.stages as f64;
                 pairs.push((t.arrival_s + stage as f64 * forward, forward));
-                rest += later * forward + f.decode_after.first().copied().unwrap_or(0.0)
-                    - t.arrival_s;
+                rest +=
+                    later * forward + f.decode_after.first().copied().unwrap_or(0.0) - t.arrival_s;
             }
             let prefills = srpt_completion_sum(&pairs, speed) + rest;
             with_decode.max(prefills) / tau
@@ -402,14 +406,17 @@ pub fn best_bound(setup: &Setup, horizon_s: f64, settings: SolverSettings) -> Bo
             stage_relaxation(setup)
                 .ok_or_else(|| "tasks can be dropped (on_memory_timeout = \"drop\")".into())
         }),
-        timed("interval lp", &|| match interval_lp(setup, horizon_s, settings) {
-            LpBound::Value(v) => Ok(v),
-            LpBound::TooLarge(n) => Err(format!(
-                "{n} variables (bound_lp_max_variables = {})",
-                setup.spec.planners.bound_lp_max_variables
-            )),
-            LpBound::Unsolved(why) => Err(why),
-        }),
+        timed(
+            "interval lp",
+            &|| match interval_lp(setup, horizon_s, settings) {
+                LpBound::Value(v) => Ok(v),
+                LpBound::TooLarge(n) => Err(format!(
+                    "{n} variables (bound_lp_max_variables = {})",
+                    setup.spec.planners.bound_lp_max_variables
+                )),
+                LpBound::Unsolved(why) => Err(why),
+            },
+        ),
     ];
     let (best, source) = parts
         .iter()

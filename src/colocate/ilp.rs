@@ -78,7 +78,11 @@ struct FixedNodes {
 
 impl Dispatcher for FixedNodes {
     fn assign(&mut self, view: &View<'_>, task: &Task) -> Assignment {
-        let n = self.nodes.get(self.next).copied().unwrap_or_else(|| least_backlog(view, task)[0]);
+        let n = self
+            .nodes
+            .get(self.next)
+            .copied()
+            .unwrap_or_else(|| least_backlog(view, task)[0]);
         self.next += 1;
         Assignment::Node(n)
     }

@@ -14,9 +14,9 @@ use super::trace::TraceRequest;
 use crate::plan::colocation::{
     BoundReport, ColocationPlan, ColocationPlannerReport, ColocationRun, TaskEvent,
 };
-use crate::solver::SolverSettings;
 use crate::plan::error::PlanningError;
 use crate::plan::{PlanStatus, PlannerRole};
+use crate::solver::SolverSettings;
 use crate::spec::ColocationSpec;
 use crate::topology::Cluster;
 use crate::verify::colocation::{MetricBasis, verify_metrics, verify_run};

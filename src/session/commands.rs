@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 
 use super::error::SessionError;
 use super::load::{
-    Pair, Workload, line_error, load_cluster, load_spec, load_trace, planning_error,
-    read_azure_trace, read_source,
+    Pair, Workload, check_solver_built, line_error, load_cluster, load_spec, load_trace,
+    planning_error, read_azure_trace, read_source,
 };
 use crate::colocate::capacity::{CapacityReport, capacity_report};
 use crate::colocate::latency::{self, Fit, Sample};
@@ -295,8 +295,21 @@ pub fn prepare_sweep(
             .unwrap_or((0, 1)),
     };
     let cluster_file = load_spec(cluster_path, Expect::Cluster)?;
-    let workload = load_spec(workload_path, Expect::Workload)?;
+    let mut workload = load_spec(workload_path, Expect::Workload)?;
     let kind = workload.spec.kind();
+    let solver = options.solver;
+    if let Some(backend) = solver {
+        match &mut workload.spec {
+            Spec::Colocation(c) => c.planners.solver = backend,
+            Spec::Preemption(p) => p.planners.solver = backend,
+            Spec::Cluster(_) => {}
+        }
+    }
+    match &workload.spec {
+        Spec::Colocation(c) => check_solver_built(c.planners.solver)?,
+        Spec::Preemption(p) => check_solver_built(p.planners.solver)?,
+        Spec::Cluster(_) => {}
+    }
     let mine = sweep::scenarios(&sets)
         .iter()
         .filter(|s| s.index % shard.1 == shard.0)
@@ -324,7 +337,19 @@ pub fn prepare_sweep(
     };
     Ok(PreparedSweep {
         cluster: toml_value(&cluster_file)?,
-        workload: toml_value(&workload)?,
+        workload: {
+            let mut value = toml_value(&workload)?;
+            // `--solver` becomes the scenarios' `[planners] solver`.
+            if let (Some(backend), toml::Value::Table(t)) = (solver, &mut value) {
+                let planners = t
+                    .entry("planners")
+                    .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+                if let toml::Value::Table(p) = planners {
+                    p.insert("solver".into(), toml::Value::String(backend.name().into()));
+                }
+            }
+            value
+        },
         source: workload,
         kind,
         sets,

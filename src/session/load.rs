@@ -7,6 +7,7 @@ use super::error::SessionError;
 use crate::colocate::setup::cluster_findings;
 use crate::colocate::trace::{TraceRequest, parse_azure};
 use crate::plan::error::PlanningError;
+use crate::spec::SolverBackend;
 use crate::spec::colocation::COLOCATION_PLANNERS;
 use crate::spec::preemption::PREEMPTION_PLANNERS;
 use crate::spec::{
@@ -75,6 +76,20 @@ impl Pair {
         }
     }
 
+    /// The pair with every solve done by `solver` (when given; `--solver` overrides the
+    /// workload's `[planners] solver`). A backend this binary lacks is an input error.
+    pub fn with_solver(mut self, solver: Option<SolverBackend>) -> Result<Self, SessionError> {
+        let planners_solver = match &mut self.workload {
+            Workload::Preemption(p) => &mut p.planners.solver,
+            Workload::Colocation { spec, .. } => &mut spec.planners.solver,
+        };
+        if let Some(s) = solver {
+            *planners_solver = s;
+        }
+        check_solver_built(*planners_solver)?;
+        Ok(self)
+    }
+
     /// A planning failure as a session error: findings point into the workload file, unknown
     /// planner names list the planners of its kind.
     pub fn planning_error(&self, e: PlanningError) -> SessionError {
@@ -98,6 +113,23 @@ pub fn planning_error(source: &LoadedSpec, kind: SpecKind, e: PlanningError) -> 
         ),
         other => SessionError::Internal(other.to_string()),
     }
+}
+
+/// An input error when `backend` is not built into this binary.
+pub fn check_solver_built(backend: SolverBackend) -> Result<(), SessionError> {
+    if backend.built() {
+        return Ok(());
+    }
+    Err(SessionError::input(
+        format!(
+            "the solver `{}` is not built into this binary",
+            backend.name()
+        ),
+        Some(format!(
+            "build with `cargo build --release --features {}` (needs cmake, a C++ compiler and libclang), or use `--solver microlp`",
+            backend.name()
+        )),
+    ))
 }
 
 /// The planner names of a workload kind, in report order.

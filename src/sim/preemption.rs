@@ -26,6 +26,8 @@ pub struct SimOptions {
     pub seeds: Option<Vec<u64>>,
     pub cycles: Option<u64>,
     pub planners: Option<Vec<String>>,
+    /// `--solver` of a sweep: every scenario's `[planners] solver`.
+    pub solver: Option<crate::spec::SolverBackend>,
 }
 
 /// The metric values of one seed: per planner, metric → mean over the seed's cycles.

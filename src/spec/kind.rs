@@ -40,7 +40,15 @@ pub fn planner_list_schema(names: &[&str]) -> schemars::Schema {
 
 /// The MILP/LP backend of every solving planner (`[planners] solver`, `--solver`).
 #[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
 )]
 #[serde(rename_all = "kebab-case")]
 pub enum SolverBackend {
