@@ -1,0 +1,135 @@
+//! Release benchmark of the co-location optimum (issue: the optimum at every size).
+//!
+//! 1. Scale: the default example (`colocation-small`: Llama-3-8B measured profile, 4 nodes ×
+//!    2 stages, 12 requests/s, training rate 0.3) at 50, 300 and 3 000 requests: the time of
+//!    each lower bound (median of 5), the `ilp` time and status, every planner's gap to the
+//!    bound, and the best feasible schedule over the bound.
+//! 2. Exact proofs: the same profile on 20 tasks × 2 nodes and 12 tasks × 4 nodes, five seeds
+//!    each, `ilp_time_limit_s = 10`: how many are proven and the median time.
+//!
+//! Run: `cargo bench --bench optimum`.
+
+use std::time::Instant;
+
+use coplan::colocate::bounds::best_bound;
+use coplan::colocate::ilp;
+use coplan::colocate::planning::plan;
+use coplan::colocate::setup::setup;
+use coplan::plan::PlanStatus;
+use coplan::solver::SolverSettings;
+use coplan::spec::{ClusterSpec, ColocationSpec};
+use coplan::topology::Cluster;
+
+fn example<T: serde::de::DeserializeOwned>(rel: &str) -> T {
+    let path = format!("{}/{rel}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    toml::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn scale(cluster: &Cluster, base: &ColocationSpec) {
+    println!("## Scale (colocation-small, 4 nodes × 2 stages)\n");
+    println!(
+        "| requests | tasks | floors ms | stage ms | LP ms | bound | source | ilp status | ilp s | best / bound | gaps (separate, mix-rr, mix-luf, lemix, lemix-balanced, ilp) |"
+    );
+    println!("|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---|");
+    for requests in [50, 300, 3000] {
+        let mut spec = base.clone();
+        spec.inference.count = requests;
+        let s = setup(cluster, &spec, None, None);
+        let settings = SolverSettings::default();
+        // The horizon as planning sets it is the candidates' last op end; 2× the last arrival
+        // is close and keeps this part independent of the planners.
+        let horizon = 2.0
+            * s.tasks
+                .iter()
+                .map(|t| t.arrival_s)
+                .fold(1.0, f64::max);
+        let mut times: Vec<Vec<f64>> = vec![Vec::new(); 3];
+        for _ in 0..5 {
+            let b = best_bound(&s, horizon, settings);
+            for (i, p) in b.parts.iter().enumerate() {
+                times[i].push(p.runtime_ms);
+            }
+        }
+        let report = plan(cluster, &spec, None, None, None).expect("plans");
+        let bound = report.bound.unwrap_or(0.0);
+        let ilp = report
+            .planners
+            .iter()
+            .find(|p| p.name == "ilp")
+            .expect("ilp runs");
+        let best = report
+            .planners
+            .iter()
+            .filter_map(|p| p.objective)
+            .fold(f64::INFINITY, f64::min);
+        let gaps: Vec<String> = report
+            .planners
+            .iter()
+            .map(|p| p.gap.map_or("-".into(), |g| format!("{:+.1}%", 100.0 * g)))
+            .collect();
+        println!(
+            "| {requests} | {} | {:.2} | {:.2} | {:.1} | {bound:.1} | {} | {:?} | {:.1} | {:.2} | {} |",
+            s.tasks.len(),
+            median(times[0].clone()),
+            median(times[1].clone()),
+            median(times[2].clone()),
+            report.bound_source,
+            ilp.status,
+            ilp.runtime_ms / 1000.0,
+            best / bound.max(1e-12),
+            gaps.join(", ")
+        );
+    }
+}
+
+fn exact(cluster: &Cluster, base: &ColocationSpec) {
+    println!("\n## Exact search (ilp_time_limit_s = 10, five seeds each)\n");
+    println!("| nodes | tasks | proven | median s | max s | median nodes expanded |");
+    println!("|---:|---:|---:|---:|---:|---:|");
+    for (nodes, tasks) in [(2, 20), (4, 12)] {
+        let mut spec = base.clone();
+        spec.nodes = Some(nodes);
+        spec.planners.ilp_time_limit_s = 10.0;
+        spec.planners.ilp_exact_max_tasks = tasks as i64;
+        let (mut times, mut expanded, mut proven) = (Vec::new(), Vec::new(), 0);
+        for seed in 1..=5u64 {
+            // Requests so that requests + training tasks = `tasks` (training share 0.3).
+            let mut count = tasks as i64;
+            let s = loop {
+                spec.inference.count = count;
+                let s = setup(cluster, &spec, None, Some(seed));
+                if s.tasks.len() <= tasks || count <= 1 {
+                    break s;
+                }
+                count -= 1;
+            };
+            let t0 = Instant::now();
+            let outcome = ilp::solve(&s);
+            times.push(t0.elapsed().as_secs_f64());
+            expanded.push(outcome.expanded as f64);
+            if outcome.status == PlanStatus::Optimal {
+                proven += 1;
+            }
+        }
+        println!(
+            "| {nodes} | {tasks} | {proven}/5 | {:.2} | {:.2} | {:.0} |",
+            median(times.clone()),
+            times.iter().copied().fold(0.0, f64::max),
+            median(expanded)
+        );
+    }
+}
+
+fn main() {
+    let cluster_spec: ClusterSpec = example("examples/clusters/a100-x16.toml");
+    let cluster = Cluster::from_spec(&cluster_spec);
+    let base: ColocationSpec = example("examples/workloads/colocation-small.toml");
+    exact(&cluster, &base);
+    scale(&cluster, &base);
+}
