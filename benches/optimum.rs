@@ -44,11 +44,7 @@ fn scale(cluster: &Cluster, base: &ColocationSpec) {
         let settings = SolverSettings::default();
         // The horizon as planning sets it is the candidates' last op end; 2× the last arrival
         // is close and keeps this part independent of the planners.
-        let horizon = 2.0
-            * s.tasks
-                .iter()
-                .map(|t| t.arrival_s)
-                .fold(1.0, f64::max);
+        let horizon = 2.0 * s.tasks.iter().map(|t| t.arrival_s).fold(1.0, f64::max);
         let mut times: Vec<Vec<f64>> = vec![Vec::new(); 3];
         for _ in 0..5 {
             let b = best_bound(&s, horizon, settings);

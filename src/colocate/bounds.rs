@@ -12,7 +12,7 @@ use good_lp::{Expression, ProblemVariables, constraint, variable};
 use super::discrete_event::DiscreteEventEngine;
 use super::metrics::objective_term;
 use super::setup::Setup;
-use crate::plan::colocation::{Task, TaskKind};
+use crate::plan::colocation::{Task, TaskId, TaskKind};
 use crate::solver::{self, Deadline, SolveStatus, SolverSettings};
 use crate::spec::colocation::MemoryTimeout;
 
@@ -438,7 +438,10 @@ pub fn best_bound(setup: &Setup, horizon_s: f64, settings: SolverSettings) -> Bo
 
 /// A lower bound on the final objective of every completion of the run `engine` has reached:
 /// finished tasks count what they scored; unfinished ones their floor from now (they cannot
-/// finish before `now` plus the work they have left, nor before their idle-cluster time).
+/// finish before `now` plus the work they have left, nor before their idle-cluster time); and
+/// the tasks whose op waits in (or runs on) a stage queue share that stage: their ops end no
+/// earlier than in shortest-first order after the op running (`queue_floor`). With
+/// `placed_only`, tasks not placed yet count nothing.
 pub fn partial_floor(
     setup: &Setup,
     floors: &[TaskFloor],
@@ -449,52 +452,132 @@ pub fn partial_floor(
     let now = engine.now();
     let dropped = setup.spec.objective.dropped;
     let may_drop = drops_possible(setup);
-    let mut sum = 0.0;
-    for ((task, floor), o) in setup.tasks.iter().zip(floors).zip(engine.outcomes()) {
-        if o.dropped {
-            sum += dropped;
-            continue;
-        }
-        let term = if o.end_s.is_some() {
-            sum += objective_term(o, tau, &setup.spec.objective);
-            continue;
+    let slo_miss = setup.spec.objective.slo_miss;
+    let miss = |r: f64| if r > tau + 1e-12 { slo_miss } else { 0.0 };
+    let mut terms = vec![0.0; setup.tasks.len()];
+    for (((task, floor), o), term) in setup
+        .tasks
+        .iter()
+        .zip(floors)
+        .zip(engine.outcomes())
+        .zip(terms.iter_mut())
+    {
+        *term = if o.dropped || o.end_s.is_some() {
+            objective_term(o, tau, &setup.spec.objective)
         } else if o.node.is_none() {
             if placed_only {
-                continue;
+                0.0
+            } else {
+                // Not placed yet: its idle-cluster floor (a training task's clock starts at
+                // its release, at or after now).
+                let t = floor.certain_miss + floor.total_s() / tau;
+                if may_drop { t.min(dropped) } else { t }
             }
-            // Not placed yet: its idle-cluster floor (a training task's clock starts at its
-            // release, at or after now).
-            floor.certain_miss + floor.total_s() / tau
-        } else if task.is_training() {
-            let since = now - o.arrival_s;
-            since.max(floor.total_s()) / tau
         } else {
             let since = now - o.arrival_s;
-            match o.prefill_end_s {
-                Some(p) => {
-                    let miss = if p - o.arrival_s > tau + 1e-12 {
-                        setup.spec.objective.slo_miss
-                    } else {
-                        0.0
-                    };
-                    // The iteration of the next token may be in flight: count the ones after.
-                    let next = engine.generated(task.id) as usize + 1;
-                    let left = floor.decode_after.get(next).copied().unwrap_or(0.0);
-                    miss + (since + left).max(floor.total_s()) / tau
+            let t = if task.is_training() {
+                since.max(floor.total_s()) / tau
+            } else {
+                match o.prefill_end_s {
+                    Some(p) => {
+                        // The iteration of the next token may be in flight: count the ones
+                        // after it.
+                        let next = engine.generated(task.id) as usize + 1;
+                        let left = floor.decode_after.get(next).copied().unwrap_or(0.0);
+                        miss(p - o.arrival_s) + (since + left).max(floor.total_s()) / tau
+                    }
+                    None => {
+                        let ttft = since.max(floor.first_s);
+                        let decode = floor.decode_after.first().copied().unwrap_or(0.0);
+                        miss(ttft) + (ttft + decode) / tau
+                    }
                 }
-                None => {
-                    let ttft = since.max(floor.first_s);
-                    let miss = if ttft > tau + 1e-12 {
-                        setup.spec.objective.slo_miss
-                    } else {
-                        0.0
-                    };
-                    let decode = floor.decode_after.first().copied().unwrap_or(0.0);
-                    miss + (ttft + decode) / tau
-                }
-            }
+            };
+            if may_drop { t.min(dropped) } else { t }
         };
-        sum += if may_drop { term.min(dropped) } else { term };
+    }
+    let mut sum: f64 = terms.iter().sum();
+    if !may_drop {
+        for node in 0..setup.config.nodes {
+            for stage in 0..setup.config.stages {
+                sum += queue_floor(setup, floors, engine, &terms, node, stage);
+            }
+        }
     }
     sum
+}
+
+/// What the ops of one stage queue add to their tasks' terms in `partial_floor`. Each such task
+/// has exactly one op pending (its ops run one after another), so the queues hold disjoint
+/// tasks. The op running ends at `busy_until`; a queued op of duration d ends at least at
+/// `busy_until + d` (per task: its miss and time), and the queued ops together end no earlier
+/// than shortest-first after `busy_until` (their time parts summed: one machine, all released).
+/// After its op a task still has its later pipeline ops and, for a request in prefill, its
+/// decode floor.
+fn queue_floor(
+    setup: &Setup,
+    floors: &[TaskFloor],
+    engine: &DiscreteEventEngine<'_>,
+    terms: &[f64],
+    node: usize,
+    stage: usize,
+) -> f64 {
+    let cfg = &setup.config;
+    let tau = tau(setup);
+    let slo_miss = setup.spec.objective.slo_miss;
+    let load = engine.stage_load(node, stage);
+    let later = (cfg.stages - 1 - stage) as f64;
+    let outcomes = engine.outcomes();
+    // (tail after the op, later forwards before the prefill ends) of a task's op.
+    let after = |id: TaskId, backward: bool| -> (f64, f64) {
+        let task = &setup.tasks[id.index()];
+        let (b, l) = task.forward_shape();
+        let f = cfg.latency.forward_s(b, l);
+        if task.is_training() {
+            let bw = cfg.latency.backward_s(b, l);
+            if backward {
+                (stage as f64 * bw, 0.0)
+            } else {
+                (later * f + cfg.stages as f64 * bw, 0.0)
+            }
+        } else {
+            let decode = floors[id.index()]
+                .decode_after
+                .first()
+                .copied()
+                .unwrap_or(0.0);
+            (later * f + decode, later * f)
+        }
+    };
+    // (task, its op's duration on this stage, tail after it, later forwards before its
+    // prefill ends).
+    let mut jobs: Vec<(TaskId, f64, f64, f64)> = Vec::new();
+    let running = load.running.map(|(id, backward)| {
+        let (tail, to_prefill) = after(id, backward);
+        (id, 0.0, tail, to_prefill)
+    });
+    for (id, backward, d) in &load.queued {
+        let (tail, to_prefill) = after(*id, *backward);
+        jobs.push((*id, *d, tail, to_prefill));
+    }
+    jobs.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+    let (mut individual, mut misses, mut own_times, mut spt_times) = (0.0, 0.0, 0.0_f64, 0.0);
+    let mut clock = load.busy_until;
+    for (id, d, tail, to_prefill) in running.into_iter().chain(jobs) {
+        let o = &outcomes[id.index()];
+        if o.dropped || o.end_s.is_some() {
+            continue;
+        }
+        individual += terms[id.index()];
+        let own_end = load.busy_until + d;
+        clock += d;
+        let is_request = !setup.tasks[id.index()].is_training();
+        if is_request && own_end + to_prefill - o.arrival_s > tau + 1e-12 {
+            misses += slo_miss;
+        }
+        own_times += (own_end + tail - o.arrival_s) / tau;
+        spt_times += (clock + tail - o.arrival_s) / tau;
+    }
+    let shared = misses + own_times.max(spt_times);
+    (shared - individual).max(0.0)
 }

@@ -311,6 +311,16 @@ pub struct DiscreteEventEngine<'a> {
     recording: bool,
 }
 
+/// See `DiscreteEventEngine::stage_load`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StageLoad {
+    pub busy_until: f64,
+    /// (task, is backward) of the op running.
+    pub running: Option<(TaskId, bool)>,
+    /// (task, is backward, duration) of each queued op.
+    pub queued: Vec<(TaskId, bool, f64)>,
+}
+
 /// What a run has recorded so far and no decision depends on: the op log and the token
 /// times. A search takes it out of an engine before cloning the engine many times.
 #[derive(Debug, Default)]
@@ -542,6 +552,27 @@ impl<'a> DiscreteEventEngine<'a> {
     /// Whether A-PP has released a training task (its `arrival_s` is then its release).
     pub fn released(&self, id: TaskId) -> bool {
         self.offers[id.index()] > 0
+    }
+
+    /// What one stage must still run of the ops that reached it: until when it is busy, the
+    /// task op running (if any, a forward or backward), and each queued forward or backward
+    /// with its task and duration (decode iterations and syncs are left out).
+    pub fn stage_load(&self, node: usize, stage: usize) -> StageLoad {
+        let st = &self.nodes[node].stages[stage];
+        let task_op = |op: Pending| match op {
+            Pending::Forward(id) => Some((id, false)),
+            Pending::Backward(id) => Some((id, true)),
+            Pending::Decode(_) | Pending::Sync => None,
+        };
+        StageLoad {
+            busy_until: st.busy_until.max(self.now),
+            running: st.running.as_ref().and_then(|r| task_op(r.op)),
+            queued: st
+                .queue
+                .iter()
+                .filter_map(|q| task_op(q.op).map(|(id, b)| (id, b, q.estimate_s)))
+                .collect(),
+        }
     }
 
     /// Whether two nodes are in the same state, so that placing a task on either leads to the
