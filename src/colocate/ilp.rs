@@ -14,7 +14,8 @@
 //! it ends within `ilp_time_limit_s` (else `time_limit`, with the incumbent). Above, it runs
 //! rolling windows: from the engine's state, the next K offers are searched exactly, each leaf
 //! scored by draining the placed tasks with no further arrivals, and the first ⌈K / 2⌉
-//! choices are kept (status `windowed`). Deferral and SEPARATE's weight syncs are not
+//! choices are kept (status `windowed`; no time limit applies, so the schedule does not depend
+//! on the machine). Deferral and SEPARATE's weight syncs are not
 //! assignments, so `lemix` and `separate` (when it syncs) may leave this space.
 
 use std::collections::HashMap;
@@ -283,8 +284,9 @@ pub fn solve(setup: &Setup) -> SearchOutcome {
     let mut expanded = 0;
     let mut offer = first;
     while let Some(id) = offer {
-        // Past the time limit the windows shrink to one offer: still exact, only shorter.
-        let window = if deadline.expired() { 1 } else { k };
+        // No clock here: every window is searched to the end, so the schedule is the same on
+        // every machine (the cost is linear in the tasks).
+        let window = k;
         let history = engine.take_history();
         let mut search = new_search(Some(window), Deadline::after(f64::INFINITY));
         let mut root = engine.clone();

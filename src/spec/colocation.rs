@@ -342,7 +342,8 @@ pub struct ColocationPlanners {
     pub separate_split: Option<f64>,
     /// Weight sync interval of SEPARATE, in training tasks.
     pub separate_sync_every: i64,
-    /// Time budget of `ilp` (the exact search, or its windows) and of the LP bound, seconds.
+    /// Time budget of the exact `ilp` search and of the LP bound, in seconds (the windowed
+    /// search has none: its schedule must not depend on the machine).
     pub ilp_time_limit_s: f64,
     /// Relative MIP gap at which a solve may stop (0: prove optimality).
     pub ilp_mip_gap: f64,
