@@ -4,6 +4,7 @@
 //! interval-indexed LP relaxation. The validity argument of each is in `docs/colocation.md`;
 //! the short form sits beside each function.
 
+use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::time::Instant;
 
@@ -152,33 +153,21 @@ fn stage_jobs(setup: &Setup, stage: usize) -> Vec<StageJob> {
 fn srpt_completion_sum(jobs: &[(f64, f64)], speed: f64) -> f64 {
     let mut order: Vec<usize> = (0..jobs.len()).collect();
     order.sort_by(|&a, &b| jobs[a].0.total_cmp(&jobs[b].0));
-    // Min-heap on remaining time (scaled to avoid float keys: ordered by total_cmp).
-    #[derive(PartialEq)]
-    struct Remaining(f64);
-    impl Eq for Remaining {}
-    impl PartialOrd for Remaining {
-        fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-            Some(self.cmp(other))
-        }
-    }
-    impl Ord for Remaining {
-        fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-            other.0.total_cmp(&self.0)
-        }
-    }
-    let mut heap: BinaryHeap<Remaining> = BinaryHeap::new();
+    // Min-heap on remaining time: non-negative floats order as their bit patterns.
+    let mut heap: BinaryHeap<Reverse<u64>> = BinaryHeap::new();
     let (mut now, mut sum, mut next) = (0.0_f64, 0.0, 0);
     while next < order.len() || !heap.is_empty() {
         if heap.is_empty() {
             now = now.max(jobs[order[next]].0);
         }
         while next < order.len() && jobs[order[next]].0 <= now {
-            heap.push(Remaining(jobs[order[next]].1 / speed));
+            heap.push(Reverse((jobs[order[next]].1 / speed).max(0.0).to_bits()));
             next += 1;
         }
-        let Some(Remaining(left)) = heap.pop() else {
+        let Some(Reverse(bits)) = heap.pop() else {
             continue;
         };
+        let left = f64::from_bits(bits);
         let until_next = if next < order.len() {
             jobs[order[next]].0 - now
         } else {
@@ -189,7 +178,7 @@ fn srpt_completion_sum(jobs: &[(f64, f64)], speed: f64) -> f64 {
             sum += now;
         } else {
             now += until_next;
-            heap.push(Remaining(left - until_next));
+            heap.push(Reverse((left - until_next).max(0.0).to_bits()));
         }
     }
     sum

@@ -114,6 +114,16 @@ impl Solution for Zero {
     }
 }
 
+/// A model to minimise: its variables, objective and constraints, the variables whose values
+/// are wanted back (in order) and an optional warm start.
+pub struct Model<'a> {
+    pub vars: ProblemVariables,
+    pub objective: Expression,
+    pub constraints: Vec<Constraint>,
+    pub keep: &'a [Variable],
+    pub warm_start: Option<Vec<(Variable, f64)>>,
+}
+
 /// Minimises `objective` with the chosen backend within what is left of `deadline` (at least
 /// a millisecond, so a late solve still reports what it has).
 pub fn minimise(
@@ -124,41 +134,31 @@ pub fn minimise(
     deadline: &Deadline,
     warm_start: Option<Vec<(Variable, f64)>>,
 ) -> Result<Solved, SolveError> {
-    let settings = deadline.settings;
-    match settings.backend {
-        SolverBackend::Microlp => minimise_microlp(
-            vars,
-            objective,
-            constraints,
-            keep,
-            deadline,
-            warm_start,
-            settings.mip_gap,
-        ),
+    let model = Model {
+        vars,
+        objective,
+        constraints,
+        keep,
+        warm_start,
+    };
+    match deadline.settings.backend {
+        SolverBackend::Microlp => minimise_microlp(model, deadline),
         #[cfg(feature = "highs")]
-        SolverBackend::Highs => highs_backend::minimise(
-            vars,
-            objective,
-            constraints,
-            keep,
-            deadline,
-            warm_start,
-            settings.mip_gap,
-        ),
+        SolverBackend::Highs => highs_backend::minimise(model, deadline),
         #[cfg(not(feature = "highs"))]
         SolverBackend::Highs => Err(SolveError::NotBuilt("highs")),
     }
 }
 
-fn minimise_microlp(
-    vars: ProblemVariables,
-    objective: Expression,
-    constraints: Vec<Constraint>,
-    keep: &[Variable],
-    deadline: &Deadline,
-    warm_start: Option<Vec<(Variable, f64)>>,
-    mip_gap: f64,
-) -> Result<Solved, SolveError> {
+fn minimise_microlp(m: Model<'_>, deadline: &Deadline) -> Result<Solved, SolveError> {
+    let Model {
+        vars,
+        objective,
+        constraints,
+        keep,
+        warm_start,
+    } = m;
+    let mip_gap = deadline.settings.mip_gap;
     let mut model = vars
         .minimise(objective.clone())
         .using(microlp)
@@ -206,20 +206,20 @@ mod highs_backend {
     use std::collections::HashMap;
 
     use good_lp::solvers::highs::highs;
-    use good_lp::{Constraint, Expression, ProblemVariables, SolverModel, Variable};
+    use good_lp::{SolverModel, Variable};
     use highs::{HighsModelStatus, HighsSolutionStatus};
 
-    use super::{Deadline, SolveError, SolveStatus, Solved, Zero};
+    use super::{Deadline, Model, SolveError, SolveStatus, Solved, Zero};
 
-    pub fn minimise(
-        vars: ProblemVariables,
-        objective: Expression,
-        constraints: Vec<Constraint>,
-        keep: &[Variable],
-        deadline: &Deadline,
-        warm_start: Option<Vec<(Variable, f64)>>,
-        mip_gap: f64,
-    ) -> Result<Solved, SolveError> {
+    pub fn minimise(m: Model<'_>, deadline: &Deadline) -> Result<Solved, SolveError> {
+        let Model {
+            vars,
+            objective,
+            constraints,
+            keep,
+            warm_start,
+        } = m;
+        let mip_gap = deadline.settings.mip_gap;
         // good_lp adds one HiGHS column per variable, in creation order.
         let column: HashMap<Variable, usize> = vars
             .iter_variables_with_def()
