@@ -6,8 +6,11 @@
 //!    bound, and the best feasible schedule over the bound.
 //! 2. Exact proofs: the same profile on 20 tasks × 2 nodes and 12 tasks × 4 nodes, five seeds
 //!    each, `ilp_time_limit_s = 10`: how many are proven and the median time.
+//! 3. The bound on the first hour of the Azure conversation trace on 16 nodes (skipped when
+//!    `../shared/data/azure-llm-2023/AzureLLMInferenceTrace_conv.csv` and
+//!    `$COPLAN_AZURE_TRACE` are both missing).
 //!
-//! Run: `cargo bench --bench optimum`.
+//! Run: `cargo bench --bench optimum` (`-- azure` runs part 3 only).
 
 use std::time::Instant;
 
@@ -122,10 +125,72 @@ fn exact(cluster: &Cluster, base: &ColocationSpec) {
     }
 }
 
+fn azure(base: &ColocationSpec) {
+    let trace_path = std::env::var("COPLAN_AZURE_TRACE").unwrap_or_else(|_| {
+        format!(
+            "{}/../shared/data/azure-llm-2023/AzureLLMInferenceTrace_conv.csv",
+            env!("CARGO_MANIFEST_DIR")
+        )
+    });
+    let Ok(text) = std::fs::read_to_string(&trace_path) else {
+        println!("\nAzure trace not found at {trace_path}: skipping the Azure hour");
+        return;
+    };
+    let mut cluster_spec: ClusterSpec = example("examples/clusters/a100-x16.toml");
+    cluster_spec.pool[0].count = 16;
+    let cluster = Cluster::from_spec(&cluster_spec);
+    let rows = coplan::colocate::trace::parse_azure(&text, 1.0, None).expect("parses");
+    let hour: Vec<_> = rows.into_iter().filter(|r| r.arrival_s <= 3600.0).collect();
+    let mut spec = base.clone();
+    spec.nodes = Some(16);
+    spec.inference.count = hour.len() as i64;
+    spec.inference.trace = Some("trace".into());
+    let s = setup(&cluster, &spec, Some(&hour), Some(1));
+    let horizon = 2.0 * hour.iter().map(|r| r.arrival_s).fold(1.0, f64::max);
+    let mut times: Vec<Vec<f64>> = vec![Vec::new(); 4];
+    let mut last = None;
+    for _ in 0..5 {
+        let t0 = Instant::now();
+        let b = best_bound(&s, horizon, SolverSettings::default());
+        times[3].push(t0.elapsed().as_secs_f64() * 1000.0);
+        for (i, p) in b.parts.iter().enumerate() {
+            times[i].push(p.runtime_ms);
+        }
+        last = Some(b);
+    }
+    println!(
+        "\n## Azure conv, first hour: {} requests + {} training tasks, 16 nodes\n",
+        hour.len(),
+        s.tasks.len() - hour.len()
+    );
+    println!("| bound | value | median ms |");
+    println!("|---|---:|---:|");
+    if let Some(b) = last {
+        for (i, p) in b.parts.iter().enumerate() {
+            let value = match &p.value {
+                Ok(v) => format!("{v:.1}"),
+                Err(why) => format!("- ({why})"),
+            };
+            println!("| {} | {value} | {:.1} |", p.name, median(times[i].clone()));
+        }
+        println!(
+            "| best: {} | {:.1} | {:.1} (all three) |",
+            b.source,
+            b.best,
+            median(times[3].clone())
+        );
+    }
+}
+
 fn main() {
     let cluster_spec: ClusterSpec = example("examples/clusters/a100-x16.toml");
     let cluster = Cluster::from_spec(&cluster_spec);
     let base: ColocationSpec = example("examples/workloads/colocation-small.toml");
+    if std::env::args().any(|a| a == "azure") {
+        azure(&base);
+        return;
+    }
     exact(&cluster, &base);
     scale(&cluster, &base);
+    azure(&base);
 }
