@@ -30,6 +30,9 @@ use crate::plan::error::PlanningError;
 use crate::plan::{PlanStatus, PlannerRole};
 use crate::solver::Deadline;
 
+/// Drained cost of a node by (node, version, window placements on it).
+type NodeCosts = HashMap<(usize, u64, Vec<(TaskId, u64)>), f64>;
+
 /// Costs closer than this are ties.
 const EPS: f64 = 1e-9;
 
@@ -145,9 +148,12 @@ struct Search<'s, 'a> {
     window: Option<usize>,
     /// In a window: (node, task, offer time) of each placement on the current path.
     placed: Vec<(usize, TaskId, u64)>,
-    /// A window leaf's cost per node, by what the window placed on it: a node's drain depends
-    /// on nothing else once arrivals close.
-    node_costs: HashMap<(usize, Vec<(TaskId, u64)>), f64>,
+    /// A window leaf's cost per node, by the node's version (placements committed on it so
+    /// far) and what the window placed on it: a node's drain depends on nothing else once
+    /// arrivals close. Kept across windows.
+    node_costs: NodeCosts,
+    /// Per node, the number of rounds that committed a placement on it.
+    versions: Vec<u64>,
     _engine: std::marker::PhantomData<DiscreteEventEngine<'a>>,
 }
 
@@ -218,7 +224,7 @@ impl<'a> Search<'_, 'a> {
                 .filter(|p| p.0 == n)
                 .map(|p| (p.1, p.2))
                 .collect();
-            let key = (n, key);
+            let key = (n, self.versions[n], key);
             let node_cost = match self.node_costs.get(&key) {
                 Some(c) => *c,
                 None => {
@@ -259,6 +265,7 @@ pub fn solve(setup: &Setup) -> SearchOutcome {
         window,
         placed: Vec::new(),
         node_costs: HashMap::new(),
+        versions: vec![0; setup.config.nodes],
         _engine: std::marker::PhantomData,
     };
     let mut engine = DiscreteEventEngine::new(&setup.config, &setup.tasks);
@@ -283,25 +290,45 @@ pub fn solve(setup: &Setup) -> SearchOutcome {
     let mut choices = Vec::with_capacity(setup.tasks.len());
     let mut expanded = 0;
     let mut offer = first;
+    let mut node_costs = NodeCosts::new();
+    let mut versions = vec![0u64; setup.config.nodes];
     while let Some(id) = offer {
         // No clock here: every window is searched to the end, so the schedule is the same on
         // every machine (the cost is linear in the tasks).
         let window = k;
         let history = engine.take_history();
         let mut search = new_search(Some(window), Deadline::after(f64::INFINITY));
+        search.node_costs = std::mem::take(&mut node_costs);
+        search.versions = versions.clone();
         let mut root = engine.clone();
         root.quiet();
         search.explore(root, Some(id));
         engine.restore_history(history);
         expanded += search.expanded;
         let path = search.best_path;
+        node_costs = search.node_costs;
         let mut next = Some(id);
+        let mut committed: Vec<Vec<(TaskId, u64)>> = vec![Vec::new(); setup.config.nodes];
         for &n in path.iter().take(keep.min(window).max(1)) {
             let Some(id) = next else { break };
+            committed[n].push((id, engine.now().to_bits()));
             engine.place(id, Assignment::Node(n), None);
             choices.push(n);
             next = engine.advance(&mut NoSync);
         }
+        // A node's drain after this round's placements is the one the search scored for
+        // them: it becomes the node's next version with nothing placed yet.
+        for (n, placed) in committed.into_iter().enumerate() {
+            if placed.is_empty() {
+                continue;
+            }
+            let scored = node_costs.get(&(n, versions[n], placed)).copied();
+            versions[n] += 1;
+            if let Some(c) = scored {
+                node_costs.insert((n, versions[n], Vec::new()), c);
+            }
+        }
+        node_costs.retain(|(n, v, _), _| versions[*n] == *v);
         if path.is_empty() {
             // Nothing scored (cannot happen: every window has a leaf); place greedily.
             let n = least_backlog(&engine.view(), &setup.tasks[id.index()])[0];
