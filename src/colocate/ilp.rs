@@ -157,7 +157,32 @@ struct Search<'s, 'a> {
     _engine: std::marker::PhantomData<DiscreteEventEngine<'a>>,
 }
 
-impl<'a> Search<'_, 'a> {
+impl<'s, 'a> Search<'s, 'a> {
+    fn new(
+        setup: &'s Setup,
+        floors: &'s [TaskFloor],
+        tau: f64,
+        window: Option<usize>,
+        deadline: Deadline,
+    ) -> Self {
+        Search {
+            setup,
+            floors,
+            tau,
+            deadline,
+            best: f64::INFINITY,
+            best_path: Vec::new(),
+            path: Vec::new(),
+            expanded: 0,
+            timed_out: false,
+            window,
+            placed: Vec::new(),
+            node_costs: HashMap::new(),
+            versions: vec![0; setup.config.nodes],
+            _engine: std::marker::PhantomData,
+        }
+    }
+
     fn score(&self, engine: &DiscreteEventEngine<'a>, placed_only: bool) -> f64 {
         engine
             .outcomes()
@@ -252,26 +277,10 @@ pub fn solve(setup: &Setup) -> SearchOutcome {
     let floors = task_floors(setup);
     let tau = (setup.spec.inference.slo_factor * setup.slo_base_s).max(1e-12);
     let deadline = Deadline::after(planners.ilp_time_limit_s);
-    let new_search = |window: Option<usize>, deadline: Deadline| Search {
-        setup,
-        floors: &floors,
-        tau,
-        deadline,
-        best: f64::INFINITY,
-        best_path: Vec::new(),
-        path: Vec::new(),
-        expanded: 0,
-        timed_out: false,
-        window,
-        placed: Vec::new(),
-        node_costs: HashMap::new(),
-        versions: vec![0; setup.config.nodes],
-        _engine: std::marker::PhantomData,
-    };
     let mut engine = DiscreteEventEngine::new(&setup.config, &setup.tasks);
     let first = engine.advance(&mut NoSync);
     if setup.tasks.len() <= planners.ilp_exact_max_tasks.max(0) as usize {
-        let mut search = new_search(None, deadline);
+        let mut search = Search::new(setup, &floors, tau, None, deadline);
         engine.quiet();
         search.explore(engine, first);
         return SearchOutcome {
@@ -286,6 +295,18 @@ pub fn solve(setup: &Setup) -> SearchOutcome {
         };
     }
     let k = planners.ilp_window.clamp(1, 12) as usize;
+    windowed(setup, &floors, tau, engine, first, k)
+}
+
+/// The rolling-window search from `engine` (positioned at `first`), windows of `k` offers.
+fn windowed<'a>(
+    setup: &Setup,
+    floors: &[TaskFloor],
+    tau: f64,
+    mut engine: DiscreteEventEngine<'a>,
+    first: Option<TaskId>,
+    k: usize,
+) -> SearchOutcome {
     let keep = k.div_ceil(2);
     let mut choices = Vec::with_capacity(setup.tasks.len());
     let mut expanded = 0;
@@ -297,7 +318,13 @@ pub fn solve(setup: &Setup) -> SearchOutcome {
         // every machine (the cost is linear in the tasks).
         let window = k;
         let history = engine.take_history();
-        let mut search = new_search(Some(window), Deadline::after(f64::INFINITY));
+        let mut search = Search::new(
+            setup,
+            floors,
+            tau,
+            Some(window),
+            Deadline::after(f64::INFINITY),
+        );
         search.node_costs = std::mem::take(&mut node_costs);
         search.versions = versions.clone();
         let mut root = engine.clone();
