@@ -268,12 +268,19 @@ impl Ord for Time {
     }
 }
 
-/// Per task, per stage: memory held and whether it was offloaded.
+/// Index of (task, stage) in the flat per-task vectors of `Held`.
+fn slot(stages: usize, id: TaskId, stage: usize) -> usize {
+    id.index() * stages + stage
+}
+
+/// Per task, per stage (flat, task-major: cloning an engine copies three vectors, not one
+/// per task): memory held, KV reserved for the tokens a request has still to decode
+/// (released as they come), and MiB moved to the host by an offload.
 #[derive(Debug, Clone, Default)]
 struct Held {
     mib: Vec<f64>,
-    /// KV reserved for the tokens a request has still to decode (released as they come).
     reserved: Vec<f64>,
+    offloaded: Vec<f64>,
 }
 
 #[derive(Clone)]
@@ -286,7 +293,7 @@ pub struct DiscreteEventEngine<'a> {
     now: f64,
     ops: Vec<OpRecord>,
     outcomes: Vec<TaskOutcome>,
-    held: Vec<Held>,
+    held: Held,
     /// Tokens decoded so far per inference task.
     generated: Vec<u32>,
     /// Members of each decode iteration still on some stage (removed when it completes).
@@ -302,8 +309,6 @@ pub struct DiscreteEventEngine<'a> {
     /// slot (the next task is released when it closes).
     offers: Vec<u32>,
     slot_open: Vec<bool>,
-    /// Per task, per stage: MiB moved to the host by an offload, to be brought back when used.
-    offloaded_mib: Vec<Vec<f64>>,
     /// Set by `close_arrivals`: no task arrives any more (a search's look-ahead drains what
     /// was placed).
     arrivals_closed: bool,
@@ -371,13 +376,11 @@ impl<'a> DiscreteEventEngine<'a> {
                     deferrals: 0,
                 })
                 .collect(),
-            held: tasks
-                .iter()
-                .map(|_| Held {
-                    mib: vec![0.0; cfg.stages],
-                    reserved: vec![0.0; cfg.stages],
-                })
-                .collect(),
+            held: Held {
+                mib: vec![0.0; tasks.len() * cfg.stages],
+                reserved: vec![0.0; tasks.len() * cfg.stages],
+                offloaded: vec![0.0; tasks.len() * cfg.stages],
+            },
             generated: vec![0; tasks.len()],
             decode_batches: std::collections::BTreeMap::new(),
             next_iteration: 0,
@@ -392,7 +395,6 @@ impl<'a> DiscreteEventEngine<'a> {
             ranks: vec![None; tasks.len()],
             offers: vec![0; tasks.len()],
             slot_open: vec![false; tasks.len()],
-            offloaded_mib: vec![vec![0.0; cfg.stages]; tasks.len()],
             arrivals_closed: false,
             recording: true,
         };
@@ -742,7 +744,7 @@ impl<'a> DiscreteEventEngine<'a> {
     /// Returns a request's unused reservation on every stage of its node.
     fn release_reservation(&mut self, node: usize, id: TaskId) {
         for s in 0..self.cfg.stages {
-            let r = std::mem::take(&mut self.held[id.index()].reserved[s]);
+            let r = std::mem::take(&mut self.held.reserved[slot(self.cfg.stages, id, s)]);
             self.nodes[node].stages[s].reserved_mib -= r;
         }
     }
@@ -825,7 +827,7 @@ impl<'a> DiscreteEventEngine<'a> {
         if let Some(n) = node {
             self.release_reservation(n, id);
             for s in 0..self.cfg.stages {
-                let mib = std::mem::take(&mut self.held[id.index()].mib[s]);
+                let mib = std::mem::take(&mut self.held.mib[slot(self.cfg.stages, id, s)]);
                 self.nodes[n].stages[s].mem_mib -= mib;
                 self.nodes[n].stages[s].queue.retain(
                     |q| !matches!(q.op, Pending::Forward(t) | Pending::Backward(t) if t == id),
@@ -880,7 +882,7 @@ impl<'a> DiscreteEventEngine<'a> {
             }
             if offload {
                 o.offloaded = true;
-                self.offloaded_mib[id.index()][stage] = need;
+                self.held.offloaded[slot(self.cfg.stages, id, stage)] = need;
                 let move_s = need / self.cfg.offload_mib_per_s;
                 self.record(OpRecord {
                     node,
@@ -893,8 +895,8 @@ impl<'a> DiscreteEventEngine<'a> {
                 duration += move_s;
             } else {
                 let growth = self.growth_mib(id);
-                self.held[id.index()].mib[stage] += need;
-                self.held[id.index()].reserved[stage] += growth;
+                self.held.mib[slot(self.cfg.stages, id, stage)] += need;
+                self.held.reserved[slot(self.cfg.stages, id, stage)] += growth;
                 let st = &mut self.nodes[node].stages[stage];
                 st.mem_mib += need;
                 st.reserved_mib += growth;
@@ -912,16 +914,16 @@ impl<'a> DiscreteEventEngine<'a> {
             Pending::Backward(_) | Pending::Decode(_) => tasks
                 .iter()
                 .copied()
-                .filter(|t| self.offloaded_mib[t.index()][stage] > 0.0)
+                .filter(|t| self.held.offloaded[slot(self.cfg.stages, *t, stage)] > 0.0)
                 .collect(),
             _ => Vec::new(),
         };
         let reload_mib: f64 = reloaded
             .iter()
-            .map(|t| self.offloaded_mib[t.index()][stage])
+            .map(|t| self.held.offloaded[slot(self.cfg.stages, *t, stage)])
             .sum();
         if let Pending::Backward(id) = op {
-            self.offloaded_mib[id.index()][stage] = 0.0;
+            self.held.offloaded[slot(self.cfg.stages, id, stage)] = 0.0;
         }
         if reload_mib > 0.0 {
             let reload_s = reload_mib / self.cfg.offload_mib_per_s;
@@ -990,7 +992,7 @@ impl<'a> DiscreteEventEngine<'a> {
                 }
             }
             Pending::Backward(id) => {
-                let mib = std::mem::take(&mut self.held[id.index()].mib[stage]);
+                let mib = std::mem::take(&mut self.held.mib[slot(self.cfg.stages, id, stage)]);
                 self.nodes[node].stages[stage].mem_mib -= mib;
                 if stage > 0 {
                     let (b, l) = self.tasks[id.index()].forward_shape();
@@ -1051,7 +1053,7 @@ impl<'a> DiscreteEventEngine<'a> {
         self.outcomes[id.index()].end_s = Some(self.now);
         self.release_reservation(node, id);
         for s in 0..self.cfg.stages {
-            let mib = std::mem::take(&mut self.held[id.index()].mib[s]);
+            let mib = std::mem::take(&mut self.held.mib[slot(self.cfg.stages, id, s)]);
             self.nodes[node].stages[s].mem_mib -= mib;
         }
         self.wake(node, self.now);
@@ -1132,16 +1134,17 @@ impl<'a> DiscreteEventEngine<'a> {
             }
             let kv = self.cfg.kv_mib_per_token;
             for s in 0..self.cfg.stages {
-                if self.offloaded_mib[id.index()][s] > 0.0 {
+                if self.held.offloaded[slot(self.cfg.stages, *id, s)] > 0.0 {
                     // An offloaded request's cache grows on the host.
-                    self.offloaded_mib[id.index()][s] += kv;
+                    self.held.offloaded[slot(self.cfg.stages, *id, s)] += kv;
                     continue;
                 }
                 // The token's KV comes out of the request's reservation.
-                let held = &mut self.held[id.index()];
-                let from_reserve = held.reserved[s].min(kv);
-                held.reserved[s] -= from_reserve;
-                held.mib[s] += kv;
+                let k = slot(self.cfg.stages, *id, s);
+                let held = &mut self.held;
+                let from_reserve = held.reserved[k].min(kv);
+                held.reserved[k] -= from_reserve;
+                held.mib[k] += kv;
                 let st = &mut self.nodes[node].stages[s];
                 st.reserved_mib -= from_reserve;
                 st.mem_mib += kv;
