@@ -131,7 +131,7 @@ fn plan_json_follows_the_contract() {
     assert_eq!(v["schema_version"], 1);
     assert_eq!(v["kind"], "preemption");
     let planners = v["planners"].as_array().expect("planners");
-    assert_eq!(planners.len(), 5);
+    assert_eq!(planners.len(), 6);
     for p in planners {
         for key in [
             "name",
@@ -159,6 +159,8 @@ fn plan_json_follows_the_contract() {
             "victim_priority_sum",
             "wasted_evictions",
             "slowdown_mean",
+            "slowdown_guaranteed",
+            "slowdown_best_effort",
             "gpu_hours_evicted",
             "objective",
             "gap",

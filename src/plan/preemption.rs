@@ -45,6 +45,9 @@ pub struct PreemptionEvent {
 #[serde(rename_all = "kebab-case")]
 pub enum EventOutcome {
     Placed,
+    /// A guaranteed pod placed below its required level: only `admission = "bind"` lets it
+    /// through (no node agent refuses it); it counts as a miss.
+    PlacedMiss,
     /// A guaranteed pod below its required level: admission failed (its victims are gone).
     Refused,
     NoCandidate,
@@ -54,6 +57,7 @@ impl EventOutcome {
     pub fn as_str(self) -> &'static str {
         match self {
             EventOutcome::Placed => "placed",
+            EventOutcome::PlacedMiss => "placed-miss",
             EventOutcome::Refused => "refused",
             EventOutcome::NoCandidate => "no-candidate",
         }
@@ -78,6 +82,10 @@ pub struct PreemptionMetrics {
     pub wasted_evictions: u64,
     /// Mean measured slowdown (server type penalty of the level) over placed pods.
     pub slowdown_mean: Option<f64>,
+    /// Mean slowdown of the placed guaranteed pods; null when none was placed.
+    pub slowdown_guaranteed: Option<f64>,
+    /// Mean slowdown of the placed best-effort pods; null when none was placed.
+    pub slowdown_best_effort: Option<f64>,
     /// GPU-hours of work lost by the victims (victims with `start_time_s`, when `now_s` is set).
     pub gpu_hours_evicted: Option<f64>,
     pub objective: Option<f64>,

@@ -93,8 +93,12 @@ pub fn apply(
                 event.cores = c.to_vec();
                 event.level = Some(level);
                 event.placed = true;
-                event.outcome = EventOutcome::Placed;
                 event.hit = event.required_level.is_some_and(|r| level <= r);
+                event.outcome = if p.qos == TopologyQos::Guaranteed && !event.hit {
+                    EventOutcome::PlacedMiss
+                } else {
+                    EventOutcome::Placed
+                };
                 slowdown = Some(level.penalty(&t.penalty));
                 placed_at = Some((t, level));
                 placement_ids = Some((g, c, level));

@@ -7,7 +7,7 @@ use super::planner::PreemptionPlanner;
 use super::problem::{ChainKey, Decision, DecisionPoint, Problem, freed};
 use crate::plan::error::PlanningError;
 use crate::plan::preemption::Preemptor;
-use crate::spec::preemption::{ScoreBasis, TopologyQos};
+use crate::spec::preemption::{FlextopoSettings, ImpScope, PriorityNorm, ScoreBasis};
 use crate::topology::state::ClusterState;
 use crate::topology::{CoreSet, GpuSet, Level, PodId, ServerId, place, reachable_level};
 
@@ -30,6 +30,8 @@ struct Qualifying {
     min_victims: usize,
     /// Subsets tried on this server (the budget is per server).
     used: u64,
+    /// The server has yielded its candidates (IMP with `imp_scope = "node"`).
+    done: bool,
 }
 
 /// A candidate: a subset of one qualifying server's victims, stored as a range of indices in
@@ -116,6 +118,7 @@ fn decide(
                 facts,
                 min_victims,
                 used: 0,
+                done: false,
             });
         }
     }
@@ -129,9 +132,10 @@ fn decide(
     for k in 0..=max_k {
         for (qi, q) in qualifying.iter_mut().enumerate() {
             // No subset smaller than the server's lower bound can fit: skip without trying.
-            if q.victims.len() < k || k < q.min_victims || q.used >= budget {
+            if q.done || q.victims.len() < k || k < q.min_victims || q.used >= budget {
                 continue;
             }
+            let found_before = candidates.len();
             let t = problem.cluster.type_of(q.server);
             let base = &state.servers[q.server.index()];
             let mut stopped = false;
@@ -166,8 +170,9 @@ fn decide(
                 },
             );
             truncated |= stopped;
+            q.done = early_stop && settings.imp_scope == ImpScope::Node && candidates.len() > found_before;
         }
-        if early_stop && !candidates.is_empty() {
+        if early_stop && settings.imp_scope == ImpScope::Cluster && !candidates.is_empty() {
             break;
         }
     }
@@ -177,8 +182,7 @@ fn decide(
         &qualifying,
         &candidates,
         &arena,
-        settings.alpha,
-        settings.score_basis,
+        settings,
     );
     let (server, victims) = match chosen {
         Some(c) => {
@@ -249,8 +253,9 @@ fn min_victims_needed(
         .unwrap_or(0)
 }
 
+/// FlexTopo's guaranteed filter: the scheduler's own test, whatever the node admits.
 fn admitted(problem: &Problem<'_>, server: ServerId, p: &Preemptor, level: Level) -> bool {
-    p.qos != TopologyQos::Guaranteed || problem.admits(server, p, level)
+    problem.meets_qos(server, p, level)
 }
 
 /// Eq. 1: S = α·P + (1 − α)·T, P normalised over this event's candidates; highest S wins, ties
@@ -261,11 +266,12 @@ fn best_candidate<'c>(
     qualifying: &[Qualifying],
     candidates: &'c [Candidate],
     arena: &[usize],
-    alpha: f64,
-    basis: ScoreBasis,
+    settings: &FlextopoSettings,
 ) -> Option<&'c Candidate> {
+    let (alpha, basis) = (settings.alpha, settings.score_basis);
     let lo = candidates.iter().map(|c| c.priority_sum).min()?;
     let hi = candidates.iter().map(|c| c.priority_sum).max()?;
+    let range = preemptible_priority_range(problem);
     fn members<'a>(
         qualifying: &'a [Qualifying],
         arena: &'a [usize],
@@ -277,11 +283,7 @@ fn best_candidate<'c>(
             .map(move |&i| facts[i])
     }
     let score = |c: &Candidate| {
-        let pterm = if hi == lo {
-            1.0
-        } else {
-            (hi - c.priority_sum) as f64 / (hi - lo) as f64
-        };
+        let pterm = priority_term(settings.priority_norm, c, (lo, hi), range);
         let server = qualifying[c.qualifying].server;
         let t = problem.cluster.type_of(server);
         let level = match basis {
@@ -330,6 +332,40 @@ fn best_candidate<'c>(
         }
     }
     best.map(|(_, c)| c)
+}
+
+/// The lowest and highest priority of the spec's preemptible workloads (`(0, 0)` when none
+/// is preemptible: there are no victims to score then).
+fn preemptible_priority_range(problem: &Problem<'_>) -> (i64, i64) {
+    let prios = problem
+        .spec
+        .workload
+        .iter()
+        .filter(|w| w.preemptible)
+        .map(|w| w.priority);
+    let lo = prios.clone().min().unwrap_or(0);
+    (lo, prios.max().unwrap_or(lo))
+}
+
+/// Eq. 1's priority term P ∈ [0, 1] of a candidate; higher is better (fewer, less important
+/// victims). `sums` = the lowest and highest victim-priority sum among this event's candidates;
+/// `spec_range` = the spec's preemptible priority range.
+fn priority_term(
+    norm: PriorityNorm,
+    c: &Candidate,
+    (lo, hi): (i64, i64),
+    (p_lo, p_hi): (i64, i64),
+) -> f64 {
+    match norm {
+        PriorityNorm::Candidates if hi == lo => 1.0,
+        PriorityNorm::Candidates => (hi - c.priority_sum) as f64 / (hi - lo) as f64,
+        PriorityNorm::Spec => {
+            // Σ over the victims of (prio − p_lo + 1) / (p_hi − p_lo + 1), each in (0, 1].
+            let shifted = c.priority_sum as f64 - c.len as f64 * (p_lo - 1) as f64;
+            1.0 / (1.0 + shifted / (p_hi - p_lo + 1) as f64)
+        }
+        PriorityNorm::InverseSum => 1.0 / (c.priority_sum as f64).max(1.0),
+    }
 }
 
 /// Calls `f` with every k-subset of `pods` (lexicographic order) and the union of `base` with

@@ -27,7 +27,14 @@ pub fn compute(applied: &[Applied], now_s: Option<f64>) -> PreemptionMetrics {
         .filter(|a| !a.event.placed)
         .map(|a| a.victims.len() as u64)
         .sum();
-    let slowdowns: Vec<f64> = applied.iter().filter_map(|a| a.slowdown).collect();
+    let mean_slowdown = |of: &dyn Fn(&Applied) -> bool| {
+        let s: Vec<f64> = applied
+            .iter()
+            .filter(|a| of(a))
+            .filter_map(|a| a.slowdown)
+            .collect();
+        (!s.is_empty()).then(|| s.iter().sum::<f64>() / s.len() as f64)
+    };
     let gpu_hours = now_s.map(|now| {
         applied
             .iter()
@@ -53,8 +60,9 @@ pub fn compute(applied: &[Applied], now_s: Option<f64>) -> PreemptionMetrics {
             .map(|v| v.priority)
             .sum(),
         wasted_evictions: wasted,
-        slowdown_mean: (!slowdowns.is_empty())
-            .then(|| slowdowns.iter().sum::<f64>() / slowdowns.len() as f64),
+        slowdown_mean: mean_slowdown(&|_| true),
+        slowdown_guaranteed: mean_slowdown(&|a| a.qos == TopologyQos::Guaranteed),
+        slowdown_best_effort: mean_slowdown(&|a| a.qos == TopologyQos::BestEffort),
         gpu_hours_evicted: gpu_hours,
         objective: None,
         gap: None,

@@ -6,6 +6,7 @@ pub mod flextopo;
 pub mod ilp;
 pub mod ilp_batch;
 pub mod k8s_default;
+pub mod k8s_nrt;
 pub mod metrics;
 pub mod objective;
 pub mod planner;

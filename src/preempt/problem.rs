@@ -4,7 +4,7 @@
 use std::cmp::Ordering;
 
 use crate::plan::preemption::Preemptor;
-use crate::spec::preemption::{PreemptionSpec, TopologyQos};
+use crate::spec::preemption::{Admission, PreemptionSpec, TopologyQos};
 use crate::topology::state::{ClusterState, Pod};
 use crate::topology::{Cluster, CoreSet, GpuSet, Level, PodId, ServerId};
 
@@ -52,10 +52,18 @@ impl<'a> Problem<'a> {
         self.cluster.type_of(server).required_level(p.request)
     }
 
-    /// Whether a placement at `level` is admitted for `p` on `server`.
-    pub fn admits(&self, server: ServerId, p: &Preemptor, level: Level) -> bool {
+    /// Whether a placement at `level` meets `p`'s topology QoS on `server`: a guaranteed pod
+    /// must reach its required level; the other classes meet it anywhere. Topology-aware
+    /// filters (FlexTopo's, `k8s-nrt`'s) test this whatever the admission mode.
+    pub fn meets_qos(&self, server: ServerId, p: &Preemptor, level: Level) -> bool {
         p.qos != TopologyQos::Guaranteed
             || self.required_level(server, p).is_some_and(|r| level <= r)
+    }
+
+    /// Whether the node admits a placement at `level` for `p` on `server`: under `kubelet`
+    /// admission the QoS must be met; under `bind` every placement is admitted.
+    pub fn admits(&self, server: ServerId, p: &Preemptor, level: Level) -> bool {
+        self.spec.simulation.admission == Admission::Bind || self.meets_qos(server, p, level)
     }
 
     pub fn servers(&self) -> impl Iterator<Item = ServerId> + use<> {

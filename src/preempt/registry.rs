@@ -6,6 +6,7 @@ use super::flextopo::{Flextopo, Sourcing};
 use super::ilp::IlpPerEvent;
 use super::ilp_batch::IlpBatch;
 use super::k8s_default::K8sDefault;
+use super::k8s_nrt::K8sNrt;
 use super::planner::PreemptionPlanner;
 use crate::plan::error::PlanningError;
 use crate::spec::preemption::PREEMPTION_PLANNERS;
@@ -14,6 +15,7 @@ use crate::spec::preemption::PREEMPTION_PLANNERS;
 pub fn planner(name: &str) -> Option<Box<dyn PreemptionPlanner>> {
     let planner: Box<dyn PreemptionPlanner> = match name {
         "k8s-default" => Box::new(K8sDefault),
+        "k8s-nrt" => Box::new(K8sNrt),
         "flextopo-imp" => Box::new(Flextopo::new(Sourcing::IncrementalMinimal)),
         "flextopo-exhaustive" => Box::new(Flextopo::new(Sourcing::Exhaustive)),
         "ilp" => Box::new(IlpPerEvent),

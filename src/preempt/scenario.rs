@@ -6,7 +6,7 @@ use crate::rng::SeededRng;
 use crate::spec::Finding;
 use crate::spec::preemption::{FillAllocator, FillSpec, PreemptionSpec};
 use crate::topology::state::{ClusterState, Pod, running_state};
-use crate::topology::{Cluster, CoreSet, GpuSet, Request, ServerId};
+use crate::topology::{Cluster, CoreSet, GpuSet, Request, ServerId, ServerType};
 
 /// Each fill pod leaves with this probability in each churn round.
 pub const CHURN_DEPARTURE_PROBABILITY: f64 = 0.3;
@@ -155,7 +155,7 @@ fn choose(
         return None;
     }
     let server = match allocator {
-        FillAllocator::Random => fits[rng.below(fits.len())],
+        FillAllocator::Random | FillAllocator::NumaAligned => fits[rng.below(fits.len())],
         FillAllocator::BestFit => *fits.iter().min_by_key(|&&s| {
             let a = &state.servers[s.index()];
             (a.free_gpus.len(), a.free_cores.len(), s)
@@ -179,6 +179,12 @@ fn choose(
                 CoreSet::from_ids(rng.sample(&c, req.cores as usize)),
             )
         }
+        FillAllocator::NumaAligned => {
+            let g: Vec<usize> = a.free_gpus.iter().collect();
+            let gpus = GpuSet::from_ids(rng.sample(&g, req.gpus as usize));
+            let t = cluster.type_of(server);
+            (gpus, aligned_cores(t, gpus, a.free_cores, req.cores)?)
+        }
         // Lowest ids: the kubelet's default (non-topology) CPU and device assignment.
         FillAllocator::BestFit | FillAllocator::Spread => (
             a.free_gpus.lowest(req.gpus)?,
@@ -186,6 +192,18 @@ fn choose(
         ),
     };
     Some((server, gpus, cores))
+}
+
+/// Cores for a fill pod on the NUMA node of its first (lowest-id) GPU, then the lowest free
+/// cores elsewhere; a pod without GPUs takes the lowest free cores.
+pub fn aligned_cores(t: &ServerType, gpus: GpuSet, free: CoreSet, n: u32) -> Option<CoreSet> {
+    match gpus.iter().next() {
+        Some(first) => {
+            let first = GpuSet::from_ids([first]);
+            crate::topology::pick_cores(t, first, free, n)
+        }
+        None => free.lowest(n),
+    }
 }
 
 /// The preemptors of `[[preempt]]`, named after the initial state's pods.

@@ -10,8 +10,9 @@ use serde::{Deserialize, Serialize};
 use super::kind::SpecKind;
 
 /// Planners of `kind = "preemption"`, in report order.
-pub const PREEMPTION_PLANNERS: [&str; 5] = [
+pub const PREEMPTION_PLANNERS: [&str; 6] = [
     "k8s-default",
+    "k8s-nrt",
     "flextopo-imp",
     "flextopo-exhaustive",
     "ilp",
@@ -198,6 +199,21 @@ pub enum FillAllocator {
     BestFit,
     /// The server with the most free GPUs; lowest ids.
     Spread,
+    /// Random server and GPUs as `random`; the cores on the NUMA node of the pod's first GPU
+    /// (then the lowest free cores elsewhere), as a kubelet with the static CPU manager and the
+    /// Topology Manager assigns them (the paper's agent snapshots look like this).
+    NumaAligned,
+}
+
+impl FillAllocator {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FillAllocator::Random => "random",
+            FillAllocator::BestFit => "best-fit",
+            FillAllocator::Spread => "spread",
+            FillAllocator::NumaAligned => "numa-aligned",
+        }
+    }
 }
 
 /// `count` preemptors of one workload class.
@@ -226,6 +242,38 @@ pub struct FlextopoSettings {
     pub score_basis: ScoreBasis,
     /// Enumeration budget per server and event.
     pub max_subset_evaluations: u64,
+    /// Where IMP stops: at the smallest victim count across the cluster (`cluster`), or at
+    /// each server's own smallest count (`node`, the released code).
+    pub imp_scope: ImpScope,
+    /// How Eq. 1's priority term P is normalised.
+    pub priority_norm: PriorityNorm,
+}
+
+/// Where Incremental Minimal Preemption stops enumerating subset sizes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ImpScope {
+    /// Stop at the first size k that yields a candidate on any server; only size-k candidates
+    /// compete.
+    #[default]
+    Cluster,
+    /// Each server stops at its own first feasible size; every server's candidates compete
+    /// under Eq. 1 (the released code).
+    Node,
+}
+
+/// Normalisation of Eq. 1's priority term P over a candidate's victims.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum PriorityNorm {
+    /// Min–max of the victims' priority sum over this event's candidates (1 = lowest sum).
+    #[default]
+    Candidates,
+    /// Each victim's priority min–max normalised over the range of the spec's preemptible
+    /// workloads, u ∈ (0, 1]; P = 1 / (1 + Σ u). Independent of the other candidates.
+    Spec,
+    /// The paper's literal P = 1 / Σ priority (1 when the sum is at most 1).
+    InverseSum,
 }
 
 impl Default for FlextopoSettings {
@@ -235,6 +283,8 @@ impl Default for FlextopoSettings {
             topology_score: TopologyScore::default(),
             score_basis: ScoreBasis::Placement,
             max_subset_evaluations: 100_000,
+            imp_scope: ImpScope::Cluster,
+            priority_norm: PriorityNorm::Candidates,
         }
     }
 }
@@ -365,6 +415,21 @@ pub struct SimulationSettings {
     pub seeds: Seeds,
     /// What happens between cycles.
     pub reset: ResetMode,
+    /// Who admits a placed pod: the kubelet's Topology Manager refuses a guaranteed pod below
+    /// its required level (`kubelet`), or nothing refuses it (`bind`, as under KWOK).
+    pub admission: Admission,
+}
+
+/// What happens to a guaranteed pod placed below its required level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Admission {
+    /// The node agent refuses it (`TopologyAffinityError`); its victims are already evicted.
+    #[default]
+    Kubelet,
+    /// It is bound where the allocator put it and counted as a miss (outcome `placed-miss`):
+    /// fake kubelets (KWOK) refuse nothing.
+    Bind,
 }
 
 impl Default for SimulationSettings {
@@ -373,6 +438,7 @@ impl Default for SimulationSettings {
             cycles: 100,
             seeds: Seeds::Count(10),
             reset: ResetMode::Refill,
+            admission: Admission::Kubelet,
         }
     }
 }

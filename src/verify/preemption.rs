@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::plan::preemption::{EventOutcome, PreemptionPlannerReport, Preemptor};
 use crate::spec::PreemptionSpec;
-use crate::spec::preemption::{TopologyQos, TopologyScore};
+use crate::spec::preemption::{Admission, TopologyQos, TopologyScore};
 use crate::topology::state::ClusterState;
 use crate::topology::{Cluster, Level, ServerType};
 
@@ -248,16 +248,26 @@ pub fn verify_plan(
                     format!("reported hit {}, expected {hit}", e.hit),
                 ));
             }
-            if p.qos == TopologyQos::Guaranteed && !hit {
+            // Below its required level a guaranteed pod is refused by the kubelet; only
+            // `bind` admission places it, as a `placed-miss`.
+            let expected = match (p.qos == TopologyQos::Guaranteed && !hit, spec.simulation.admission) {
+                (false, _) => EventOutcome::Placed,
+                (true, Admission::Bind) => EventOutcome::PlacedMiss,
+                (true, Admission::Kubelet) => {
+                    return Err(reject(
+                        name,
+                        format!("guaranteed pod placed at {level}, below its required level"),
+                    ));
+                }
+            };
+            if e.outcome != expected {
                 return Err(reject(
                     name,
-                    format!("guaranteed pod placed at {level}, below its required level"),
-                ));
-            }
-            if e.outcome != EventOutcome::Placed {
-                return Err(reject(
-                    name,
-                    "placed, but the outcome says otherwise".into(),
+                    format!(
+                        "placed at {level}: the outcome must be {}, not {}",
+                        expected.as_str(),
+                        e.outcome.as_str()
+                    ),
                 ));
             }
             cost += w.topology * (1.0 - score(spec, t, level));
@@ -274,6 +284,12 @@ pub fn verify_plan(
             placed += 1;
             hits += u64::from(hit);
         } else {
+            if matches!(e.outcome, EventOutcome::Placed | EventOutcome::PlacedMiss) {
+                return Err(reject(
+                    name,
+                    format!("unplaced, but the outcome is {}", e.outcome.as_str()),
+                ));
+            }
             if !e.gpus.is_empty() || !e.cores.is_empty() || e.hit {
                 return Err(reject(
                     name,

@@ -36,11 +36,13 @@ pub fn preemption(report: &PreemptionPlan) -> String {
                 gap(r.gap, r.gap_is_bound),
                 pct(r.decision_gap),
                 format!("{}/{}", m.hits, m.preemptions),
-                pct(Some(m.hit_rate)),
+                pct(m.hit_rate_guaranteed),
+                pct(m.hit_rate_best_effort),
                 m.placed.to_string(),
                 m.victims.to_string(),
                 m.wasted_evictions.to_string(),
-                num(m.slowdown_mean, 3),
+                num(m.slowdown_guaranteed, 3),
+                num(m.slowdown_best_effort, 3),
                 m.subsets_evaluated.to_string(),
                 format!("{:.2} ms", r.runtime_ms),
             ]
@@ -54,19 +56,26 @@ pub fn preemption(report: &PreemptionPlan) -> String {
             "gap",
             "decision gap",
             "hits",
-            "hit rate",
+            "hit G",
+            "hit BE",
             "placed",
             "victims",
             "wasted",
-            "slowdown",
+            "slowdown G",
+            "slowdown BE",
             "subsets",
             "time",
         ],
         &rows,
         &[
-            false, false, true, true, true, true, true, true, true, true, true, true, true,
+            false, false, true, true, true, true, true, true, true, true, true, true, true, true,
+            true,
         ],
     ));
+    let _ = writeln!(
+        out,
+        "\nhit G / hit BE: hit rate of the guaranteed / best-effort preemptors; slowdown G / BE: mean penalty of that class's placed pods."
+    );
     if let Some(b) = report
         .planners
         .iter()
@@ -74,7 +83,7 @@ pub fn preemption(report: &PreemptionPlan) -> String {
     {
         let _ = writeln!(
             out,
-            "\ngap: against the ilp-batch {} {}; ≤ marks an upper bound (ilp-batch stopped early).",
+            "gap: against the ilp-batch {} {}; ≤ marks an upper bound (ilp-batch stopped early).",
             if b.status == PlanStatus::Optimal {
                 "optimum"
             } else {
@@ -112,6 +121,9 @@ pub fn preemption(report: &PreemptionPlan) -> String {
                     ),
                     match (e.placed, e.hit) {
                         (true, true) => "hit".into(),
+                        (true, false) if e.outcome == EventOutcome::PlacedMiss => {
+                            "placed-miss".into()
+                        }
                         (true, false) => "miss".into(),
                         (false, _) => match e.outcome {
                             EventOutcome::Refused => "refused".into(),

@@ -11,11 +11,16 @@ use crate::sim::stats::Summary;
 /// A column of a summary table: metric, header, scale (100 for a share) and unit.
 type Column = (&'static str, &'static str, f64, &'static str);
 
-const PREEMPTION_COLUMNS: [Column; 7] = [
+/// Per-class columns only where classes differ in the pods they cover: a mean slowdown over
+/// all placed pods would compare different sets of pods between planners.
+const PREEMPTION_COLUMNS: [Column; 10] = [
     ("hit_rate", "hit rate", 100.0, "%"),
+    ("hit_rate_guaranteed", "hit G", 100.0, "%"),
+    ("hit_rate_best_effort", "hit BE", 100.0, "%"),
+    ("slowdown_guaranteed", "slowdown G", 1.0, ""),
+    ("slowdown_best_effort", "slowdown BE", 1.0, ""),
     ("victims", "victims/cycle", 1.0, ""),
     ("wasted_evictions", "wasted/cycle", 1.0, ""),
-    ("slowdown_mean", "slowdown", 1.0, ""),
     ("objective", "objective/cycle", 1.0, ""),
     ("gap", "gap", 100.0, "%"),
     ("subsets_evaluated", "subsets/cycle", 1.0, ""),

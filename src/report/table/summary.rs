@@ -44,17 +44,13 @@ fn preemption(spec: &PreemptionSpec) -> String {
         format!(
             ", fill to {:.0}% GPUs ({} allocator, {} churn rounds, seed {})",
             f.target_gpu_utilization * 100.0,
-            match f.allocator {
-                crate::spec::preemption::FillAllocator::Random => "random",
-                crate::spec::preemption::FillAllocator::BestFit => "best-fit",
-                crate::spec::preemption::FillAllocator::Spread => "spread",
-            },
+            f.allocator.as_str(),
             f.churn_rounds,
             f.seed
         )
     });
     format!(
-        "preemption{}: {}, {} ({} with explicit ids){}, {}; planners {}",
+        "preemption{}: {}, {} ({} with explicit ids){}, {}{}; planners {}",
         spec.name
             .as_ref()
             .map_or(String::new(), |n| format!(" `{n}`")),
@@ -63,6 +59,10 @@ fn preemption(spec: &PreemptionSpec) -> String {
         explicit,
         fill,
         plural(preemptors.max(0) as usize, "preemptor", "preemptors"),
+        match spec.simulation.admission {
+            crate::spec::preemption::Admission::Kubelet => "",
+            crate::spec::preemption::Admission::Bind => ", bind admission (nothing refuses)",
+        },
         spec.planners.run.join(","),
     )
 }

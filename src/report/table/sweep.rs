@@ -16,11 +16,14 @@ type Group = (
 /// The summary of merged sweep rows: per scenario and planner, key metrics as mean ± 95 % CI
 /// over seeds.
 pub fn sweep(out: &SweepOutput) -> String {
-    const PREEMPTION: [&str; 6] = [
+    const PREEMPTION: [&str; 9] = [
         "hit_rate",
+        "hit_rate_guaranteed",
+        "hit_rate_best_effort",
+        "slowdown_guaranteed",
+        "slowdown_best_effort",
         "victims",
         "wasted_evictions",
-        "slowdown_mean",
         "objective",
         "subsets_evaluated",
     ];
@@ -33,10 +36,10 @@ pub fn sweep(out: &SweepOutput) -> String {
         "objective",
     ];
     // The workload kind shows in the metrics the rows carry.
-    let columns = if out.rows.iter().any(|r| r.metric == "hit_rate") {
-        PREEMPTION
+    let columns: &[&'static str] = if out.rows.iter().any(|r| r.metric == "hit_rate") {
+        &PREEMPTION
     } else {
-        COLOCATION
+        &COLOCATION
     };
     let mut groups: BTreeMap<(usize, usize), Group> = BTreeMap::new();
     let mut planner_order: Vec<String> = Vec::new();
