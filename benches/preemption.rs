@@ -2,7 +2,8 @@
 //! saturation, 50 preemptors): per-decision time and subsets evaluated of each heuristic, and
 //! the per-event solve time of `ilp`, measured side by side in one run over several fill seeds.
 //!
-//! Run: `cargo bench --bench preemption` (add `-- --seeds 5 --repeats 31` to change the sample).
+//! Run: `cargo bench --bench preemption` (add `-- --seeds 5 --repeats 31` to change the sample,
+//! `-- --workload examples/workloads/paper-preemption-kwok.toml` for the paper's set-up).
 
 use std::time::Instant;
 
@@ -19,6 +20,15 @@ fn load(rel: &str) -> Spec {
     spec::load(SourceFile::new(rel, text), Expect::Any)
         .unwrap_or_else(|e| panic!("{rel}: {e}"))
         .spec
+}
+
+fn text_arg(name: &str, default: &str) -> String {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .cloned()
+        .unwrap_or_else(|| default.to_string())
 }
 
 fn arg(name: &str, default: usize) -> usize {
@@ -50,7 +60,8 @@ fn main() {
     let Spec::Cluster(cluster_spec) = load("examples/clusters/paper-4090-x100.toml") else {
         panic!("cluster expected")
     };
-    let Spec::Preemption(workload) = load("examples/workloads/paper-preemption.toml") else {
+    let workload_path = text_arg("--workload", "examples/workloads/paper-preemption.toml");
+    let Spec::Preemption(workload) = load(&workload_path) else {
         panic!("preemption workload expected")
     };
     let cluster = Cluster::from_spec(&cluster_spec);
@@ -96,7 +107,7 @@ fn main() {
         rows.push(row);
     }
     println!(
-        "paper preset: 100 × rtx4090-8g, fill seeds 1..={seeds}, {} decisions per planner, median of {repeats} repeats per decision (ilp: {})\n",
+        "{workload_path} on 100 × rtx4090-8g, fill seeds 1..={seeds}, {} decisions per planner, median of {repeats} repeats per decision (ilp: {})\n",
         rows.first().map_or(0, |r| r.times_us.len()),
         repeats.min(5)
     );
@@ -147,6 +158,7 @@ fn main() {
             percentile(&ilp.times_us, 0.5) / 1000.0
         );
     }
+    paired_default_and_nrt(&cluster, &problem, seeds, repeats);
     // End to end, as `coplan plan` runs it (one seed, all planners, gaps and verification).
     let t0 = Instant::now();
     let report =
@@ -155,5 +167,53 @@ fn main() {
         "\ncoplan plan, all {} planners with gaps and verification, seed 1: {:.2} s",
         report.planners.len(),
         t0.elapsed().as_secs_f64()
+    );
+}
+
+/// `k8s-nrt` against `k8s-default` on the same states (those `k8s-nrt`'s plan faces): the
+/// per-decision ratio of the two, so that a different trajectory does not enter the ratio.
+fn paired_default_and_nrt(cluster: &Cluster, problem: &Problem<'_>, seeds: usize, repeats: usize) {
+    let (Some(default), Some(nrt)) = (
+        coplan::preempt::registry::planner("k8s-default"),
+        coplan::preempt::registry::planner("k8s-nrt"),
+    ) else {
+        return;
+    };
+    let time = |planner: &dyn coplan::preempt::planner::PreemptionPlanner,
+                at: &DecisionPoint<'_>| {
+        let mut samples: Vec<f64> = (0..repeats)
+            .map(|_| {
+                let t0 = Instant::now();
+                let _ = planner.decide(at).expect("decides");
+                t0.elapsed().as_secs_f64() * 1e6
+            })
+            .collect();
+        samples.sort_by(f64::total_cmp);
+        percentile(&samples, 0.5)
+    };
+    let (mut d_times, mut n_times) = (Vec::new(), Vec::new());
+    for seed in 1..=seeds as u64 {
+        let mut state =
+            scenario::initial_state(cluster, problem.spec, Some(seed)).expect("valid preset");
+        let preemptors = scenario::preemptors(problem.spec, &mut state);
+        for p in &preemptors {
+            let at = DecisionPoint {
+                problem,
+                state: &state,
+                preemptor: p,
+            };
+            d_times.push(time(default.as_ref(), &at));
+            n_times.push(time(nrt.as_ref(), &at));
+            let decision = nrt.decide(&at).expect("decides");
+            apply(problem, &mut state, p, &decision).expect("applies");
+        }
+    }
+    d_times.sort_by(f64::total_cmp);
+    n_times.sort_by(f64::total_cmp);
+    let (d, n) = (percentile(&d_times, 0.5), percentile(&n_times, 0.5));
+    println!(
+        "\nsame states ({} decisions of k8s-nrt's plans): k8s-default {d:.1} µs, k8s-nrt {n:.1} µs median per decision; ratio {:.2}× (goal ≤ 2×)",
+        d_times.len(),
+        n / d
     );
 }

@@ -27,8 +27,23 @@ fn kubernetes_ranking_and_victim_scenarios() {
         );
         let (workload, text) = load_preemption(&rel);
         let cluster = load_cluster(header(&text, "cluster").expect("cluster header"));
-        let report = plan(&cluster, &workload, &["k8s-default"]);
+        let report = plan(&cluster, &workload, &["k8s-default", "k8s-nrt"]);
         let event = &report.planners[0].events[0];
+        // Without a guaranteed requirement the topology-aware filter is the count test.
+        if workload
+            .workload
+            .iter()
+            .all(|w| w.topology_qos != coplan::spec::preemption::TopologyQos::Guaranteed)
+        {
+            assert_eq!(
+                &report.planners[1].events[0].victims, &event.victims,
+                "{rel}: k8s-nrt"
+            );
+            assert_eq!(
+                report.planners[1].events[0].node, event.node,
+                "{rel}: k8s-nrt"
+            );
+        }
         let expected_node = header(&text, "expect-node").expect("expect-node");
         let mut expected: Vec<String> = match header(&text, "expect-victims") {
             Some("-") | None => vec![],
@@ -195,4 +210,161 @@ fn victims_score_basis_prefers_victims_within_one_numa_node() {
         (e.victims.clone(), e.level),
         (vec!["zeta-0".to_string()], Some(Level::Numa))
     );
+}
+
+fn by<'r>(
+    report: &'r coplan::plan::preemption::PreemptionPlan,
+    name: &str,
+) -> &'r coplan::plan::preemption::PreemptionEvent {
+    &report
+        .planners
+        .iter()
+        .find(|p| p.name == name)
+        .expect("planner ran")
+        .events[0]
+}
+
+/// `k8s-nrt` held against the upstream dry run (scheduler-plugins NodeResourceTopologyMatch
+/// with default preemption): the victims follow from "remove all lower-priority pods, reprieve
+/// the most important first while the pod still passes the topology-aware filter".
+#[test]
+fn k8s_nrt_picks_the_victims_the_topology_aware_dry_run_implies() {
+    // node-0 (free GPUs 0 and 4, in different sockets): removing all six pods and reprieving
+    // batch-5 … batch-1 (larger name = more important at equal priority and start) keeps a
+    // socket-0 fit until batch-0 (GPU 1) would take the second GPU of socket 0.
+    let cluster = load_cluster("tests/fixtures/preemption/topo-4090-x2.toml");
+    let (workload, _) = load_preemption("tests/fixtures/preemption/topo-4090-guaranteed.toml");
+    let report = plan(&cluster, &workload, &["k8s-default", "k8s-nrt"]);
+    let nrt = by(&report, "k8s-nrt");
+    assert_eq!(nrt.node.as_deref(), Some("node-0"));
+    assert_eq!(nrt.victims, vec!["batch-0"]);
+    assert_eq!(nrt.level, Some(Level::Socket));
+    assert_eq!(nrt.outcome, Outcome::Placed);
+    assert_eq!(by(&report, "k8s-default").outcome, Outcome::Refused);
+
+    // Derived combination case: the topology-aware fit needs all of socket 1, so neither
+    // low-priority pod is reprieved (a count-based reprieve would keep both: the counts fit).
+    let cluster = load_cluster("tests/fixtures/preemption/topo-gpu-2s4n8g-x1.toml");
+    let (workload, _) = load_preemption("tests/fixtures/preemption/topo-derived-combination.toml");
+    let report = plan(&cluster, &workload, &["k8s-default", "k8s-nrt"]);
+    let nrt = by(&report, "k8s-nrt");
+    assert_eq!(sorted(&nrt.victims), vec!["low-n2-0", "low-n3-0"]);
+    assert_eq!(nrt.level, Some(Level::Socket));
+    assert!(by(&report, "k8s-default").victims.is_empty());
+
+    // Importance-first reprieve is not a minimal search: the dry run keeps `mid` (priority 45)
+    // and evicts both priority-40 pods; IMP evicts `mid` alone.
+    let cluster = load_cluster("tests/fixtures/preemption/topo-4090-x1.toml");
+    let (workload, _) = load_preemption("tests/fixtures/preemption/nrt-reprieve-order.toml");
+    let report = plan(&cluster, &workload, &["k8s-nrt", "flextopo-imp"]);
+    assert_eq!(
+        sorted(&by(&report, "k8s-nrt").victims),
+        vec!["low-0", "low-1"]
+    );
+    assert_eq!(by(&report, "k8s-nrt").level, Some(Level::Socket));
+    assert_eq!(by(&report, "flextopo-imp").victims, vec!["mid-0"]);
+}
+
+#[test]
+fn under_bind_admission_the_default_places_misaligned_and_k8s_nrt_aligns() {
+    use coplan::spec::preemption::Admission;
+    let cluster = load_cluster("tests/fixtures/preemption/topo-4090-x2.toml");
+    let (mut workload, _) = load_preemption("tests/fixtures/preemption/topo-4090-guaranteed.toml");
+    workload.simulation.admission = Admission::Bind;
+    let report = plan(
+        &cluster,
+        &workload,
+        &["k8s-default", "k8s-nrt", "ilp", "ilp-batch"],
+    );
+    let k8s = by(&report, "k8s-default");
+    assert_eq!(k8s.outcome, Outcome::PlacedMiss, "nothing refuses it");
+    assert!(k8s.placed && !k8s.hit);
+    assert!(k8s.victims.is_empty());
+    assert_eq!(k8s.level, Some(Level::CrossSocket));
+    let nrt = by(&report, "k8s-nrt");
+    assert_eq!((nrt.outcome, nrt.hit), (Outcome::Placed, true));
+    assert_eq!(nrt.victims, vec!["batch-0"]);
+    // Under bind the optimum may take the misaligned zero-victim placement, and with the
+    // default weights it does: topology 2 × (1 − 0.467) = 1.066 against one victim (1.0) plus
+    // the socket level (2 × (1 − 0.8) = 0.4).
+    let ilp = by(&report, "ilp");
+    assert!(ilp.victims.is_empty());
+    assert_eq!(ilp.outcome, Outcome::PlacedMiss);
+}
+
+#[test]
+fn the_verifier_checks_placed_miss_outcomes() {
+    use coplan::preempt::problem::Problem;
+    use coplan::preempt::scenario;
+    use coplan::spec::preemption::Admission;
+    use coplan::topology::Cluster;
+    use coplan::verify::preemption::verify_plan;
+    let cluster_spec = load_cluster("tests/fixtures/preemption/topo-4090-x2.toml");
+    let (mut workload, _) = load_preemption("tests/fixtures/preemption/topo-4090-guaranteed.toml");
+    workload.simulation.admission = Admission::Bind;
+    let report = plan(&cluster_spec, &workload, &["k8s-default"]);
+    let cluster = Cluster::from_spec(&cluster_spec);
+    let _ = Problem::new(&cluster, &workload);
+    let mut initial = scenario::initial_state(&cluster, &workload, None).expect("state");
+    let preemptors = scenario::preemptors(&workload, &mut initial);
+    let planner = &report.planners[0];
+    assert_eq!(planner.events[0].outcome, Outcome::PlacedMiss);
+    verify_plan(&cluster, &workload, &initial, &preemptors, planner).expect("accepted");
+
+    // The same plan under kubelet admission: the pod would have been refused.
+    let mut kubelet = workload.clone();
+    kubelet.simulation.admission = Admission::Kubelet;
+    let err =
+        verify_plan(&cluster, &kubelet, &initial, &preemptors, planner).expect_err("rejected");
+    assert!(
+        err.reason.contains("below its required level"),
+        "{}",
+        err.reason
+    );
+
+    // A miss reported as a plain placement, and a hit reported as a miss.
+    let mut wrong = planner.clone();
+    wrong.events[0].outcome = Outcome::Placed;
+    let err =
+        verify_plan(&cluster, &workload, &initial, &preemptors, &wrong).expect_err("rejected");
+    assert!(err.reason.contains("placed-miss"), "{}", err.reason);
+    let nrt = plan(&cluster_spec, &workload, &["k8s-nrt"]);
+    let mut wrong = nrt.planners[0].clone();
+    wrong.events[0].outcome = Outcome::PlacedMiss;
+    let err =
+        verify_plan(&cluster, &workload, &initial, &preemptors, &wrong).expect_err("rejected");
+    assert!(err.reason.contains("must be placed"), "{}", err.reason);
+}
+
+#[test]
+fn imp_scope_and_priority_norm_change_the_choice_as_documented() {
+    use coplan::spec::preemption::{ImpScope, PriorityNorm};
+    let cluster = load_cluster("tests/fixtures/preemption/topo-4090-x2.toml");
+    let (base, _) = load_preemption("tests/fixtures/preemption/imp-scope.toml");
+    let chosen = |scope: ImpScope, norm: PriorityNorm, alpha: f64| {
+        let mut w = base.clone();
+        w.flextopo.imp_scope = scope;
+        w.flextopo.priority_norm = norm;
+        w.flextopo.alpha = alpha;
+        let report = plan(&cluster, &w, &["flextopo-imp"]);
+        let e = by(&report, "flextopo-imp");
+        (e.node.clone().unwrap_or_default(), e.victims.len(), e.level)
+    };
+    use ImpScope::*;
+    use PriorityNorm::*;
+    let one = ("node-0".to_string(), 1, Some(Level::CrossSocket));
+    let two = ("node-1".to_string(), 2, Some(Level::Socket));
+    // Cluster scope: only one-victim candidates exist, whatever the score.
+    for norm in [Candidates, Spec, InverseSum] {
+        assert_eq!(chosen(Cluster, norm, 0.0), one);
+        assert_eq!(chosen(Cluster, norm, 0.5), one);
+    }
+    // Node scope, pure topology (α = 0, the released code): the socket-level candidate.
+    assert_eq!(chosen(Node, Candidates, 0.0), two);
+    // α = 0.5. candidates: P = 1 vs 0, S = 0.5 + 0.5·0.467 = 0.734 > 0.5·0.8 = 0.4.
+    assert_eq!(chosen(Node, Candidates, 0.5), one);
+    // spec (range 10–10, u = 1 per victim): P = 1/2 vs 1/3, S = 0.484 < 0.567.
+    assert_eq!(chosen(Node, Spec, 0.5), two);
+    // inverse-sum: P = 1/10 vs 1/20, S = 0.284 < 0.425.
+    assert_eq!(chosen(Node, InverseSum, 0.5), two);
 }

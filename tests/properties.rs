@@ -6,6 +6,7 @@
 
 use coplan::plan::PlanStatus as Status;
 use coplan::plan::error::PlanningError;
+use coplan::plan::preemption::EventOutcome as Outcome;
 use coplan::plan::preemption::{PreemptionPlan as PlanReport, Preemptor};
 use coplan::preempt::apply::apply;
 use coplan::preempt::flextopo::for_each_subset;
@@ -15,7 +16,8 @@ use coplan::preempt::planning::{self as engine, PlanOptions};
 use coplan::preempt::problem::{DecisionPoint, Problem};
 use coplan::preempt::{ilp, scenario};
 use coplan::spec::preemption::{
-    FillAllocator, FillSpec, PreemptEntry, PreemptionSpec, RunningPod, TopologyQos, WorkloadClass,
+    Admission, FillAllocator, FillSpec, ImpScope, PreemptEntry, PreemptionSpec, PriorityNorm,
+    RunningPod, TopologyQos, WorkloadClass,
 };
 use coplan::spec::{ClusterSpec, Penalty, PoolSpec, ServerTypeSpec, SpecKind};
 use coplan::topology::{Cluster, ServerId};
@@ -28,8 +30,9 @@ fn cases() -> u32 {
         .unwrap_or(128)
 }
 
-const PLANNERS: [&str; 5] = [
+const PLANNERS: [&str; 6] = [
     "k8s-default",
+    "k8s-nrt",
     "flextopo-imp",
     "flextopo-exhaustive",
     "ilp",
@@ -118,41 +121,64 @@ fn workload() -> impl Strategy<Value = PreemptionSpec> {
         class(1),
         class(2),
         prop::option::of(0..3usize),
+        (any::<bool>(), 0..4usize, any::<bool>(), 0..3usize),
     )
-        .prop_map(|(running, preempt, c0, c1, c2, fill)| {
-            let classes = vec![c0, c1, c2];
-            let running = running
-                .into_iter()
-                .map(|(w, s)| RunningPod {
-                    workload: format!("w{w}"),
-                    node: ["a0", "a1", "b0"][s].into(),
-                    gpus: None,
-                    cores: None,
-                    start_time_s: Some((w * 7 + s * 3) as f64),
-                })
-                .collect();
-            let mut spec: PreemptionSpec =
-                toml::from_str("kind = \"preemption\"\nworkload = []").expect("base spec");
-            spec.kind = SpecKind::Preemption;
-            spec.workload = classes;
-            spec.running = running;
-            spec.preempt = preempt
-                .into_iter()
-                .map(|(w, count)| PreemptEntry {
-                    workload: format!("w{w}"),
-                    count,
-                })
-                .collect();
-            spec.fill = fill.map(|w| FillSpec {
-                mix: [(format!("w{w}"), 1.0)].into_iter().collect(),
-                target_gpu_utilization: 0.8,
-                allocator: FillAllocator::Random,
-                churn_rounds: 1,
-                seed: 3,
-            });
-            spec.planners.ilp_time_limit_s = 60.0;
-            spec
-        })
+        .prop_map(
+            |(running, preempt, c0, c1, c2, fill, (bind, allocator, node_scope, norm))| {
+                let classes = vec![c0, c1, c2];
+                let running = running
+                    .into_iter()
+                    .map(|(w, s)| RunningPod {
+                        workload: format!("w{w}"),
+                        node: ["a0", "a1", "b0"][s].into(),
+                        gpus: None,
+                        cores: None,
+                        start_time_s: Some((w * 7 + s * 3) as f64),
+                    })
+                    .collect();
+                let mut spec: PreemptionSpec =
+                    toml::from_str("kind = \"preemption\"\nworkload = []").expect("base spec");
+                spec.kind = SpecKind::Preemption;
+                spec.workload = classes;
+                spec.running = running;
+                spec.preempt = preempt
+                    .into_iter()
+                    .map(|(w, count)| PreemptEntry {
+                        workload: format!("w{w}"),
+                        count,
+                    })
+                    .collect();
+                spec.fill = fill.map(|w| FillSpec {
+                    mix: [(format!("w{w}"), 1.0)].into_iter().collect(),
+                    target_gpu_utilization: 0.8,
+                    allocator: [
+                        FillAllocator::Random,
+                        FillAllocator::NumaAligned,
+                        FillAllocator::BestFit,
+                        FillAllocator::Spread,
+                    ][allocator],
+                    churn_rounds: 1,
+                    seed: 3,
+                });
+                spec.planners.ilp_time_limit_s = 60.0;
+                spec.simulation.admission = if bind {
+                    Admission::Bind
+                } else {
+                    Admission::Kubelet
+                };
+                spec.flextopo.imp_scope = if node_scope {
+                    ImpScope::Node
+                } else {
+                    ImpScope::Cluster
+                };
+                spec.flextopo.priority_norm = [
+                    PriorityNorm::Candidates,
+                    PriorityNorm::Spec,
+                    PriorityNorm::InverseSum,
+                ][norm];
+                spec
+            },
+        )
 }
 
 fn run(cluster: &Cluster, spec: &PreemptionSpec) -> Option<PlanReport> {
@@ -204,6 +230,19 @@ proptest! {
             }
         }
         prop_assert!(by("ilp").decision_gap.expect("ran").abs() <= EPS);
+        // The topology-aware filters never place a guaranteed pod below its level, so they never
+        // waste an eviction on a refusal nor bind a miss.
+        for name in ["k8s-nrt", "flextopo-imp", "flextopo-exhaustive"] {
+            let p = by(name);
+            prop_assert_eq!(p.metrics.wasted_evictions, 0, "{}", name);
+            prop_assert!(p.events.iter().all(|e| e.outcome != Outcome::PlacedMiss), "{}", name);
+        }
+        // Misses of guaranteed pods show as `placed-miss` only where nothing refuses them.
+        if spec.simulation.admission == Admission::Kubelet {
+            for p in &report.planners {
+                prop_assert!(p.events.iter().all(|e| e.outcome != Outcome::PlacedMiss), "{}", p.name);
+            }
+        }
         // Determinism: the same inputs give byte-identical output (timings aside).
         let again = run(&cluster, &spec).expect("ran before");
         prop_assert_eq!(canonical_json(&report), canonical_json(&again));
@@ -229,7 +268,11 @@ proptest! {
     }
 
     #[test]
-    fn imp_evicts_a_minimum_cardinality_victim_set(cluster_spec in cluster(), spec in workload()) {
+    fn imp_evicts_a_minimum_cardinality_victim_set(cluster_spec in cluster(), mut spec in workload()) {
+        // The brute force below replays under admission; IMP's filter is the QoS test, which
+        // is admission under `kubelet`.
+        spec.simulation.admission = Admission::Kubelet;
+        let node_scope = spec.flextopo.imp_scope == ImpScope::Node;
         prop_assume!(valid(&cluster_spec, &spec));
         let cluster = Cluster::from_spec(&cluster_spec);
         let problem = Problem::new(&cluster, &spec);
@@ -238,7 +281,9 @@ proptest! {
         for p in &preemptors {
             let at = DecisionPoint { problem: &problem, state: &state, preemptor: p };
             let decision = Flextopo::new(Sourcing::IncrementalMinimal).decide(&at).expect("decides");
-            let smallest = smallest_admitted_set(&problem, &state, p);
+            // Cluster scope: the smallest set anywhere; node scope: the smallest on the server
+            // chosen.
+            let smallest = smallest_admitted_set(&problem, &state, p, decision.server.filter(|_| node_scope));
             match (decision.server, smallest) {
                 (Some(_), Some(k)) => prop_assert_eq!(decision.victims.len(), k),
                 (None, None) => {}
@@ -254,10 +299,14 @@ fn smallest_admitted_set(
     problem: &Problem<'_>,
     state: &coplan::topology::state::ClusterState,
     p: &Preemptor,
+    only: Option<ServerId>,
 ) -> Option<usize> {
     let mut best: Option<usize> = None;
     for i in 0..problem.cluster.servers.len() {
         let server = ServerId(i as u32);
+        if only.is_some_and(|o| o != server) {
+            continue;
+        }
         let victims = problem.potential_victims(state, server, p);
         for k in 0..=victims.len() {
             if best.is_some_and(|b| k >= b) {

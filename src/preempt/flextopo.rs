@@ -170,20 +170,15 @@ fn decide(
                 },
             );
             truncated |= stopped;
-            q.done = early_stop && settings.imp_scope == ImpScope::Node && candidates.len() > found_before;
+            q.done = early_stop
+                && settings.imp_scope == ImpScope::Node
+                && candidates.len() > found_before;
         }
         if early_stop && settings.imp_scope == ImpScope::Cluster && !candidates.is_empty() {
             break;
         }
     }
-    let chosen = best_candidate(
-        problem,
-        state,
-        &qualifying,
-        &candidates,
-        &arena,
-        settings,
-    );
+    let chosen = best_candidate(problem, state, &qualifying, &candidates, &arena, settings);
     let (server, victims) = match chosen {
         Some(c) => {
             let q = &qualifying[c.qualifying];

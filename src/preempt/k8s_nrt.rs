@@ -9,7 +9,8 @@ use super::k8s_default::dry_run_preemption;
 use super::planner::PreemptionPlanner;
 use super::problem::{Decision, DecisionPoint};
 use crate::plan::error::PlanningError;
-use crate::topology::{CoreSet, GpuSet, ServerId, reachable_level};
+use crate::spec::preemption::TopologyQos;
+use crate::topology::{CoreSet, GpuSet, Level, ServerId, reachable_within};
 
 pub struct K8sNrt;
 
@@ -21,12 +22,24 @@ impl PreemptionPlanner for K8sNrt {
     fn decide(&self, at: &DecisionPoint<'_>) -> Result<Decision, PlanningError> {
         let (problem, p) = (at.problem, at.preemptor);
         let req = p.request;
+        let by_counts = |g: GpuSet, c: CoreSet| g.len() >= req.gpus && c.len() >= req.cores;
+        if p.qos != TopologyQos::Guaranteed {
+            return Ok(dry_run_preemption(at, &|_, g, c| by_counts(g, c)));
+        }
+        // The required level per server type, computed once per decision.
+        let required: Vec<Option<Level>> = problem
+            .cluster
+            .types
+            .iter()
+            .map(|t| t.required_level(req))
+            .collect();
         let fits = |server: ServerId, g: GpuSet, c: CoreSet| {
+            let type_id = problem.cluster.server(server).type_id;
             // Counts first: the topology test can only pass when they do.
-            g.len() >= req.gpus
-                && c.len() >= req.cores
-                && reachable_level(problem.cluster.type_of(server), g, c, req)
-                    .is_some_and(|level| problem.meets_qos(server, p, level))
+            by_counts(g, c)
+                && required[type_id.index()].is_some_and(|level| {
+                    reachable_within(&problem.cluster.types[type_id.index()], g, c, req, level)
+                })
         };
         Ok(dry_run_preemption(at, &fits))
     }

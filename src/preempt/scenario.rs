@@ -229,3 +229,113 @@ pub fn preemptors(spec: &PreemptionSpec, state: &mut ClusterState) -> Vec<Preemp
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::preemption::Admission;
+    use crate::spec::{ClusterSpec, PoolSpec};
+    use crate::topology::Level;
+
+    fn cluster(servers: i64) -> Cluster {
+        Cluster::from_spec(&ClusterSpec {
+            kind: None,
+            name: "x".into(),
+            server_type: Vec::new(),
+            pool: vec![PoolSpec {
+                server_type: "rtx4090-8g".into(),
+                count: servers,
+                name_prefix: "n".into(),
+            }],
+        })
+    }
+
+    fn spec(allocator: &str) -> PreemptionSpec {
+        toml::from_str(&format!(
+            "kind = \"preemption\"\n[[workload]]\nname = \"a\"\npriority = 1\ngpus = 1\ncores = 7\npreemptible = true\n[fill]\nmix = {{ a = 1.0 }}\nallocator = \"{allocator}\"\nchurn_rounds = 2\n"
+        ))
+        .expect("valid spec")
+    }
+
+    /// Share of fill pods whose cores all lie on the NUMA node of their GPU.
+    fn aligned_share(allocator: &str) -> f64 {
+        let cluster = cluster(10);
+        let spec = spec(allocator);
+        let state = initial_state(&cluster, &spec, Some(7)).expect("fills");
+        let pods: Vec<&Pod> = state.pods().map(|(_, p)| p).collect();
+        assert_eq!(pods.len(), 80, "every GPU is filled");
+        let aligned = pods
+            .iter()
+            .filter(|p| {
+                let t = cluster.type_of(p.server);
+                let numa = p.gpus.iter().next().map(|g| t.gpu_numa[g]);
+                numa.is_some_and(|n| p.cores.is_subset(&t.domains(Level::Numa)[n].cores))
+            })
+            .count();
+        aligned as f64 / pods.len() as f64
+    }
+
+    #[test]
+    fn numa_aligned_fill_puts_each_pods_cores_on_its_gpus_numa_node() {
+        assert_eq!(aligned_share("numa-aligned"), 1.0);
+        // The topology-blind random fill scatters the cores: almost never aligned.
+        assert!(aligned_share("random") < 0.1);
+    }
+
+    #[test]
+    fn aligned_cores_overflow_to_the_lowest_free_cores() {
+        let cluster = cluster(1);
+        let t = cluster.type_of(ServerId(0));
+        let gpus = GpuSet::from_ids([2]);
+        // NUMA 2 holds cores 16–23; 10 cores take all 8 there, then the lowest free (0, 1).
+        let cores =
+            aligned_cores(t, gpus, t.domains(Level::CrossSocket)[0].cores, 10).expect("room");
+        assert_eq!(cores.to_vec(), vec![0, 1, 16, 17, 18, 19, 20, 21, 22, 23]);
+        assert_eq!(
+            aligned_cores(
+                t,
+                GpuSet::empty(),
+                t.domains(Level::CrossSocket)[0].cores,
+                3
+            )
+            .map(|c| c.to_vec()),
+            Some(vec![0, 1, 2])
+        );
+    }
+
+    #[test]
+    fn admission_refuses_or_binds_a_misaligned_guaranteed_pod() {
+        use crate::plan::preemption::EventOutcome;
+        use crate::preempt::apply::apply;
+        use crate::preempt::problem::{Decision, Problem};
+        let cluster = cluster(1);
+        for (admission, outcome, placed) in [
+            (Admission::Kubelet, EventOutcome::Refused, false),
+            (Admission::Bind, EventOutcome::PlacedMiss, true),
+        ] {
+            let mut spec: PreemptionSpec = toml::from_str(
+                "kind = \"preemption\"\n[[workload]]\nname = \"g\"\npriority = 9\ngpus = 2\ncores = 14\ntopology_qos = \"guaranteed\"\n[[running]]\nworkload = \"g\"\nnode = \"n0\"\ngpus = [1, 2]\ncores = 14\n[[running]]\nworkload = \"g\"\nnode = \"n0\"\ngpus = [3, 5]\ncores = 14\n[[running]]\nworkload = \"g\"\nnode = \"n0\"\ngpus = [6, 7]\ncores = 14\n[[preempt]]\nworkload = \"g\"\n",
+            )
+            .expect("valid spec");
+            spec.simulation.admission = admission;
+            let problem = Problem::new(&cluster, &spec);
+            let mut state = initial_state(&cluster, &spec, None).expect("state");
+            let p = preemptors(&spec, &mut state).remove(0);
+            // GPUs 0 and 4 are free, one per socket: only a cross-socket placement exists.
+            let d = Decision {
+                server: Some(ServerId(0)),
+                ..Decision::default()
+            };
+            let applied = apply(&problem, &mut state, &p, &d).expect("applies");
+            assert_eq!(applied.event.outcome, outcome, "{admission:?}");
+            assert_eq!(applied.event.placed, placed);
+            assert!(!applied.event.hit);
+            let expected_cost = if placed { 2.0 * (1.0 - 0.467) } else { 1000.0 };
+            assert!(
+                (applied.event.cost - expected_cost).abs() < 1e-9,
+                "{}",
+                applied.event.cost
+            );
+        }
+    }
+}

@@ -250,7 +250,10 @@ pub fn verify_plan(
             }
             // Below its required level a guaranteed pod is refused by the kubelet; only
             // `bind` admission places it, as a `placed-miss`.
-            let expected = match (p.qos == TopologyQos::Guaranteed && !hit, spec.simulation.admission) {
+            let expected = match (
+                p.qos == TopologyQos::Guaranteed && !hit,
+                spec.simulation.admission,
+            ) {
                 (false, _) => EventOutcome::Placed,
                 (true, Admission::Bind) => EventOutcome::PlacedMiss,
                 (true, Admission::Kubelet) => {
