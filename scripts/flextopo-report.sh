@@ -41,10 +41,12 @@ sweep() { # name, workload, --set ...: a sweep with the heuristics, printed as c
   "$COPLAN" merge "$TMP/$name.csv" > "$TMP/$name.txt"
 }
 sweep setups "$K" --set simulation.admission=bind,kubelet --set fill.allocator=numa-aligned,random
-sweep settings "$K" --set flextopo.alpha=0,0.5 --set flextopo.imp_scope=cluster,node \
+sweep settings "$K" --set fill.allocator=numa-aligned,random --set flextopo.score_basis=placement \
+  --set flextopo.alpha=0.5 --set flextopo.imp_scope=cluster,node \
   --set flextopo.priority_norm=candidates,spec,inverse-sum
-sweep basis "$K" --set flextopo.alpha=0,0.5 --set flextopo.score_basis=victims,placement
-sweep alpha "$K" --set flextopo.alpha=0,0.25,0.5,0.75,1 --set flextopo.imp_scope=node \
+sweep basis "$K" --set fill.allocator=numa-aligned,random --set flextopo.alpha=0,0.5 \
+  --set flextopo.score_basis=victims,placement
+sweep alpha "$K" --set fill.allocator=numa-aligned,random --set flextopo.alpha=0,0.25,0.5,0.75,1 \
   --set flextopo.priority_norm=candidates --set flextopo.score_basis=placement
 sweep load "$K" --set fill.target_gpu_utilization=0.7,0.85,1.0
 sweep topology "$K" --set pool.0.server_type=rtx4090-8g,a100-8g,gpu-2s4n8g
@@ -126,10 +128,11 @@ Ours:
 $(cat "$TMP/gaps-ours.txt")
 \`\`\`
 
-## 5. FlexTopo's settings under the paper's set-up ($SWEEP_SEEDS seeds × $SWEEP_CYCLES cycles per point)
+## 5. FlexTopo's settings ($SWEEP_SEEDS seeds × $SWEEP_CYCLES cycles per point)
 
-\`imp_scope\` × \`priority_norm\` at α = 0 (the released code) and α = 0.5 (score basis: the
-victims' span, as released):
+The paper's set-up, and the same with the random fill (still \`bind\`). At α = 0 (as
+released) P has no weight, so \`priority_norm\` is swept at α = 0.5, with the placement level
+scored (under the victims' span basis alignment of the placement is not what is scored):
 
 \`\`\`text
 $(cat "$TMP/settings.txt")
@@ -142,8 +145,8 @@ Score basis: \`victims\` (the released code's span of the victims' cores) agains
 $(cat "$TMP/basis.txt")
 \`\`\`
 
-α from 0 (pure topology) to 1 (pure priority), with \`imp_scope = "node"\`, P min–max over the
-candidates and the placement level scored (the setting in which α has the most room):
+α from 0 (pure topology) to 1 (pure priority), with P min–max over the candidates and the
+placement level scored:
 
 \`\`\`text
 $(cat "$TMP/alpha.txt")

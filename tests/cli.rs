@@ -322,6 +322,10 @@ fn each_workload_example_cross_checks_against_its_cluster() {
         ),
         (
             "examples/clusters/paper-4090-x100.toml",
+            "examples/workloads/paper-preemption-kwok.toml",
+        ),
+        (
+            "examples/clusters/paper-4090-x100.toml",
             "examples/workloads/colocation-small.toml",
         ),
     ] {
