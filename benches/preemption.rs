@@ -3,7 +3,10 @@
 //! the per-event solve time of `ilp`, measured side by side in one run over several fill seeds.
 //!
 //! Run: `cargo bench --bench preemption` (add `-- --seeds 5 --repeats 31` to change the sample,
-//! `-- --workload examples/workloads/paper-preemption-kwok.toml` for the paper's set-up).
+//! `-- --workload examples/workloads/paper-preemption-kwok.toml` for the paper's set-up,
+//! `-- --cluster examples/clusters/mixed-10k.toml` for another cluster: the workload's
+//! `[[running]]` pods, which name the paper cluster's servers, are then dropped and `[fill]`
+//! alone fills it; `--planners a,b` to time only some planners).
 
 use std::time::Instant;
 
@@ -57,18 +60,24 @@ struct Row {
 fn main() {
     let seeds = arg("--seeds", 3);
     let repeats = arg("--repeats", 15);
-    let Spec::Cluster(cluster_spec) = load("examples/clusters/paper-4090-x100.toml") else {
+    let cluster_path = text_arg("--cluster", "examples/clusters/paper-4090-x100.toml");
+    let Spec::Cluster(cluster_spec) = load(&cluster_path) else {
         panic!("cluster expected")
     };
     let workload_path = text_arg("--workload", "examples/workloads/paper-preemption.toml");
-    let Spec::Preemption(workload) = load(&workload_path) else {
+    let Spec::Preemption(mut workload) = load(&workload_path) else {
         panic!("preemption workload expected")
     };
+    if cluster_path != "examples/clusters/paper-4090-x100.toml" {
+        workload.running.clear();
+    }
+    let only = text_arg("--planners", "");
     let cluster = Cluster::from_spec(&cluster_spec);
     let problem = Problem::new(&cluster, &workload);
     let planners = registry();
     let mut rows: Vec<Row> = Vec::new();
-    for planner in planners.iter().filter(|p| !p.joint()) {
+    let chosen = |name: &str| only.is_empty() || only.split(',').any(|n| n == name);
+    for planner in planners.iter().filter(|p| !p.joint() && chosen(p.name())) {
         let mut row = Row {
             name: planner.name(),
             times_us: Vec::new(),
@@ -107,7 +116,8 @@ fn main() {
         rows.push(row);
     }
     println!(
-        "{workload_path} on 100 × rtx4090-8g, fill seeds 1..={seeds}, {} decisions per planner, median of {repeats} repeats per decision (ilp: {})\n",
+        "{workload_path} on {cluster_path} ({} servers), fill seeds 1..={seeds}, {} decisions per planner, median of {repeats} repeats per decision (ilp: {})\n",
+        cluster.servers.len(),
         rows.first().map_or(0, |r| r.times_us.len()),
         repeats.min(5)
     );
@@ -158,7 +168,12 @@ fn main() {
             percentile(&ilp.times_us, 0.5) / 1000.0
         );
     }
-    paired_default_and_nrt(&cluster, &problem, seeds, repeats);
+    if chosen("k8s-default") && chosen("k8s-nrt") {
+        paired_default_and_nrt(&cluster, &problem, seeds, repeats);
+    }
+    if !only.is_empty() {
+        return;
+    }
     // End to end, as `coplan plan` runs it (one seed, all planners, gaps and verification).
     let t0 = Instant::now();
     let report =

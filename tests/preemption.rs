@@ -328,6 +328,12 @@ fn the_verifier_checks_placed_miss_outcomes() {
     let err =
         verify_plan(&cluster, &workload, &initial, &preemptors, &wrong).expect_err("rejected");
     assert!(err.reason.contains("placed-miss"), "{}", err.reason);
+    // Per-class metrics recompute too.
+    let mut wrong = planner.clone();
+    wrong.metrics.slowdown_guaranteed = Some(1.0);
+    let err =
+        verify_plan(&cluster, &workload, &initial, &preemptors, &wrong).expect_err("rejected");
+    assert!(err.reason.contains("slowdown_guaranteed"), "{}", err.reason);
     let nrt = plan(&cluster_spec, &workload, &["k8s-nrt"]);
     let mut wrong = nrt.planners[0].clone();
     wrong.events[0].outcome = Outcome::PlacedMiss;

@@ -294,6 +294,43 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+
+    /// The parallel per-server path (used on large clusters) decides exactly as the sequential
+    /// one, with one rayon thread or two.
+    #[test]
+    fn parallel_decisions_equal_sequential_ones(cluster_spec in cluster(), spec in workload()) {
+        prop_assume!(valid(&cluster_spec, &spec));
+        let cluster = Cluster::from_spec(&cluster_spec);
+        let Ok(initial) = scenario::initial_state(&cluster, &spec, None) else { return Ok(()) };
+        let decide_all = |parallel_min_servers: usize| {
+            let mut problem = Problem::new(&cluster, &spec);
+            problem.parallel_min_servers = parallel_min_servers;
+            let mut state = initial.clone();
+            let preemptors = scenario::preemptors(&spec, &mut state);
+            let mut out = Vec::new();
+            for name in ["k8s-default", "k8s-nrt", "flextopo-imp", "flextopo-exhaustive"] {
+                let planner = coplan::preempt::registry::planner(name).expect("planner");
+                let mut state = state.clone();
+                for p in &preemptors {
+                    let at = DecisionPoint { problem: &problem, state: &state, preemptor: p };
+                    let d = planner.decide(&at).expect("decides");
+                    apply(&problem, &mut state, p, &d).expect("applies");
+                    out.push((name, d));
+                }
+            }
+            out
+        };
+        let sequential = decide_all(usize::MAX);
+        for threads in [1, 2] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("pool");
+            let parallel = pool.install(|| decide_all(0));
+            prop_assert_eq!(&parallel, &sequential, "{} threads", threads);
+        }
+    }
+}
+
 /// Smallest number of victims that admits a placement anywhere, by brute force.
 fn smallest_admitted_set(
     problem: &Problem<'_>,

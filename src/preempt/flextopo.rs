@@ -3,8 +3,10 @@
 //! the first subset size that yields any candidate across the cluster) and
 //! `flextopo-exhaustive` (every size, the paper's overhead baseline).
 
+use rayon::prelude::*;
+
 use super::planner::PreemptionPlanner;
-use super::problem::{ChainKey, Decision, DecisionPoint, Problem, freed};
+use super::problem::{ChainKey, Decision, DecisionPoint, Problem, QosTest, freed};
 use crate::plan::error::PlanningError;
 use crate::plan::preemption::Preemptor;
 use crate::spec::preemption::{FlextopoSettings, ImpScope, PriorityNorm, ScoreBasis};
@@ -88,96 +90,65 @@ fn decide(
 ) -> Decision {
     let settings = &problem.spec.flextopo;
     let budget = settings.max_subset_evaluations;
-    let mut evaluated = 0u64;
-    let mut truncated = false;
+    // FlexTopo's guaranteed filter is the scheduler's own test, whatever the node admits.
+    let qos = problem.qos_test(p);
+    let parallel = problem.parallel();
     // Filter: a server qualifies when draining every potential victim admits a placement.
-    let mut qualifying: Vec<Qualifying> = Vec::new();
-    for server in problem.servers() {
-        let victims = problem.potential_victims(state, server, p);
-        let (g, c) = freed(state, server, &victims);
-        let t = problem.cluster.type_of(server);
-        if let Some(pl) = place(t, g, c, p.request)
-            && admitted(problem, server, p, pl.level)
-        {
-            let facts: Vec<VictimFacts> = victims
-                .iter()
-                .filter_map(|id| state.pod(*id))
-                .map(|q| VictimFacts {
-                    gpus: q.gpus,
-                    cores: q.cores,
-                    priority: q.priority,
-                    start_time_s: q.start_time_s,
-                })
-                .collect();
-            let a = &state.servers[server.index()];
-            let min_victims =
-                min_victims_needed(problem, server, p, a.free_gpus, a.free_cores, &facts);
-            qualifying.push(Qualifying {
-                server,
-                victims,
-                facts,
-                min_victims,
-                used: 0,
-                done: false,
-            });
-        }
-    }
+    let mut qualifying: Vec<Qualifying> = problem
+        .map_servers(|server| qualify(problem, &qos, state, p, server))
+        .into_iter()
+        .flatten()
+        .collect();
     let max_k = qualifying
         .iter()
         .map(|q| q.victims.len())
         .max()
         .unwrap_or(0);
-    let mut candidates: Vec<Candidate> = Vec::new();
-    let mut arena: Vec<usize> = Vec::new();
+    let mut sink = Sink::default();
+    let mut evaluated = 0u64;
+    let mut truncated = false;
     for k in 0..=max_k {
-        for (qi, q) in qualifying.iter_mut().enumerate() {
+        let source = |qi: usize, q: &mut Qualifying, sink: &mut Sink| {
             // No subset smaller than the server's lower bound can fit: skip without trying.
             if q.done || q.victims.len() < k || k < q.min_victims || q.used >= budget {
-                continue;
+                return (0, false);
             }
-            let found_before = candidates.len();
-            let t = problem.cluster.type_of(q.server);
-            let base = &state.servers[q.server.index()];
-            let mut stopped = false;
-            let (used, server, facts) = (&mut q.used, q.server, &q.facts);
-            for_each_union(
-                facts,
-                k,
-                (base.free_gpus, base.free_cores),
-                &mut |idx, g, c| {
-                    if *used >= budget {
-                        stopped = true;
-                        return false;
-                    }
-                    *used += 1;
-                    evaluated += 1;
-                    if g.len() < p.request.gpus || c.len() < p.request.cores {
-                        return true;
-                    }
-                    if let Some(level) = reachable_level(t, g, c, p.request)
-                        && admitted(problem, server, p, level)
-                    {
-                        candidates.push(Candidate {
-                            qualifying: qi,
-                            start: arena.len(),
-                            len: idx.len(),
-                            level,
-                            priority_sum: idx.iter().map(|&i| facts[i].priority).sum(),
-                        });
-                        arena.extend_from_slice(idx);
-                    }
-                    true
-                },
-            );
-            truncated |= stopped;
+            let found_before = sink.candidates.len();
+            let out = source_subsets(problem, &qos, state, p, (qi, q), k, budget, sink);
             q.done = early_stop
                 && settings.imp_scope == ImpScope::Node
-                && candidates.len() > found_before;
+                && sink.candidates.len() > found_before;
+            out
+        };
+        if parallel {
+            // Per-server sinks, merged in server order: the same candidates in the same order
+            // as the sequential loop, whatever the thread count.
+            let batches: Vec<(Sink, (u64, bool))> = qualifying
+                .par_iter_mut()
+                .enumerate()
+                .map(|(qi, q)| {
+                    let mut local = Sink::default();
+                    let out = source(qi, q, &mut local);
+                    (local, out)
+                })
+                .collect();
+            for (local, (n, stopped)) in batches {
+                sink.append(local);
+                evaluated += n;
+                truncated |= stopped;
+            }
+        } else {
+            for (qi, q) in qualifying.iter_mut().enumerate() {
+                let (n, stopped) = source(qi, q, &mut sink);
+                evaluated += n;
+                truncated |= stopped;
+            }
         }
-        if early_stop && settings.imp_scope == ImpScope::Cluster && !candidates.is_empty() {
+        if early_stop && settings.imp_scope == ImpScope::Cluster && !sink.candidates.is_empty() {
             break;
         }
     }
+    let (candidates, arena) = (sink.candidates, sink.arena);
     let chosen = best_candidate(problem, state, &qualifying, &candidates, &arena, settings);
     let (server, victims) = match chosen {
         Some(c) => {
@@ -199,10 +170,120 @@ fn decide(
     }
 }
 
+/// Candidates found so far and the victim indices they point into.
+#[derive(Default)]
+struct Sink {
+    candidates: Vec<Candidate>,
+    arena: Vec<usize>,
+}
+
+impl Sink {
+    fn append(&mut self, other: Sink) {
+        let offset = self.arena.len();
+        self.arena.extend(other.arena);
+        self.candidates
+            .extend(other.candidates.into_iter().map(|c| Candidate {
+                start: c.start + offset,
+                ..c
+            }));
+    }
+}
+
+/// The filter for one server: it qualifies when draining every potential victim admits a
+/// placement that meets the QoS.
+fn qualify(
+    problem: &Problem<'_>,
+    qos: &QosTest,
+    state: &ClusterState,
+    p: &Preemptor,
+    server: ServerId,
+) -> Option<Qualifying> {
+    let victims = problem.potential_victims(state, server, p);
+    let (g, c) = freed(state, server, &victims);
+    let t = problem.cluster.type_of(server);
+    let pl = place(t, g, c, p.request)?;
+    if !qos.meets(problem.cluster, server, pl.level) {
+        return None;
+    }
+    let facts: Vec<VictimFacts> = victims
+        .iter()
+        .filter_map(|id| state.pod(*id))
+        .map(|q| VictimFacts {
+            gpus: q.gpus,
+            cores: q.cores,
+            priority: q.priority,
+            start_time_s: q.start_time_s,
+        })
+        .collect();
+    let a = &state.servers[server.index()];
+    let min_victims =
+        min_victims_needed(problem, qos, server, p, a.free_gpus, a.free_cores, &facts);
+    Some(Qualifying {
+        server,
+        victims,
+        facts,
+        min_victims,
+        used: 0,
+        done: false,
+    })
+}
+
+/// Tries every k-subset of one qualifying server's victims (within its budget) and records the
+/// ones that admit a placement meeting the QoS. Returns the subsets tried and whether the
+/// budget stopped the enumeration.
+#[allow(clippy::too_many_arguments)]
+fn source_subsets(
+    problem: &Problem<'_>,
+    qos: &QosTest,
+    state: &ClusterState,
+    p: &Preemptor,
+    (qi, q): (usize, &mut Qualifying),
+    k: usize,
+    budget: u64,
+    sink: &mut Sink,
+) -> (u64, bool) {
+    let t = problem.cluster.type_of(q.server);
+    let base = &state.servers[q.server.index()];
+    let mut stopped = false;
+    let mut evaluated = 0u64;
+    let (used, server, facts) = (&mut q.used, q.server, &q.facts);
+    for_each_union(
+        facts,
+        k,
+        (base.free_gpus, base.free_cores),
+        &mut |idx, g, c| {
+            if *used >= budget {
+                stopped = true;
+                return false;
+            }
+            *used += 1;
+            evaluated += 1;
+            if g.len() < p.request.gpus || c.len() < p.request.cores {
+                return true;
+            }
+            if let Some(level) = reachable_level(t, g, c, p.request)
+                && qos.meets(problem.cluster, server, level)
+            {
+                sink.candidates.push(Candidate {
+                    qualifying: qi,
+                    start: sink.arena.len(),
+                    len: idx.len(),
+                    level,
+                    priority_sum: idx.iter().map(|&i| facts[i].priority).sum(),
+                });
+                sink.arena.extend_from_slice(idx);
+            }
+            true
+        },
+    );
+    (evaluated, stopped)
+}
+
 /// A lower bound of the victims needed on a server: for each admissible domain, the fewest
 /// victims whose GPUs (and, separately, cores) inside it could cover the shortfall.
 fn min_victims_needed(
     problem: &Problem<'_>,
+    qos: &QosTest,
     server: ServerId,
     p: &Preemptor,
     free_gpus: GpuSet,
@@ -226,7 +307,7 @@ fn min_victims_needed(
     };
     Level::ALL
         .iter()
-        .filter(|&&level| admitted(problem, server, p, level))
+        .filter(|&&level| qos.meets(problem.cluster, server, level))
         .flat_map(|&level| t.domains(level).iter())
         .filter_map(|d| {
             let need_g = p.request.gpus.saturating_sub(free_gpus.and(d.gpus).len());
@@ -246,11 +327,6 @@ fn min_victims_needed(
         })
         .min()
         .unwrap_or(0)
-}
-
-/// FlexTopo's guaranteed filter: the scheduler's own test, whatever the node admits.
-fn admitted(problem: &Problem<'_>, server: ServerId, p: &Preemptor, level: Level) -> bool {
-    problem.meets_qos(server, p, level)
 }
 
 /// Eq. 1: S = α·P + (1 − α)·T, P normalised over this event's candidates; highest S wins, ties

@@ -32,21 +32,19 @@ impl PreemptionPlanner for K8sDefault {
 /// candidate chain. `fits` must hold for any superset of free resources it holds for.
 pub fn dry_run_preemption(
     at: &DecisionPoint<'_>,
-    fits: &dyn Fn(ServerId, GpuSet, CoreSet) -> bool,
+    fits: &(dyn Fn(ServerId, GpuSet, CoreSet) -> bool + Sync),
 ) -> Decision {
     let (problem, state, p) = (at.problem, at.state, at.preemptor);
-    let mut evaluated = 0u64;
-    let mut best: Option<(ChainKey, Decision)> = None;
-    for server in problem.servers() {
+    let per_server = problem.map_servers(|server| {
         let a = &state.servers[server.index()];
-        evaluated += 1;
+        let mut evaluated = 1u64;
         let victims: Vec<PodId> = if fits(server, a.free_gpus, a.free_cores) {
             Vec::new()
         } else {
             let mut potential = problem.potential_victims(state, server, p);
             let (mut g, mut c) = freed(state, server, &potential);
             if !fits(server, g, c) {
-                continue;
+                return (evaluated, None);
             }
             potential.sort_by(|x, y| match (state.pod(*x), state.pod(*y)) {
                 (Some(a), Some(b)) => more_important(a, b),
@@ -66,6 +64,16 @@ pub fn dry_run_preemption(
             victims
         };
         let key = ChainKey::new(problem.cluster, state, server, &victims);
+        (evaluated, Some((key, server, victims)))
+    });
+    let mut evaluated = 0u64;
+    let mut best: Option<(ChainKey, Decision)> = None;
+    // In server order: the chain ends in the server's rank, so no two candidates tie.
+    for (n, candidate) in per_server {
+        evaluated += n;
+        let Some((key, server, victims)) = candidate else {
+            continue;
+        };
         if best
             .as_ref()
             .is_none_or(|(k, _)| key.compare(k, state).is_lt())

@@ -10,7 +10,7 @@ use super::planner::PreemptionPlanner;
 use super::problem::{Decision, DecisionPoint};
 use crate::plan::error::PlanningError;
 use crate::spec::preemption::TopologyQos;
-use crate::topology::{CoreSet, GpuSet, Level, ServerId, reachable_within};
+use crate::topology::{CoreSet, GpuSet, ServerId, reachable_within};
 
 pub struct K8sNrt;
 
@@ -26,19 +26,12 @@ impl PreemptionPlanner for K8sNrt {
         if p.qos != TopologyQos::Guaranteed {
             return Ok(dry_run_preemption(at, &|_, g, c| by_counts(g, c)));
         }
-        // The required level per server type, computed once per decision.
-        let required: Vec<Option<Level>> = problem
-            .cluster
-            .types
-            .iter()
-            .map(|t| t.required_level(req))
-            .collect();
+        let qos = problem.qos_test(p);
         let fits = |server: ServerId, g: GpuSet, c: CoreSet| {
-            let type_id = problem.cluster.server(server).type_id;
             // Counts first: the topology test can only pass when they do.
             by_counts(g, c)
-                && required[type_id.index()].is_some_and(|level| {
-                    reachable_within(&problem.cluster.types[type_id.index()], g, c, req, level)
+                && qos.required(problem.cluster, server).is_some_and(|level| {
+                    reachable_within(problem.cluster.type_of(server), g, c, req, level)
                 })
         };
         Ok(dry_run_preemption(at, &fits))

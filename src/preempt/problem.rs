@@ -10,12 +10,19 @@ use crate::topology::{Cluster, CoreSet, GpuSet, Level, PodId, ServerId};
 
 use super::objective::CostModel;
 
+/// Above this many servers, the per-server work of a decision runs on rayon's threads (one
+/// task per server); below it the overhead would outweigh the gain.
+pub const PARALLEL_MIN_SERVERS: usize = 1024;
+
 /// The fixed context of one plan: cluster, spec and cost model.
 #[derive(Debug, Clone)]
 pub struct Problem<'a> {
     pub cluster: &'a Cluster,
     pub spec: &'a PreemptionSpec,
     pub cost: CostModel,
+    /// Clusters of at least this many servers spread the per-server work of a decision over
+    /// rayon's threads ([`PARALLEL_MIN_SERVERS`]; tests move it to compare both paths).
+    pub parallel_min_servers: usize,
 }
 
 impl<'a> Problem<'a> {
@@ -24,6 +31,24 @@ impl<'a> Problem<'a> {
             cluster,
             spec,
             cost: CostModel::new(spec),
+            parallel_min_servers: PARALLEL_MIN_SERVERS,
+        }
+    }
+
+    /// Whether per-server work runs in parallel on this cluster.
+    pub fn parallel(&self) -> bool {
+        self.cluster.servers.len() >= self.parallel_min_servers
+    }
+
+    /// `f` of every server, in server order; on rayon's threads when [`parallel`](Self::parallel).
+    /// The result does not depend on the number of threads.
+    pub fn map_servers<T: Send>(&self, f: impl Fn(ServerId) -> T + Sync) -> Vec<T> {
+        use rayon::prelude::*;
+        let n = self.cluster.servers.len() as u32;
+        if self.parallel() {
+            (0..n).into_par_iter().map(|i| f(ServerId(i))).collect()
+        } else {
+            (0..n).map(|i| f(ServerId(i))).collect()
         }
     }
 
@@ -60,6 +85,21 @@ impl<'a> Problem<'a> {
             || self.required_level(server, p).is_some_and(|r| level <= r)
     }
 
+    /// `p`'s QoS requirement with the required level of every server type computed once
+    /// (the level comes from running the allocator on an empty server): for the hot loops of
+    /// the topology-aware planners.
+    pub fn qos_test(&self, p: &Preemptor) -> QosTest {
+        QosTest {
+            guaranteed: p.qos == TopologyQos::Guaranteed,
+            required: self
+                .cluster
+                .types
+                .iter()
+                .map(|t| t.required_level(p.request))
+                .collect(),
+        }
+    }
+
     /// Whether the node admits a placement at `level` for `p` on `server`: under `kubelet`
     /// admission the QoS must be met; under `bind` every placement is admitted.
     pub fn admits(&self, server: ServerId, p: &Preemptor, level: Level) -> bool {
@@ -68,6 +108,26 @@ impl<'a> Problem<'a> {
 
     pub fn servers(&self) -> impl Iterator<Item = ServerId> + use<> {
         (0..self.cluster.servers.len() as u32).map(ServerId)
+    }
+}
+
+/// [`Problem::meets_qos`] for one preemptor, with the required levels precomputed.
+#[derive(Debug, Clone)]
+pub struct QosTest {
+    guaranteed: bool,
+    /// Required level per server type.
+    required: Vec<Option<Level>>,
+}
+
+impl QosTest {
+    /// The required level of the preemptor on `server`'s type.
+    pub fn required(&self, cluster: &Cluster, server: ServerId) -> Option<Level> {
+        self.required[cluster.server(server).type_id.index()]
+    }
+
+    /// Whether a placement at `level` on `server` meets the requirement.
+    pub fn meets(&self, cluster: &Cluster, server: ServerId, level: Level) -> bool {
+        !self.guaranteed || self.required(cluster, server).is_some_and(|r| level <= r)
     }
 }
 

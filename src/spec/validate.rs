@@ -318,6 +318,22 @@ pub fn preemption(spec: &PreemptionSpec) -> Vec<Finding> {
         } else {
             names.insert(&w.name, i);
         }
+        // A Kubernetes PriorityClass value is an int32; keeping to it also keeps the priority
+        // sums and ranges of the scores and the objective far from i64 overflow.
+        if i64::from(i32::MIN) > w.priority || w.priority > i64::from(i32::MAX) {
+            out.push(
+                Finding::new(
+                    "spec::out-of-range",
+                    p!["workload", i, "priority"],
+                    format!(
+                        "`priority` must be a 32-bit integer (Kubernetes PriorityClass value), got {}",
+                        w.priority
+                    ),
+                    "out of range",
+                )
+                .help(format!("use an integer in [{}, {}]", i32::MIN, i32::MAX)),
+            );
+        }
         out.at_least(p!["workload", i, "gpus"], w.gpus, 0, "`gpus`");
         out.at_least(p!["workload", i, "cores"], w.cores, 0, "`cores`");
         if w.gpus == 0 && w.cores == 0 {

@@ -144,7 +144,18 @@ pub fn verify_plan(
     let (mut placed, mut hits, mut victims_total, mut wasted) = (0u64, 0u64, 0u64, 0u64);
     let mut objective = 0.0;
     let mut victim_prio_sum = 0i64;
+    // Per QoS class (guaranteed, best-effort): preemptors, hits, placed pods and their
+    // summed slowdown.
+    let mut classes = [ClassTally::default(); 2];
     for (e, p) in report.events.iter().zip(preemptors) {
+        let class = match p.qos {
+            TopologyQos::Guaranteed => Some(0),
+            TopologyQos::BestEffort => Some(1),
+            TopologyQos::None => None,
+        };
+        if let Some(i) = class {
+            classes[i].preemptors += 1;
+        }
         let name = e.preemptor.as_str();
         if name != p.name {
             return Err(reject(
@@ -286,6 +297,16 @@ pub fn verify_plan(
             );
             placed += 1;
             hits += u64::from(hit);
+            if let Some(i) = class {
+                let penalty = match level {
+                    Level::Numa => t.penalty.numa,
+                    Level::Socket => t.penalty.socket,
+                    Level::CrossSocket => t.penalty.cross_socket,
+                };
+                classes[i].hits += u64::from(hit);
+                classes[i].placed += 1;
+                classes[i].slowdown_sum += penalty;
+            }
         } else {
             if matches!(e.outcome, EventOutcome::Placed | EventOutcome::PlacedMiss) {
                 return Err(reject(
@@ -332,5 +353,49 @@ pub fn verify_plan(
     if let Some((metric, _)) = checks.iter().find(|(_, ok)| !ok) {
         return Err(reject("metrics", format!("`{metric}` does not recompute")));
     }
+    let [g, be] = classes;
+    let per_class: [(&str, Option<f64>, Option<f64>); 4] = [
+        ("hit_rate_guaranteed", m.hit_rate_guaranteed, g.hit_rate()),
+        (
+            "hit_rate_best_effort",
+            m.hit_rate_best_effort,
+            be.hit_rate(),
+        ),
+        ("slowdown_guaranteed", m.slowdown_guaranteed, g.slowdown()),
+        (
+            "slowdown_best_effort",
+            m.slowdown_best_effort,
+            be.slowdown(),
+        ),
+    ];
+    for (metric, reported, recomputed) in per_class {
+        let same = match (reported, recomputed) {
+            (Some(a), Some(b)) => close(a, b),
+            (None, None) => true,
+            _ => false,
+        };
+        if !same {
+            return Err(reject("metrics", format!("`{metric}` does not recompute")));
+        }
+    }
     Ok(())
+}
+
+/// The events of one QoS class, for its metrics.
+#[derive(Debug, Clone, Copy, Default)]
+struct ClassTally {
+    preemptors: u64,
+    hits: u64,
+    placed: u64,
+    slowdown_sum: f64,
+}
+
+impl ClassTally {
+    fn hit_rate(&self) -> Option<f64> {
+        (self.preemptors > 0).then(|| self.hits as f64 / self.preemptors as f64)
+    }
+
+    fn slowdown(&self) -> Option<f64> {
+        (self.placed > 0).then(|| self.slowdown_sum / self.placed as f64)
+    }
 }
