@@ -6,7 +6,8 @@
 //! `-- --workload examples/workloads/paper-preemption-kwok.toml` for the paper's set-up,
 //! `-- --cluster examples/clusters/mixed-10k.toml` for another cluster: the workload's
 //! `[[running]]` pods, which name the paper cluster's servers, are then dropped and `[fill]`
-//! alone fills it; `--planners a,b` to time only some planners).
+//! alone fills it; `--planners a,b` to time only some planners; `--parallel-min-servers N` to
+//! move the threshold of the per-server parallel path).
 
 use std::time::Instant;
 
@@ -73,7 +74,10 @@ fn main() {
     }
     let only = text_arg("--planners", "");
     let cluster = Cluster::from_spec(&cluster_spec);
-    let problem = Problem::new(&cluster, &workload);
+    let mut problem = Problem::new(&cluster, &workload);
+    // `--parallel-min-servers N`: move the threshold of the per-server parallel path (a huge N
+    // times the sequential path).
+    problem.parallel_min_servers = arg("--parallel-min-servers", problem.parallel_min_servers);
     let planners = registry();
     let mut rows: Vec<Row> = Vec::new();
     let chosen = |name: &str| only.is_empty() || only.split(',').any(|n| n == name);

@@ -369,7 +369,12 @@ fn best_candidate<'c>(
         };
         alpha * pterm + (1.0 - alpha) * problem.cost.topology_score(t, level)
     };
-    let scores: Vec<f64> = candidates.iter().map(score).collect();
+    let parallel = problem.parallel();
+    let scores: Vec<f64> = if parallel {
+        candidates.par_iter().map(score).collect()
+    } else {
+        candidates.iter().map(score).collect()
+    };
     let top = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let key = |c: &Candidate, with_victims: bool| {
         let q = &qualifying[c.qualifying];
@@ -384,6 +389,25 @@ fn best_candidate<'c>(
         let facts = members(qualifying, arena, c).map(|v| (v.priority, v.start_time_s));
         ChainKey::from_facts(problem.cluster, q.server, ids, facts)
     };
+    if parallel {
+        // The chain is a total order over distinct candidates, so the minimum does not depend
+        // on how the threads split the work. Victim names are compared only on a numeric tie.
+        let smaller = |a: (ChainKey, &'c Candidate), b: (ChainKey, &'c Candidate)| {
+            let b_first = match b.0.compare_numeric(&a.0) {
+                std::cmp::Ordering::Less => true,
+                std::cmp::Ordering::Greater => false,
+                std::cmp::Ordering::Equal => key(b.1, true).compare(&key(a.1, true), state).is_lt(),
+            };
+            if b_first { b } else { a }
+        };
+        return candidates
+            .par_iter()
+            .zip(&scores)
+            .filter(|(_, s)| **s >= top - SCORE_EPS)
+            .map(|(c, _)| (key(c, false), c))
+            .reduce_with(smaller)
+            .map(|(_, c)| c);
+    }
     // Numeric keys first: the victim list is materialised only for a candidate that ties or wins.
     let mut best: Option<(ChainKey, &Candidate)> = None;
     for (c, s) in candidates.iter().zip(&scores) {

@@ -35,7 +35,7 @@ pub fn dry_run_preemption(
     fits: &(dyn Fn(ServerId, GpuSet, CoreSet) -> bool + Sync),
 ) -> Decision {
     let (problem, state, p) = (at.problem, at.state, at.preemptor);
-    let per_server = problem.map_servers(|server| {
+    let candidate = |server: ServerId| {
         let a = &state.servers[server.index()];
         let mut evaluated = 1u64;
         let victims: Vec<PodId> = if fits(server, a.free_gpus, a.free_cores) {
@@ -65,14 +65,13 @@ pub fn dry_run_preemption(
         };
         let key = ChainKey::new(problem.cluster, state, server, &victims);
         (evaluated, Some((key, server, victims)))
-    });
+    };
     let mut evaluated = 0u64;
     let mut best: Option<(ChainKey, Decision)> = None;
-    // In server order: the chain ends in the server's rank, so no two candidates tie.
-    for (n, candidate) in per_server {
+    let mut consider = |(n, candidate): (u64, Option<(ChainKey, ServerId, Vec<PodId>)>)| {
         evaluated += n;
         let Some((key, server, victims)) = candidate else {
-            continue;
+            return;
         };
         if best
             .as_ref()
@@ -87,6 +86,16 @@ pub fn dry_run_preemption(
                 },
             ));
         }
+    };
+    // In server order either way: the chain ends in the server's rank, so no two candidates
+    // tie and the choice does not depend on the thread count.
+    if problem.parallel() {
+        problem
+            .map_servers(candidate)
+            .into_iter()
+            .for_each(&mut consider);
+    } else {
+        problem.servers().map(candidate).for_each(&mut consider);
     }
     let mut decision = best.map(|(_, d)| d).unwrap_or_default();
     decision.subsets_evaluated = evaluated;
