@@ -117,11 +117,15 @@ impl View<'_> {
     /// When each stage of a node will have finished everything assigned so far, estimated from
     /// its running op and queue (decode iterations not yet issued are not counted).
     pub fn stage_backlog_end(&self, node: usize) -> Vec<f64> {
-        self.nodes[node]
-            .stages
-            .iter()
-            .map(|s| s.busy_until.max(self.now) + s.queued_s.max(0.0))
+        (0..self.nodes[node].stages.len())
+            .map(|s| self.stage_backlog_end_at(node, s))
             .collect()
+    }
+
+    /// [`stage_backlog_end`](Self::stage_backlog_end) of one stage, without allocating.
+    pub fn stage_backlog_end_at(&self, node: usize, stage: usize) -> f64 {
+        let s = &self.nodes[node].stages[stage];
+        s.busy_until.max(self.now) + s.queued_s.max(0.0)
     }
 
     /// Requests decoding or waiting to decode on a node.

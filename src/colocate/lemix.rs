@@ -52,7 +52,6 @@ struct NodeModel {
 /// What Algorithm 1 predicts for a task on a node.
 #[derive(Debug, Clone)]
 struct Prediction {
-    idleness: f64,
     response_s: f64,
     fe: Vec<f64>,
     backward: Option<(Vec<f64>, Vec<f64>)>,
@@ -105,22 +104,50 @@ impl Lemix {
         tokens: u32,
         training: bool,
     ) -> Prediction {
+        let now = view.now;
+        let mut fe_all = Vec::with_capacity(self.stages);
+        let (_, last) = self.walk_stages(view, n, batch, tokens, Some(&mut fe_all));
+        let backward = training.then(|| {
+            let bl = self.latency.backward_s(batch, tokens);
+            let mut bb = vec![0.0; self.stages];
+            let mut be = vec![0.0; self.stages];
+            let mut t = last;
+            for s in (0..self.stages).rev() {
+                bb[s] = t;
+                be[s] = t + bl;
+                t += bl;
+            }
+            (bb, be)
+        });
+        Prediction {
+            response_s: (last - now).max(1e-9),
+            fe: fe_all,
+            backward,
+        }
+    }
+
+    /// The idleness increase and the last stage's forward end of placing a forward of
+    /// (`batch`, `tokens`) on node `n`; each stage's forward end goes to `fe_out` when given.
+    /// Allocates nothing, so that scoring every node stays cheap.
+    fn walk_stages(
+        &self,
+        view: &View<'_>,
+        n: usize,
+        batch: u32,
+        tokens: u32,
+        mut fe_out: Option<&mut Vec<f64>>,
+    ) -> (f64, f64) {
         let node = &self.nodes[n];
         let now = view.now;
         let fl = self.latency.forward_s(batch, tokens);
-        let backlog = if self.settings.decode_occupancy {
-            Some(view.stage_backlog_end(n))
-        } else {
-            None
-        };
         let mut fb = now;
         let mut ii = 0.0;
-        let mut fe_all = Vec::with_capacity(self.stages);
+        let mut last = now;
         for s in 0..self.stages {
             let mut pfe = node.pfe[s].unwrap_or(now);
-            if let Some(b) = &backlog {
+            if self.settings.decode_occupancy {
                 // The engine's real backlog, decode iterations included.
-                pfe = pfe.max(b[s]);
+                pfe = pfe.max(view.stage_backlog_end_at(n, s));
             }
             fb = fb.max(pfe);
             // Idleness is usable time made unusable: on a stage with no work queued at the
@@ -139,32 +166,17 @@ impl Lemix {
                 }
             }
             ii += (fb - base - offset).max(0.0);
-            fe_all.push(fe);
+            if let Some(out) = fe_out.as_deref_mut() {
+                out.push(fe);
+            }
+            last = fe;
             // Pipeline order: the next stage starts after this one (the released code does not
             // chain: `chain_stages = false`).
             if self.settings.chain_stages {
                 fb = fe;
             }
         }
-        let last = *fe_all.last().unwrap_or(&now);
-        let backward = training.then(|| {
-            let bl = self.latency.backward_s(batch, tokens);
-            let mut bb = vec![0.0; self.stages];
-            let mut be = vec![0.0; self.stages];
-            let mut t = last;
-            for s in (0..self.stages).rev() {
-                bb[s] = t;
-                be[s] = t + bl;
-                t += bl;
-            }
-            (bb, be)
-        });
-        Prediction {
-            idleness: ii,
-            response_s: (last - now).max(1e-9),
-            fe: fe_all,
-            backward,
-        }
+        (ii, last)
     }
 
     fn length_consistency(&self, n: usize, tokens: u32) -> f64 {
@@ -189,24 +201,28 @@ impl Lemix {
     fn best_node(&self, view: &View<'_>, task: &Task) -> (usize, Prediction) {
         let (batch, tokens) = task.forward_shape();
         let training = task.is_training();
-        let preds: Vec<Prediction> = (0..view.config.nodes)
-            .map(|n| self.compute_idleness(view, n, batch, tokens, training))
-            .collect();
+        // Idleness and response of every node; the full prediction only for the chosen one.
+        let (idleness, response): (Vec<f64>, Vec<f64>) = (0..view.config.nodes)
+            .map(|n| {
+                let (ii, last) = self.walk_stages(view, n, batch, tokens, None);
+                (ii, (last - view.now).max(1e-9))
+            })
+            .unzip();
         let s = &self.settings;
-        let ip: Vec<f64> = preds
+        let ip: Vec<f64> = idleness
             .iter()
             .enumerate()
-            .map(|(n, p)| {
+            .map(|(n, ii)| {
                 let gap = self.nodes[n].last_arrival.map_or(0.0, |a| view.now - a);
-                -(p.idleness / self.stages as f64 - gap).max(s.tau)
+                -(ii / self.stages as f64 - gap).max(s.tau)
             })
             .collect();
         let lc: Vec<f64> = (0..view.config.nodes)
             .map(|n| self.length_consistency(n, tokens))
             .collect();
         let scores: Vec<f64> = match self.score {
-            LemixScore::Faithful => (0..preds.len())
-                .map(|n| (ip[n] + s.lambda2 * lc[n]) / (s.lambda1 * preds[n].response_s))
+            LemixScore::Faithful => (0..response.len())
+                .map(|n| (ip[n] + s.lambda2 * lc[n]) / (s.lambda1 * response[n]))
                 .collect(),
             LemixScore::Balanced => {
                 // Min-max over the nodes (all equal → `flat`): more idleness and a longer R
@@ -219,24 +235,29 @@ impl Lemix {
                         });
                     if hi > lo { (x - lo) / (hi - lo) } else { flat }
                 };
-                let r: Vec<f64> = preds.iter().map(|p| p.response_s).collect();
-                (0..preds.len())
+                let r = &response;
+                (0..r.len())
                     .map(|n| {
-                        norm(&ip, ip[n], 1.0) + s.lambda2 * lc[n] - s.lambda1 * norm(&r, r[n], 0.0)
+                        norm(&ip, ip[n], 1.0) + s.lambda2 * lc[n] - s.lambda1 * norm(r, r[n], 0.0)
                     })
                     .collect()
             }
         };
         let best =
             (0..scores.len()).fold(0, |b, n| if scores[n] > scores[b] + 1e-15 { n } else { b });
+        if response.is_empty() {
+            return (
+                0,
+                Prediction {
+                    response_s: 0.0,
+                    fe: vec![view.now; self.stages],
+                    backward: None,
+                },
+            );
+        }
         (
             best,
-            preds.into_iter().nth(best).unwrap_or(Prediction {
-                idleness: 0.0,
-                response_s: 0.0,
-                fe: vec![view.now; self.stages],
-                backward: None,
-            }),
+            self.compute_idleness(view, best, batch, tokens, training),
         )
     }
 
