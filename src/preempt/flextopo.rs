@@ -3,8 +3,6 @@
 //! the first subset size that yields any candidate across the cluster) and
 //! `flextopo-exhaustive` (every size, the paper's overhead baseline).
 
-use rayon::prelude::*;
-
 use super::planner::PreemptionPlanner;
 use super::problem::{ChainKey, Decision, DecisionPoint, Problem, QosTest, freed};
 use crate::plan::error::PlanningError;
@@ -92,12 +90,10 @@ fn decide(
     let budget = settings.max_subset_evaluations;
     // FlexTopo's guaranteed filter is the scheduler's own test, whatever the node admits.
     let qos = problem.qos_test(p);
-    let parallel = problem.parallel();
     // Filter: a server qualifies when draining every potential victim admits a placement.
     let mut qualifying: Vec<Qualifying> = problem
-        .map_servers(|server| qualify(problem, &qos, state, p, server))
-        .into_iter()
-        .flatten()
+        .servers()
+        .filter_map(|server| qualify(problem, &qos, state, p, server))
         .collect();
     let max_k = qualifying
         .iter()
@@ -108,41 +104,19 @@ fn decide(
     let mut evaluated = 0u64;
     let mut truncated = false;
     for k in 0..=max_k {
-        let source = |qi: usize, q: &mut Qualifying, sink: &mut Sink| {
+        for (qi, q) in qualifying.iter_mut().enumerate() {
             // No subset smaller than the server's lower bound can fit: skip without trying.
             if q.done || q.victims.len() < k || k < q.min_victims || q.used >= budget {
-                return (0, false);
+                continue;
             }
             let found_before = sink.candidates.len();
-            let out = source_subsets(problem, &qos, state, p, (qi, q), k, budget, sink);
+            let (n, stopped) =
+                source_subsets(problem, &qos, state, p, (qi, q), k, budget, &mut sink);
+            evaluated += n;
+            truncated |= stopped;
             q.done = early_stop
                 && settings.imp_scope == ImpScope::Node
                 && sink.candidates.len() > found_before;
-            out
-        };
-        if parallel {
-            // Per-server sinks, merged in server order: the same candidates in the same order
-            // as the sequential loop, whatever the thread count.
-            let batches: Vec<(Sink, (u64, bool))> = qualifying
-                .par_iter_mut()
-                .enumerate()
-                .map(|(qi, q)| {
-                    let mut local = Sink::default();
-                    let out = source(qi, q, &mut local);
-                    (local, out)
-                })
-                .collect();
-            for (local, (n, stopped)) in batches {
-                sink.append(local);
-                evaluated += n;
-                truncated |= stopped;
-            }
-        } else {
-            for (qi, q) in qualifying.iter_mut().enumerate() {
-                let (n, stopped) = source(qi, q, &mut sink);
-                evaluated += n;
-                truncated |= stopped;
-            }
         }
         if early_stop && settings.imp_scope == ImpScope::Cluster && !sink.candidates.is_empty() {
             break;
@@ -175,18 +149,6 @@ fn decide(
 struct Sink {
     candidates: Vec<Candidate>,
     arena: Vec<usize>,
-}
-
-impl Sink {
-    fn append(&mut self, other: Sink) {
-        let offset = self.arena.len();
-        self.arena.extend(other.arena);
-        self.candidates
-            .extend(other.candidates.into_iter().map(|c| Candidate {
-                start: c.start + offset,
-                ..c
-            }));
-    }
 }
 
 /// The filter for one server: it qualifies when draining every potential victim admits a
@@ -369,12 +331,7 @@ fn best_candidate<'c>(
         };
         alpha * pterm + (1.0 - alpha) * problem.cost.topology_score(t, level)
     };
-    let parallel = problem.parallel();
-    let scores: Vec<f64> = if parallel {
-        candidates.par_iter().map(score).collect()
-    } else {
-        candidates.iter().map(score).collect()
-    };
+    let scores: Vec<f64> = candidates.iter().map(score).collect();
     let top = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let key = |c: &Candidate, with_victims: bool| {
         let q = &qualifying[c.qualifying];
@@ -389,25 +346,6 @@ fn best_candidate<'c>(
         let facts = members(qualifying, arena, c).map(|v| (v.priority, v.start_time_s));
         ChainKey::from_facts(problem.cluster, q.server, ids, facts)
     };
-    if parallel {
-        // The chain is a total order over distinct candidates, so the minimum does not depend
-        // on how the threads split the work. Victim names are compared only on a numeric tie.
-        let smaller = |a: (ChainKey, &'c Candidate), b: (ChainKey, &'c Candidate)| {
-            let b_first = match b.0.compare_numeric(&a.0) {
-                std::cmp::Ordering::Less => true,
-                std::cmp::Ordering::Greater => false,
-                std::cmp::Ordering::Equal => key(b.1, true).compare(&key(a.1, true), state).is_lt(),
-            };
-            if b_first { b } else { a }
-        };
-        return candidates
-            .par_iter()
-            .zip(&scores)
-            .filter(|(_, s)| **s >= top - SCORE_EPS)
-            .map(|(c, _)| (key(c, false), c))
-            .reduce_with(smaller)
-            .map(|(_, c)| c);
-    }
     // Numeric keys first: the victim list is materialised only for a candidate that ties or wins.
     let mut best: Option<(ChainKey, &Candidate)> = None;
     for (c, s) in candidates.iter().zip(&scores) {

@@ -10,7 +10,7 @@ use crate::topology::{CoreSet, GpuSet, PodId, Request, ServerId};
 
 pub struct K8sDefault;
 
-fn fits_by_counts(g: GpuSet, c: CoreSet, req: Request) -> bool {
+pub fn fits_by_counts(g: GpuSet, c: CoreSet, req: Request) -> bool {
     g.len() >= req.gpus && c.len() >= req.cores
 }
 

@@ -5,12 +5,12 @@
 //! Best-effort and `none` pods fit by counts, as with `k8s-default`. Node choice and tie-breaks
 //! are `k8s-default`'s. This is what a user deploys today instead of FlexTopo.
 
-use super::k8s_default::dry_run_preemption;
+use super::k8s_default::{K8sDefault, dry_run_preemption, fits_by_counts};
 use super::planner::PreemptionPlanner;
 use super::problem::{Decision, DecisionPoint};
 use crate::plan::error::PlanningError;
 use crate::spec::preemption::TopologyQos;
-use crate::topology::{CoreSet, GpuSet, ServerId, reachable_within};
+use crate::topology::{CoreSet, GpuSet, ServerId, reachable_level};
 
 pub struct K8sNrt;
 
@@ -21,18 +21,15 @@ impl PreemptionPlanner for K8sNrt {
 
     fn decide(&self, at: &DecisionPoint<'_>) -> Result<Decision, PlanningError> {
         let (problem, p) = (at.problem, at.preemptor);
-        let req = p.request;
-        let by_counts = |g: GpuSet, c: CoreSet| g.len() >= req.gpus && c.len() >= req.cores;
         if p.qos != TopologyQos::Guaranteed {
-            return Ok(dry_run_preemption(at, &|_, g, c| by_counts(g, c)));
+            return K8sDefault.decide(at);
         }
         let qos = problem.qos_test(p);
         let fits = |server: ServerId, g: GpuSet, c: CoreSet| {
             // Counts first: the topology test can only pass when they do.
-            by_counts(g, c)
-                && qos.required(problem.cluster, server).is_some_and(|level| {
-                    reachable_within(problem.cluster.type_of(server), g, c, req, level)
-                })
+            fits_by_counts(g, c, p.request)
+                && reachable_level(problem.cluster.type_of(server), g, c, p.request)
+                    .is_some_and(|level| qos.meets(problem.cluster, server, level))
         };
         Ok(dry_run_preemption(at, &fits))
     }

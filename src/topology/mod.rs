@@ -294,22 +294,6 @@ pub fn reachable_level(
     })
 }
 
-/// Whether `req` fits inside one domain of `level` or a smaller kind: the allocator would
-/// place it at `level` or better.
-pub fn reachable_within(
-    t: &ServerType,
-    free_gpus: GpuSet,
-    free_cores: CoreSet,
-    req: Request,
-    level: Level,
-) -> bool {
-    Level::ALL.into_iter().take_while(|&l| l <= level).any(|l| {
-        t.domains(l).iter().any(|d| {
-            free_gpus.and(d.gpus).len() >= req.gpus && free_cores.and(d.cores).len() >= req.cores
-        })
-    })
-}
-
 pub fn pick_cores(t: &ServerType, gpus: GpuSet, free: CoreSet, n: u32) -> Option<CoreSet> {
     let near = gpus
         .iter()
