@@ -7,11 +7,11 @@ use super::planner::PreemptionPlanner;
 use super::problem::{ChainKey, Decision, DecisionPoint, Problem, QosTest, freed};
 use crate::plan::error::PlanningError;
 use crate::plan::preemption::Preemptor;
-use crate::spec::preemption::{FlextopoSettings, ImpScope, PriorityNorm, ScoreBasis};
+use crate::spec::preemption::{ImpScope, PriorityNorm, ScoreBasis};
 use crate::topology::state::ClusterState;
 use crate::topology::{CoreSet, GpuSet, Level, PodId, ServerId, place, reachable_level};
 
-const SCORE_EPS: f64 = 1e-12;
+pub(super) const SCORE_EPS: f64 = 1e-12;
 
 /// What sourcing and scoring need of a potential victim.
 #[derive(Debug, Clone, Copy)]
@@ -22,26 +22,29 @@ pub struct VictimFacts {
     pub start_time_s: Option<f64>,
 }
 
-struct Qualifying {
-    server: ServerId,
-    victims: Vec<PodId>,
-    facts: Vec<VictimFacts>,
+pub(super) struct Qualifying {
+    pub(super) server: ServerId,
+    pub(super) victims: Vec<PodId>,
+    pub(super) facts: Vec<VictimFacts>,
     /// No victim set smaller than this can admit the pod (a counting bound per domain).
-    min_victims: usize,
+    pub(super) min_victims: usize,
+    /// The same bound per level (indexed as [`Level::ALL`]): no set smaller than
+    /// `level_bounds[l]` reaches level `l`; `None` when none can (or the QoS forbids it).
+    pub(super) level_bounds: [Option<usize>; 3],
     /// Subsets tried on this server (the budget is per server).
-    used: u64,
+    pub(super) used: u64,
     /// The server has yielded its candidates (IMP with `imp_scope = "node"`).
     done: bool,
 }
 
 /// A candidate: a subset of one qualifying server's victims, stored as a range of indices in
 /// a shared arena (sourcing may produce thousands; none allocates).
-struct Candidate {
-    qualifying: usize,
+pub(super) struct Candidate {
+    pub(super) qualifying: usize,
     start: usize,
-    len: usize,
+    pub(super) len: usize,
     level: Level,
-    priority_sum: i64,
+    pub(super) priority_sum: i64,
 }
 
 /// How FlexTopo sources its candidates.
@@ -74,13 +77,28 @@ impl PreemptionPlanner for Flextopo {
     }
 
     fn decide(&self, at: &DecisionPoint<'_>) -> Result<Decision, PlanningError> {
-        let early_stop = self.sourcing == Sourcing::IncrementalMinimal;
-        Ok(decide(at.problem, at.state, at.preemptor, early_stop))
+        let (problem, state, p) = (at.problem, at.state, at.preemptor);
+        Ok(match self.sourcing {
+            Sourcing::IncrementalMinimal => super::imp_pruned::decide(problem, state, p)
+                .unwrap_or_else(|| decide_by_enumeration(problem, state, p, true)),
+            Sourcing::Exhaustive => decide_by_enumeration(problem, state, p, false),
+        })
     }
 }
 
-/// Plans one preemptor; `early_stop` = Incremental Minimal Preemption.
-fn decide(
+/// The reference search: every subset of every qualifying server, size by size; `early_stop`
+/// = Incremental Minimal Preemption. The fast paths must choose exactly what this chooses.
+pub fn decide_reference(at: &DecisionPoint<'_>, sourcing: Sourcing) -> Decision {
+    decide_by_enumeration(
+        at.problem,
+        at.state,
+        at.preemptor,
+        sourcing == Sourcing::IncrementalMinimal,
+    )
+}
+
+/// Plans one preemptor by enumerating subsets; `early_stop` = Incremental Minimal Preemption.
+fn decide_by_enumeration(
     problem: &Problem<'_>,
     state: &ClusterState,
     p: &Preemptor,
@@ -122,15 +140,23 @@ fn decide(
             break;
         }
     }
-    let (candidates, arena) = (sink.candidates, sink.arena);
-    let chosen = best_candidate(problem, state, &qualifying, &candidates, &arena, settings);
+    decision(problem, state, &qualifying, &sink, evaluated, truncated)
+}
+
+/// The decision for the best of `sink`'s candidates.
+pub(super) fn decision(
+    problem: &Problem<'_>,
+    state: &ClusterState,
+    qualifying: &[Qualifying],
+    sink: &Sink,
+    evaluated: u64,
+    truncated: bool,
+) -> Decision {
+    let chosen = best_candidate(problem, state, qualifying, sink);
     let (server, victims) = match chosen {
         Some(c) => {
             let q = &qualifying[c.qualifying];
-            let ids = arena[c.start..c.start + c.len]
-                .iter()
-                .map(|&i| q.victims[i])
-                .collect();
+            let ids = sink.members(c).iter().map(|&i| q.victims[i]).collect();
             (Some(q.server), ids)
         }
         None => (None, Vec::new()),
@@ -146,14 +172,21 @@ fn decide(
 
 /// Candidates found so far and the victim indices they point into.
 #[derive(Default)]
-struct Sink {
-    candidates: Vec<Candidate>,
+pub(super) struct Sink {
+    pub(super) candidates: Vec<Candidate>,
     arena: Vec<usize>,
+}
+
+impl Sink {
+    /// The victim indices (into its server's `victims`) of a candidate.
+    pub(super) fn members(&self, c: &Candidate) -> &[usize] {
+        &self.arena[c.start..c.start + c.len]
+    }
 }
 
 /// The filter for one server: it qualifies when draining every potential victim admits a
 /// placement that meets the QoS.
-fn qualify(
+pub(super) fn qualify(
     problem: &Problem<'_>,
     qos: &QosTest,
     state: &ClusterState,
@@ -178,13 +211,14 @@ fn qualify(
         })
         .collect();
     let a = &state.servers[server.index()];
-    let min_victims =
-        min_victims_needed(problem, qos, server, p, a.free_gpus, a.free_cores, &facts);
+    let level_bounds =
+        victims_needed_per_level(problem, qos, server, p, a.free_gpus, a.free_cores, &facts);
     Some(Qualifying {
         server,
         victims,
         facts,
-        min_victims,
+        min_victims: level_bounds.iter().flatten().copied().min().unwrap_or(0),
+        level_bounds,
         used: 0,
         done: false,
     })
@@ -194,7 +228,7 @@ fn qualify(
 /// ones that admit a placement meeting the QoS. Returns the subsets tried and whether the
 /// budget stopped the enumeration.
 #[allow(clippy::too_many_arguments)]
-fn source_subsets(
+pub(super) fn source_subsets(
     problem: &Problem<'_>,
     qos: &QosTest,
     state: &ClusterState,
@@ -241,9 +275,10 @@ fn source_subsets(
     (evaluated, stopped)
 }
 
-/// A lower bound of the victims needed on a server: for each admissible domain, the fewest
-/// victims whose GPUs (and, separately, cores) inside it could cover the shortfall.
-fn min_victims_needed(
+/// A lower bound of the victims needed on a server to reach each level: for each admissible
+/// domain of the level, the fewest victims whose GPUs (and, separately, cores) inside it
+/// could cover the shortfall.
+fn victims_needed_per_level(
     problem: &Problem<'_>,
     qos: &QosTest,
     server: ServerId,
@@ -251,7 +286,7 @@ fn min_victims_needed(
     free_gpus: GpuSet,
     free_cores: CoreSet,
     facts: &[VictimFacts],
-) -> usize {
+) -> [Option<usize>; 3] {
     let t = problem.cluster.type_of(server);
     let fewest = |need: u32, mut gains: Vec<u32>| -> Option<usize> {
         if need == 0 {
@@ -267,84 +302,106 @@ fn min_victims_needed(
         }
         None
     };
-    Level::ALL
-        .iter()
-        .filter(|&&level| qos.meets(problem.cluster, server, level))
-        .flat_map(|&level| t.domains(level).iter())
-        .filter_map(|d| {
-            let need_g = p.request.gpus.saturating_sub(free_gpus.and(d.gpus).len());
-            let need_c = p
-                .request
-                .cores
-                .saturating_sub(free_cores.and(d.cores).len());
-            let kg = fewest(
-                need_g,
-                facts.iter().map(|v| v.gpus.and(d.gpus).len()).collect(),
-            )?;
-            let kc = fewest(
-                need_c,
-                facts.iter().map(|v| v.cores.and(d.cores).len()).collect(),
-            )?;
-            Some(kg.max(kc))
-        })
-        .min()
-        .unwrap_or(0)
+    Level::ALL.map(|level| {
+        if !qos.meets(problem.cluster, server, level) {
+            return None;
+        }
+        t.domains(level)
+            .iter()
+            .filter_map(|d| {
+                let need_g = p.request.gpus.saturating_sub(free_gpus.and(d.gpus).len());
+                let need_c = p
+                    .request
+                    .cores
+                    .saturating_sub(free_cores.and(d.cores).len());
+                let kg = fewest(
+                    need_g,
+                    facts.iter().map(|v| v.gpus.and(d.gpus).len()).collect(),
+                )?;
+                let kc = fewest(
+                    need_c,
+                    facts.iter().map(|v| v.cores.and(d.cores).len()).collect(),
+                )?;
+                Some(kg.max(kc))
+            })
+            .min()
+    })
 }
 
-/// Eq. 1: S = α·P + (1 − α)·T, P normalised over this event's candidates; highest S wins, ties
-/// by the candidate chain.
+/// Eq. 1: S = α·P + (1 − α)·T of one candidate; `sums` = the lowest and highest
+/// victim-priority sum among the event's candidates (for `priority_norm = "candidates"`).
+pub(super) fn candidate_score(
+    problem: &Problem<'_>,
+    qualifying: &[Qualifying],
+    sink: &Sink,
+    c: &Candidate,
+    sums: (i64, i64),
+) -> f64 {
+    let settings = &problem.spec.flextopo;
+    let pterm = priority_term(
+        settings.priority_norm,
+        c.len,
+        c.priority_sum,
+        sums,
+        preemptible_priority_range(problem),
+    );
+    let q = &qualifying[c.qualifying];
+    let t = problem.cluster.type_of(q.server);
+    let level = match settings.score_basis {
+        ScoreBasis::Placement => c.level,
+        ScoreBasis::Victims => {
+            let (g, x) = sink
+                .members(c)
+                .iter()
+                .map(|&i| q.facts[i])
+                .fold((GpuSet::empty(), CoreSet::empty()), |(g, x), v| {
+                    (g.or(v.gpus), x.or(v.cores))
+                });
+            t.level_of(g, x)
+        }
+    };
+    settings.alpha * pterm + (1.0 - settings.alpha) * problem.cost.topology_score(t, level)
+}
+
+/// The candidate chain key of a candidate; the victim list only when `with_victims`.
+pub(super) fn candidate_key(
+    problem: &Problem<'_>,
+    qualifying: &[Qualifying],
+    sink: &Sink,
+    c: &Candidate,
+    with_victims: bool,
+) -> ChainKey {
+    let q = &qualifying[c.qualifying];
+    let members = sink.members(c);
+    let ids = if with_victims {
+        members.iter().map(|&i| q.victims[i]).collect()
+    } else {
+        Vec::new()
+    };
+    let facts = members
+        .iter()
+        .map(|&i| (q.facts[i].priority, q.facts[i].start_time_s));
+    ChainKey::from_facts(problem.cluster, q.server, ids, facts)
+}
+
+/// Eq. 1 over the candidates: highest S wins (P normalised over these candidates), ties by
+/// the candidate chain.
 fn best_candidate<'c>(
     problem: &Problem<'_>,
     state: &ClusterState,
     qualifying: &[Qualifying],
-    candidates: &'c [Candidate],
-    arena: &[usize],
-    settings: &FlextopoSettings,
+    sink: &'c Sink,
 ) -> Option<&'c Candidate> {
-    let (alpha, basis) = (settings.alpha, settings.score_basis);
+    let candidates = &sink.candidates;
     let lo = candidates.iter().map(|c| c.priority_sum).min()?;
     let hi = candidates.iter().map(|c| c.priority_sum).max()?;
-    let range = preemptible_priority_range(problem);
-    fn members<'a>(
-        qualifying: &'a [Qualifying],
-        arena: &'a [usize],
-        c: &Candidate,
-    ) -> impl Iterator<Item = VictimFacts> + 'a {
-        let facts = &qualifying[c.qualifying].facts;
-        arena[c.start..c.start + c.len]
-            .iter()
-            .map(move |&i| facts[i])
-    }
-    let score = |c: &Candidate| {
-        let pterm = priority_term(settings.priority_norm, c, (lo, hi), range);
-        let server = qualifying[c.qualifying].server;
-        let t = problem.cluster.type_of(server);
-        let level = match basis {
-            ScoreBasis::Placement => c.level,
-            ScoreBasis::Victims => {
-                let (g, x) = members(qualifying, arena, c)
-                    .fold((GpuSet::empty(), CoreSet::empty()), |(g, x), v| {
-                        (g.or(v.gpus), x.or(v.cores))
-                    });
-                t.level_of(g, x)
-            }
-        };
-        alpha * pterm + (1.0 - alpha) * problem.cost.topology_score(t, level)
-    };
-    let scores: Vec<f64> = candidates.iter().map(score).collect();
+    let scores: Vec<f64> = candidates
+        .iter()
+        .map(|c| candidate_score(problem, qualifying, sink, c, (lo, hi)))
+        .collect();
     let top = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let key = |c: &Candidate, with_victims: bool| {
-        let q = &qualifying[c.qualifying];
-        let ids = if with_victims {
-            arena[c.start..c.start + c.len]
-                .iter()
-                .map(|&i| q.victims[i])
-                .collect()
-        } else {
-            Vec::new()
-        };
-        let facts = members(qualifying, arena, c).map(|v| (v.priority, v.start_time_s));
-        ChainKey::from_facts(problem.cluster, q.server, ids, facts)
+        candidate_key(problem, qualifying, sink, c, with_victims)
     };
     // Numeric keys first: the victim list is materialised only for a candidate that ties or wins.
     let mut best: Option<(ChainKey, &Candidate)> = None;
@@ -369,7 +426,7 @@ fn best_candidate<'c>(
 
 /// The lowest and highest priority of the spec's preemptible workloads (`(0, 0)` when none
 /// is preemptible: there are no victims to score then).
-fn preemptible_priority_range(problem: &Problem<'_>) -> (i64, i64) {
+pub(super) fn preemptible_priority_range(problem: &Problem<'_>) -> (i64, i64) {
     let prios = problem
         .spec
         .workload
@@ -383,21 +440,22 @@ fn preemptible_priority_range(problem: &Problem<'_>) -> (i64, i64) {
 /// Eq. 1's priority term P ∈ [0, 1] of a candidate; higher is better (fewer, less important
 /// victims). `sums` = the lowest and highest victim-priority sum among this event's candidates;
 /// `spec_range` = the spec's preemptible priority range.
-fn priority_term(
+pub(super) fn priority_term(
     norm: PriorityNorm,
-    c: &Candidate,
+    victims: usize,
+    priority_sum: i64,
     (lo, hi): (i64, i64),
     (p_lo, p_hi): (i64, i64),
 ) -> f64 {
     match norm {
         PriorityNorm::Candidates if hi == lo => 1.0,
-        PriorityNorm::Candidates => (hi - c.priority_sum) as f64 / (hi - lo) as f64,
+        PriorityNorm::Candidates => (hi - priority_sum) as f64 / (hi - lo) as f64,
         PriorityNorm::Spec => {
             // Σ over the victims of (prio − p_lo + 1) / (p_hi − p_lo + 1), each in (0, 1].
-            let shifted = c.priority_sum as f64 - c.len as f64 * (p_lo - 1) as f64;
+            let shifted = priority_sum as f64 - victims as f64 * (p_lo - 1) as f64;
             1.0 / (1.0 + shifted / (p_hi - p_lo + 1) as f64)
         }
-        PriorityNorm::InverseSum => 1.0 / (c.priority_sum as f64).max(1.0),
+        PriorityNorm::InverseSum => 1.0 / (priority_sum as f64).max(1.0),
     }
 }
 

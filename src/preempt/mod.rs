@@ -5,6 +5,7 @@ pub mod apply;
 pub mod flextopo;
 pub mod ilp;
 pub mod ilp_batch;
+pub mod imp_pruned;
 pub mod k8s_default;
 pub mod k8s_nrt;
 pub mod metrics;

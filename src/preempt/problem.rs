@@ -167,7 +167,8 @@ pub fn more_important(a: &Pod, b: &Pod) -> Ordering {
         .then_with(|| b.name.cmp(&a.name))
 }
 
-fn start_key(t: Option<f64>) -> f64 {
+/// A start time as the chain compares it: absent = latest.
+pub fn start_key(t: Option<f64>) -> f64 {
     t.unwrap_or(f64::INFINITY)
 }
 
@@ -231,6 +232,37 @@ impl ChainKey {
             earliest_start_of_highest: earliest,
             server_rank: cluster.name_rank(server),
             victims,
+        }
+    }
+
+    /// A key no better than every `count`-victim candidate on `server` whose highest victim
+    /// priority is at least `highest_priority`, whose priority sum is at least `priority_sum`
+    /// and whose earliest start among the highest-priority victims is at most
+    /// `latest_earliest_start` (a [`start_key`]): what pruning compares whole servers by.
+    pub fn numeric_bound(
+        cluster: &Cluster,
+        server: ServerId,
+        count: usize,
+        highest_priority: i64,
+        priority_sum: i64,
+        latest_earliest_start: f64,
+    ) -> Self {
+        ChainKey {
+            has_victims: count > 0,
+            highest_priority: if count > 0 {
+                highest_priority
+            } else {
+                i64::MIN
+            },
+            adjusted_sum: priority_sum as i128 + count as i128 * (1i128 << 31),
+            victim_count: count,
+            earliest_start_of_highest: if count > 0 {
+                latest_earliest_start
+            } else {
+                f64::INFINITY
+            },
+            server_rank: cluster.name_rank(server),
+            victims: Vec::new(),
         }
     }
 

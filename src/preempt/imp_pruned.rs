@@ -1,0 +1,278 @@
+//! Incremental Minimal Preemption without enumerating every minimal-size subset.
+//!
+//! IMP's candidates are the feasible victim subsets of the smallest size `k*` that has any,
+//! on any server; the reference ([`super::flextopo::decide_reference`]) enumerates all of
+//! them and ranks them by Eq. 1, then by the candidate chain. This search chooses the same
+//! candidate:
+//!
+//! 1. `k*`: servers are tried from the smallest counting bound up; a size is settled by the
+//!    first feasible subset found on any server.
+//! 2. Every server that could hold a `k*`-candidate gets an optimistic key: the best score any
+//!    of its `k*`-subsets could have (the best level its per-level counting bound allows, the
+//!    lowest priority sum of `k*` of its victims) and the best chain key (the same sum, the
+//!    latest possible earliest start, its name rank).
+//! 3. Servers are evaluated best bound first (all of their `k*`-subsets, as the reference
+//!    does); a server is skipped when its bound cannot reach the best score found, or, once
+//!    that score can no longer rise, when its chain bound is worse than the chain key of a
+//!    candidate already in the top band.
+//!
+//! It applies when a candidate's score does not depend on the others: `priority_norm` is
+//! `spec` or `inverse-sum`, or every potential victim in reach has one priority (then P = 1
+//! under `candidates`). With `imp_scope = "node"`, or when the per-server budget would cut
+//! the reference short, it returns `None` and the reference decides.
+
+use super::flextopo::{
+    Qualifying, SCORE_EPS, Sink, candidate_key, candidate_score, decision,
+    preemptible_priority_range, priority_term, qualify, source_subsets,
+};
+use super::problem::{ChainKey, Decision, Problem, QosTest, start_key};
+use crate::plan::preemption::Preemptor;
+use crate::spec::preemption::{ImpScope, PriorityNorm, ScoreBasis};
+use crate::topology::state::ClusterState;
+use crate::topology::{Level, reachable_level};
+
+/// A server's optimistic key at size `k*`.
+struct Bound {
+    qualifying: usize,
+    score: f64,
+    chain: ChainKey,
+}
+
+/// IMP's decision by the pruned search, or `None` when a precondition of the module fails.
+pub fn decide(problem: &Problem<'_>, state: &ClusterState, p: &Preemptor) -> Option<Decision> {
+    let settings = &problem.spec.flextopo;
+    if settings.imp_scope != ImpScope::Cluster {
+        return None;
+    }
+    let qos = problem.qos_test(p);
+    let mut qualifying: Vec<Qualifying> = problem
+        .servers()
+        .filter_map(|server| qualify(problem, &qos, state, p, server))
+        .collect();
+    let mut evaluated = 0u64;
+    let Some(k) = smallest_feasible_size(problem, &qos, state, p, &mut qualifying, &mut evaluated)
+    else {
+        return Some(decision(
+            problem,
+            state,
+            &qualifying,
+            &Sink::default(),
+            evaluated,
+            false,
+        ));
+    };
+    let in_reach = |q: &Qualifying| q.min_victims <= k && k <= q.victims.len();
+    let budget = settings.max_subset_evaluations;
+    if qualifying
+        .iter()
+        .filter(|q| in_reach(q))
+        .any(|q| subsets_up_to(q.victims.len(), q.min_victims, k) > budget as u128)
+    {
+        return None;
+    }
+    if settings.priority_norm == PriorityNorm::Candidates {
+        let mut prios = qualifying
+            .iter()
+            .filter(|q| in_reach(q))
+            .flat_map(|q| q.facts.iter().map(|f| f.priority));
+        let first = prios.next();
+        if prios.any(|x| Some(x) != first) {
+            return None;
+        }
+    }
+    let mut bounds: Vec<Bound> = qualifying
+        .iter()
+        .enumerate()
+        .filter(|(_, q)| in_reach(q))
+        .filter_map(|(qi, q)| bound(problem, q, qi, k))
+        .collect();
+    bounds.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| a.chain.compare_numeric(&b.chain))
+    });
+    let mut sink = Sink::default();
+    let mut top = f64::NEG_INFINITY;
+    // The best chain key among the candidates within SCORE_EPS of `top`, once `top` is final.
+    let mut best_in_band: Option<ChainKey> = None;
+    for b in &bounds {
+        if b.score < top - SCORE_EPS {
+            break;
+        }
+        // Bounds are in descending score: from here on no server can raise `top`.
+        let top_is_final = b.score <= top;
+        if top_is_final {
+            let band = best_in_band.get_or_insert_with(|| {
+                band_leader(problem, &qualifying, &sink, top).unwrap_or_else(|| b.chain.clone())
+            });
+            if b.chain.compare_numeric(band).is_gt() {
+                continue;
+            }
+        }
+        let before = sink.candidates.len();
+        let (n, _) = source_subsets(
+            problem,
+            &qos,
+            state,
+            p,
+            (b.qualifying, &mut qualifying[b.qualifying]),
+            k,
+            u64::MAX,
+            &mut sink,
+        );
+        evaluated += n;
+        for c in &sink.candidates[before..] {
+            let sum = c.priority_sum;
+            top = top.max(candidate_score(problem, &qualifying, &sink, c, (sum, sum)));
+        }
+        best_in_band = None;
+    }
+    Some(decision(
+        problem,
+        state,
+        &qualifying,
+        &sink,
+        evaluated,
+        false,
+    ))
+}
+
+/// The smallest subset size with a feasible subset on some server (`None`: none has one).
+/// Sizes below a server's counting bound are not tried there; a size is settled by its first
+/// feasible subset.
+fn smallest_feasible_size(
+    problem: &Problem<'_>,
+    qos: &QosTest,
+    state: &ClusterState,
+    p: &Preemptor,
+    qualifying: &mut [Qualifying],
+    evaluated: &mut u64,
+) -> Option<usize> {
+    let lowest = qualifying.iter().map(|q| q.min_victims).min()?;
+    let highest = qualifying.iter().map(|q| q.victims.len()).max()?;
+    (lowest..=highest).find(|&k| {
+        qualifying
+            .iter()
+            .filter(|q| q.min_victims <= k && k <= q.victims.len())
+            .any(|q| {
+                let (found, n) = has_feasible_subset(problem, qos, state, p, q, k);
+                *evaluated += n;
+                found
+            })
+    })
+}
+
+/// Whether some `k`-subset of `q`'s victims admits a placement meeting the QoS, and the
+/// subsets tried to find out.
+fn has_feasible_subset(
+    problem: &Problem<'_>,
+    qos: &QosTest,
+    state: &ClusterState,
+    p: &Preemptor,
+    q: &Qualifying,
+    k: usize,
+) -> (bool, u64) {
+    let t = problem.cluster.type_of(q.server);
+    let base = &state.servers[q.server.index()];
+    let (mut found, mut tried) = (false, 0u64);
+    super::flextopo::for_each_union(
+        &q.facts,
+        k,
+        (base.free_gpus, base.free_cores),
+        &mut |_, g, c| {
+            tried += 1;
+            found = g.len() >= p.request.gpus
+                && c.len() >= p.request.cores
+                && reachable_level(t, g, c, p.request)
+                    .is_some_and(|level| qos.meets(problem.cluster, q.server, level));
+            !found
+        },
+    );
+    (found, tried)
+}
+
+/// Subsets of sizes `from..=to` of `n` victims: what the reference tries on a server.
+fn subsets_up_to(n: usize, from: usize, to: usize) -> u128 {
+    (from..=to.min(n))
+        .map(|k| binomial(n, k))
+        .fold(0u128, u128::saturating_add)
+}
+
+fn binomial(n: usize, k: usize) -> u128 {
+    let k = k.min(n - k);
+    (0..k).fold(1u128, |acc, i| {
+        acc.saturating_mul((n - i) as u128) / (i as u128 + 1)
+    })
+}
+
+/// The optimistic key of server `q` at size `k` (`None`: no level is reachable with `k`).
+fn bound(problem: &Problem<'_>, q: &Qualifying, qi: usize, k: usize) -> Option<Bound> {
+    let settings = &problem.spec.flextopo;
+    let t = problem.cluster.type_of(q.server);
+    let best_level = Level::ALL
+        .into_iter()
+        .zip(q.level_bounds)
+        .find(|(_, needed)| needed.is_some_and(|n| n <= k))?
+        .0;
+    // A set reaching `best_level` may land on any worse level too, and under the victims
+    // basis the level is the victims' own footprint: take the best score of what remains.
+    let levels_possible = Level::ALL
+        .into_iter()
+        .filter(|&l| match settings.score_basis {
+            ScoreBasis::Placement => l >= best_level,
+            ScoreBasis::Victims => true,
+        });
+    let topology = levels_possible
+        .map(|l| problem.cost.topology_score(t, l))
+        .fold(f64::NEG_INFINITY, f64::max);
+    let mut prios: Vec<i64> = q.facts.iter().map(|f| f.priority).collect();
+    prios.sort_unstable();
+    let lowest_sum: i64 = prios[..k].iter().sum();
+    let highest = if k > 0 { prios[k - 1] } else { i64::MIN };
+    let one_priority = prios.first() == prios.last();
+    let mut starts: Vec<f64> = q.facts.iter().map(|f| start_key(f.start_time_s)).collect();
+    starts.sort_unstable_by(|a, b| b.total_cmp(a));
+    // With one priority every victim is among the highest: the earliest of k starts is at
+    // most the k-th latest; otherwise a single victim may be the highest.
+    let latest_earliest = match (k, one_priority) {
+        (0, _) => f64::INFINITY,
+        (_, true) => starts[k - 1],
+        (_, false) => starts[0],
+    };
+    let pterm = priority_term(
+        settings.priority_norm,
+        k,
+        lowest_sum,
+        (lowest_sum, lowest_sum),
+        preemptible_priority_range(problem),
+    );
+    Some(Bound {
+        qualifying: qi,
+        score: settings.alpha * pterm + (1.0 - settings.alpha) * topology,
+        chain: ChainKey::numeric_bound(
+            problem.cluster,
+            q.server,
+            k,
+            highest,
+            lowest_sum,
+            latest_earliest,
+        ),
+    })
+}
+
+/// The best numeric chain key among `sink`'s candidates scoring within SCORE_EPS of `top`.
+fn band_leader(
+    problem: &Problem<'_>,
+    qualifying: &[Qualifying],
+    sink: &Sink,
+    top: f64,
+) -> Option<ChainKey> {
+    sink.candidates
+        .iter()
+        .filter(|c| {
+            let sum = c.priority_sum;
+            candidate_score(problem, qualifying, sink, c, (sum, sum)) >= top - SCORE_EPS
+        })
+        .map(|c| candidate_key(problem, qualifying, sink, c, false))
+        .min_by(|a, b| a.compare_numeric(b))
+}

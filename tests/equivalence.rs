@@ -1,0 +1,251 @@
+//! The fast searches choose exactly what the reference enumeration chooses: FlexTopo's pruned
+//! IMP and its one-pass exhaustive evaluation against `flextopo::decide_reference`, on random
+//! saturated clusters of up to twelve servers of two types, with random Eq. 1 settings
+//! (including levels that score alike), several victim priorities and start times, and
+//! small budgets that force the fallback.
+
+use coplan::preempt::apply::apply;
+use coplan::preempt::flextopo::{Flextopo, Sourcing, decide_reference};
+use coplan::preempt::planner::PreemptionPlanner;
+use coplan::preempt::problem::{DecisionPoint, Problem};
+use coplan::preempt::scenario;
+use coplan::spec::preemption::{
+    Admission, FillAllocator, FillSpec, ImpScope, LevelScores, PreemptEntry, PreemptionSpec,
+    PriorityNorm, ScoreBasis, TopologyQos, TopologyScore, TopologyScoreName, WorkloadClass,
+};
+use coplan::spec::{ClusterSpec, Penalty, PoolSpec, ServerTypeSpec, SpecKind};
+use coplan::topology::Cluster;
+use proptest::prelude::*;
+
+fn cases() -> u32 {
+    std::env::var("COPLAN_PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(128)
+}
+
+fn server_type(i: usize) -> impl Strategy<Value = ServerTypeSpec> {
+    (1..=2i64, 1..=2i64, 3..=8i64, 1..=2usize).prop_map(move |(sockets, numa, cores, gpn)| {
+        let numa_count = sockets * numa;
+        ServerTypeSpec {
+            name: format!("t{i}"),
+            gpu_model: None,
+            gpu_memory_mib: 0,
+            sockets,
+            numa_per_socket: numa,
+            cores_per_numa: cores,
+            core_group_size: None,
+            gpu_numa: (0..numa_count)
+                .flat_map(|n| std::iter::repeat_n(n, gpn))
+                .collect(),
+            penalty: Penalty {
+                numa: 1.0,
+                socket: 1.2,
+                cross_socket: 3.2,
+            },
+        }
+    })
+}
+
+fn cluster() -> impl Strategy<Value = ClusterSpec> {
+    (server_type(0), server_type(1), 1..=8i64, 0..=4i64).prop_map(|(a, b, na, nb)| {
+        let mut pool = vec![PoolSpec {
+            server_type: "t0".into(),
+            count: na,
+            name_prefix: "a".into(),
+        }];
+        if nb > 0 {
+            pool.push(PoolSpec {
+                server_type: "t1".into(),
+                count: nb,
+                name_prefix: "b".into(),
+            });
+        }
+        ClusterSpec {
+            kind: None,
+            name: "random".into(),
+            server_type: vec![a, b],
+            pool,
+        }
+    })
+}
+
+/// Victim classes (preemptible, priorities 10–30) and preemptor classes (priority 100+).
+fn class(i: usize, preemptible: bool) -> impl Strategy<Value = WorkloadClass> {
+    (1..=3i64, 0..=2i64, 1..=6i64, 0..3usize).prop_map(move |(prio, gpus, cores, qos)| {
+        WorkloadClass {
+            name: format!("w{i}"),
+            priority: if preemptible { prio * 10 } else { 100 + prio },
+            gpus: if preemptible {
+                gpus.min(1)
+            } else {
+                gpus.max(1)
+            },
+            cores,
+            topology_qos: [
+                TopologyQos::Guaranteed,
+                TopologyQos::BestEffort,
+                TopologyQos::None,
+            ][qos],
+            preemptible,
+        }
+    })
+}
+
+fn settings() -> impl Strategy<Value = (f64, TopologyScore, ScoreBasis, PriorityNorm, u64)> {
+    (
+        0..=4usize,
+        0..3usize,
+        any::<bool>(),
+        0..3usize,
+        prop_oneof![Just(100_000u64), 1..40u64],
+    )
+        .prop_map(|(alpha, score, victims_basis, norm, budget)| {
+            let scores = [
+                TopologyScore::Scores(LevelScores {
+                    numa: 1.0,
+                    socket: 0.8,
+                    cross_socket: 0.467,
+                }),
+                TopologyScore::Named(TopologyScoreName::Calibrated),
+                // Two levels tie: the chain decides between them.
+                TopologyScore::Scores(LevelScores {
+                    numa: 0.9,
+                    socket: 0.9,
+                    cross_socket: 0.1,
+                }),
+            ];
+            (
+                alpha as f64 / 4.0,
+                scores[score],
+                if victims_basis {
+                    ScoreBasis::Victims
+                } else {
+                    ScoreBasis::Placement
+                },
+                [
+                    PriorityNorm::Candidates,
+                    PriorityNorm::Spec,
+                    PriorityNorm::InverseSum,
+                ][norm],
+                budget,
+            )
+        })
+}
+
+fn workload() -> impl Strategy<Value = PreemptionSpec> {
+    (
+        (class(0, true), class(1, true), any::<bool>()),
+        (class(2, false), class(3, false)),
+        prop::collection::vec((2..4usize, 1..=6i64), 1..=2),
+        (0..4usize, 1..=3i64, any::<u64>(), any::<bool>()),
+        settings(),
+    )
+        .prop_map(
+            |(
+                (v0, v1, one_priority),
+                (p0, p1),
+                preempt,
+                (allocator, churn_rounds, seed, bind),
+                (alpha, score, basis, norm, budget),
+            )| {
+                let mut spec: PreemptionSpec =
+                    toml::from_str("kind = \"preemption\"\nworkload = []").expect("base spec");
+                spec.kind = SpecKind::Preemption;
+                let mut v1 = v1;
+                if one_priority {
+                    v1.priority = v0.priority;
+                }
+                spec.workload = vec![v0, v1, p0, p1];
+                spec.preempt = preempt
+                    .into_iter()
+                    .map(|(w, count)| PreemptEntry {
+                        workload: format!("w{w}"),
+                        count,
+                    })
+                    .collect();
+                spec.fill = Some(FillSpec {
+                    mix: [("w0".to_string(), 1.0), ("w1".to_string(), 1.0)]
+                        .into_iter()
+                        .collect(),
+                    target_gpu_utilization: 1.0,
+                    allocator: [
+                        FillAllocator::Random,
+                        FillAllocator::NumaAligned,
+                        FillAllocator::BestFit,
+                        FillAllocator::Spread,
+                    ][allocator],
+                    churn_rounds,
+                    seed,
+                });
+                spec.simulation.admission = if bind {
+                    Admission::Bind
+                } else {
+                    Admission::Kubelet
+                };
+                spec.flextopo.alpha = alpha;
+                spec.flextopo.topology_score = score;
+                spec.flextopo.score_basis = basis;
+                spec.flextopo.priority_norm = norm;
+                spec.flextopo.max_subset_evaluations = budget;
+                spec.flextopo.imp_scope = ImpScope::Cluster;
+                spec
+            },
+        )
+}
+
+fn valid(cluster: &ClusterSpec, spec: &PreemptionSpec) -> bool {
+    coplan::spec::validate::cluster(cluster).is_empty()
+        && coplan::spec::validate::preemption(spec).is_empty()
+}
+
+/// Every decision of `sourcing`'s planner, on the states its own plan reaches, equals the
+/// reference's on the same state (server, victims and whether the budget cut it short).
+fn check(
+    cluster_spec: &ClusterSpec,
+    spec: &PreemptionSpec,
+    sourcing: Sourcing,
+) -> Result<(), TestCaseError> {
+    let cluster = Cluster::from_spec(cluster_spec);
+    let problem = Problem::new(&cluster, spec);
+    let Ok(mut state) = scenario::initial_state(&cluster, spec, None) else {
+        return Ok(());
+    };
+    let preemptors = scenario::preemptors(spec, &mut state);
+    let planner = Flextopo::new(sourcing);
+    for p in &preemptors {
+        let at = DecisionPoint {
+            problem: &problem,
+            state: &state,
+            preemptor: p,
+        };
+        let fast = planner.decide(&at).expect("decides");
+        let reference = decide_reference(&at, sourcing);
+        prop_assert_eq!(
+            (&fast.server, &fast.victims, fast.truncated),
+            (&reference.server, &reference.victims, reference.truncated),
+            "{:?} on preemptor {}",
+            sourcing,
+            p.name
+        );
+        prop_assert!(fast.subsets_evaluated <= reference.subsets_evaluated.max(1) * 2);
+        apply(&problem, &mut state, p, &fast).expect("applies");
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+
+    #[test]
+    fn pruned_imp_chooses_what_the_reference_chooses(cluster_spec in cluster(), spec in workload()) {
+        prop_assume!(valid(&cluster_spec, &spec));
+        check(&cluster_spec, &spec, Sourcing::IncrementalMinimal)?;
+    }
+
+    #[test]
+    fn exhaustive_evaluation_chooses_what_the_reference_chooses(cluster_spec in cluster(), spec in workload()) {
+        prop_assume!(valid(&cluster_spec, &spec));
+        check(&cluster_spec, &spec, Sourcing::Exhaustive)?;
+    }
+}
