@@ -4,18 +4,19 @@
 //! `flextopo-exhaustive` (every size, the paper's overhead baseline).
 
 use super::planner::PreemptionPlanner;
-use super::problem::{ChainKey, Decision, DecisionPoint, Problem, QosTest, freed};
+use super::problem::{ChainKey, Decision, DecisionPoint, Problem, QosTest};
 use crate::plan::error::PlanningError;
 use crate::plan::preemption::Preemptor;
 use crate::spec::preemption::{ImpScope, PriorityNorm, ScoreBasis};
 use crate::topology::state::ClusterState;
-use crate::topology::{CoreSet, GpuSet, Level, PodId, ServerId, place, reachable_level};
+use crate::topology::{CoreSet, GpuSet, Level, PodId, ServerId};
 
 pub(super) const SCORE_EPS: f64 = 1e-12;
 
 /// What sourcing and scoring need of a potential victim.
 #[derive(Debug, Clone, Copy)]
 pub struct VictimFacts {
+    pub id: PodId,
     pub gpus: GpuSet,
     pub cores: CoreSet,
     pub priority: i64,
@@ -24,8 +25,9 @@ pub struct VictimFacts {
 
 pub(super) struct Qualifying {
     pub(super) server: ServerId,
-    pub(super) victims: Vec<PodId>,
-    pub(super) facts: Vec<VictimFacts>,
+    /// The server's potential victims: `Filtered::facts[start..start + victims]`.
+    start: usize,
+    pub(super) victims: usize,
     /// No victim set smaller than this can admit the pod (a counting bound per domain).
     pub(super) min_victims: usize,
     /// The same bound per level (indexed as [`Level::ALL`]): no set smaller than
@@ -35,6 +37,63 @@ pub(super) struct Qualifying {
     pub(super) used: u64,
     /// The server has yielded its candidates (IMP with `imp_scope = "node"`).
     done: bool,
+}
+
+/// The filter's result: the qualifying servers, their potential victims in one arena (a
+/// decision visits every server; none allocates its own lists).
+#[derive(Default)]
+pub(super) struct Filtered {
+    pub(super) servers: Vec<Qualifying>,
+    facts: Vec<VictimFacts>,
+}
+
+impl Filtered {
+    /// FlexTopo's filter over the whole cluster.
+    pub(super) fn new(
+        problem: &Problem<'_>,
+        qos: &QosTest,
+        state: &ClusterState,
+        p: &Preemptor,
+    ) -> Self {
+        let mut filtered = Filtered::default();
+        let mut gains = Vec::new();
+        for server in problem.servers() {
+            if let Some(q) = qualify(
+                problem,
+                qos,
+                state,
+                p,
+                server,
+                &mut filtered.facts,
+                &mut gains,
+            ) {
+                filtered.servers.push(q);
+            }
+        }
+        filtered
+    }
+
+    /// The potential victims of a qualifying server, ascending pod id.
+    pub(super) fn facts(&self, q: &Qualifying) -> &[VictimFacts] {
+        &self.facts[q.start..q.start + q.victims]
+    }
+
+    /// Sources the `k`-subsets of qualifying server `qi` into `sink` ([`source_subsets`]).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn source(
+        &mut self,
+        problem: &Problem<'_>,
+        qos: &QosTest,
+        state: &ClusterState,
+        qi: usize,
+        k: usize,
+        budget: u64,
+        sink: &mut Sink,
+    ) -> (u64, bool) {
+        let q = &mut self.servers[qi];
+        let facts = &self.facts[q.start..q.start + q.victims];
+        source_subsets(problem, qos, state, (qi, q, facts), k, budget, sink)
+    }
 }
 
 /// A candidate: a subset of one qualifying server's victims, stored as a range of indices in
@@ -109,30 +168,28 @@ fn decide_by_enumeration(
     // FlexTopo's guaranteed filter is the scheduler's own test, whatever the node admits.
     let qos = problem.qos_test(p);
     // Filter: a server qualifies when draining every potential victim admits a placement.
-    let mut qualifying: Vec<Qualifying> = problem
-        .servers()
-        .filter_map(|server| qualify(problem, &qos, state, p, server))
-        .collect();
-    let max_k = qualifying
+    let mut filtered = Filtered::new(problem, &qos, state, p);
+    let max_k = filtered
+        .servers
         .iter()
-        .map(|q| q.victims.len())
+        .map(|q| q.victims)
         .max()
         .unwrap_or(0);
     let mut sink = Sink::default();
     let mut evaluated = 0u64;
     let mut truncated = false;
     for k in 0..=max_k {
-        for (qi, q) in qualifying.iter_mut().enumerate() {
+        for qi in 0..filtered.servers.len() {
+            let q = &filtered.servers[qi];
             // No subset smaller than the server's lower bound can fit: skip without trying.
-            if q.done || q.victims.len() < k || k < q.min_victims || q.used >= budget {
+            if q.done || q.victims < k || k < q.min_victims || q.used >= budget {
                 continue;
             }
             let found_before = sink.candidates.len();
-            let (n, stopped) =
-                source_subsets(problem, &qos, state, p, (qi, q), k, budget, &mut sink);
+            let (n, stopped) = filtered.source(problem, &qos, state, qi, k, budget, &mut sink);
             evaluated += n;
             truncated |= stopped;
-            q.done = early_stop
+            filtered.servers[qi].done = early_stop
                 && settings.imp_scope == ImpScope::Node
                 && sink.candidates.len() > found_before;
         }
@@ -140,23 +197,40 @@ fn decide_by_enumeration(
             break;
         }
     }
-    decision(problem, state, &qualifying, &sink, evaluated, truncated)
+    decision(problem, state, &filtered, &sink, evaluated, truncated)
 }
 
 /// The decision for the best of `sink`'s candidates.
 pub(super) fn decision(
     problem: &Problem<'_>,
     state: &ClusterState,
-    qualifying: &[Qualifying],
+    filtered: &Filtered,
     sink: &Sink,
     evaluated: u64,
     truncated: bool,
 ) -> Decision {
-    let chosen = best_candidate(problem, state, qualifying, sink);
+    decision_of(
+        filtered,
+        sink,
+        best_candidate(problem, state, filtered, sink),
+        evaluated,
+        truncated,
+    )
+}
+
+/// The decision for `chosen`, one of `sink`'s candidates (or none).
+pub(super) fn decision_of(
+    filtered: &Filtered,
+    sink: &Sink,
+    chosen: Option<&Candidate>,
+    evaluated: u64,
+    truncated: bool,
+) -> Decision {
     let (server, victims) = match chosen {
         Some(c) => {
-            let q = &qualifying[c.qualifying];
-            let ids = sink.members(c).iter().map(|&i| q.victims[i]).collect();
+            let q = &filtered.servers[c.qualifying];
+            let facts = filtered.facts(q);
+            let ids = sink.members(c).iter().map(|&i| facts[i].id).collect();
             (Some(q.server), ids)
         }
         None => (None, Vec::new()),
@@ -185,38 +259,53 @@ impl Sink {
 }
 
 /// The filter for one server: it qualifies when draining every potential victim admits a
-/// placement that meets the QoS.
-pub(super) fn qualify(
+/// placement that meets the QoS. Its victims are appended to `facts`.
+fn qualify(
     problem: &Problem<'_>,
     qos: &QosTest,
     state: &ClusterState,
     p: &Preemptor,
     server: ServerId,
+    facts: &mut Vec<VictimFacts>,
+    gains: &mut Vec<u32>,
 ) -> Option<Qualifying> {
-    let victims = problem.potential_victims(state, server, p);
-    let (g, c) = freed(state, server, &victims);
-    let t = problem.cluster.type_of(server);
-    let pl = place(t, g, c, p.request)?;
-    if !qos.meets(problem.cluster, server, pl.level) {
+    let a = &state.servers[server.index()];
+    let start = facts.len();
+    let (mut g, mut c) = (a.free_gpus, a.free_cores);
+    for &id in &a.pods {
+        if let Some(pod) = state.pod(id)
+            && pod.preemptible
+            && pod.priority < p.priority
+        {
+            g = g.or(pod.gpus);
+            c = c.or(pod.cores);
+            facts.push(VictimFacts {
+                id,
+                gpus: pod.gpus,
+                cores: pod.cores,
+                priority: pod.priority,
+                start_time_s: pod.start_time_s,
+            });
+        }
+    }
+    // The counting test gives the level `place` would reach, without choosing ids.
+    if qos.placed_level(problem.cluster, server, g, c).is_none() {
+        facts.truncate(start);
         return None;
     }
-    let facts: Vec<VictimFacts> = victims
-        .iter()
-        .filter_map(|id| state.pod(*id))
-        .map(|q| VictimFacts {
-            gpus: q.gpus,
-            cores: q.cores,
-            priority: q.priority,
-            start_time_s: q.start_time_s,
-        })
-        .collect();
-    let a = &state.servers[server.index()];
-    let level_bounds =
-        victims_needed_per_level(problem, qos, server, p, a.free_gpus, a.free_cores, &facts);
+    let level_bounds = victims_needed_per_level(
+        problem,
+        qos,
+        server,
+        p,
+        (a.free_gpus, a.free_cores),
+        &facts[start..],
+        gains,
+    );
     Some(Qualifying {
         server,
-        victims,
-        facts,
+        start,
+        victims: facts.len() - start,
         min_victims: level_bounds.iter().flatten().copied().min().unwrap_or(0),
         level_bounds,
         used: 0,
@@ -228,21 +317,19 @@ pub(super) fn qualify(
 /// ones that admit a placement meeting the QoS. Returns the subsets tried and whether the
 /// budget stopped the enumeration.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn source_subsets(
+fn source_subsets(
     problem: &Problem<'_>,
     qos: &QosTest,
     state: &ClusterState,
-    p: &Preemptor,
-    (qi, q): (usize, &mut Qualifying),
+    (qi, q, facts): (usize, &mut Qualifying, &[VictimFacts]),
     k: usize,
     budget: u64,
     sink: &mut Sink,
 ) -> (u64, bool) {
-    let t = problem.cluster.type_of(q.server);
     let base = &state.servers[q.server.index()];
     let mut stopped = false;
     let mut evaluated = 0u64;
-    let (used, server, facts) = (&mut q.used, q.server, &q.facts);
+    let (used, server) = (&mut q.used, q.server);
     for_each_union(
         facts,
         k,
@@ -254,12 +341,7 @@ pub(super) fn source_subsets(
             }
             *used += 1;
             evaluated += 1;
-            if g.len() < p.request.gpus || c.len() < p.request.cores {
-                return true;
-            }
-            if let Some(level) = reachable_level(t, g, c, p.request)
-                && qos.meets(problem.cluster, server, level)
-            {
+            if let Some(level) = qos.placed_level(problem.cluster, server, g, c) {
                 sink.candidates.push(Candidate {
                     qualifying: qi,
                     start: sink.arena.len(),
@@ -283,56 +365,55 @@ fn victims_needed_per_level(
     qos: &QosTest,
     server: ServerId,
     p: &Preemptor,
-    free_gpus: GpuSet,
-    free_cores: CoreSet,
+    (free_gpus, free_cores): (GpuSet, CoreSet),
     facts: &[VictimFacts],
+    gains: &mut Vec<u32>,
 ) -> [Option<usize>; 3] {
-    let t = problem.cluster.type_of(server);
-    let fewest = |need: u32, mut gains: Vec<u32>| -> Option<usize> {
+    // `gains` is one scratch buffer for every domain and server of a decision.
+    let mut fewest = |need: u32, gain: &dyn Fn(&VictimFacts) -> u32| -> Option<usize> {
         if need == 0 {
             return Some(0);
         }
-        gains.sort_unstable_by(|a, b| b.cmp(a));
-        let mut sum = 0;
-        for (i, g) in gains.iter().enumerate() {
-            sum += g;
-            if sum >= need {
-                return Some(i + 1);
-            }
-        }
-        None
-    };
-    Level::ALL.map(|level| {
-        if !qos.meets(problem.cluster, server, level) {
+        gains.clear();
+        gains.extend(facts.iter().map(gain).filter(|&g| g > 0));
+        if gains.iter().sum::<u32>() < need {
             return None;
         }
-        t.domains(level)
+        gains.sort_unstable_by(|a, b| b.cmp(a));
+        let mut sum = 0;
+        gains
             .iter()
-            .filter_map(|d| {
-                let need_g = p.request.gpus.saturating_sub(free_gpus.and(d.gpus).len());
-                let need_c = p
-                    .request
-                    .cores
-                    .saturating_sub(free_cores.and(d.cores).len());
-                let kg = fewest(
-                    need_g,
-                    facts.iter().map(|v| v.gpus.and(d.gpus).len()).collect(),
-                )?;
-                let kc = fewest(
-                    need_c,
-                    facts.iter().map(|v| v.cores.and(d.cores).len()).collect(),
-                )?;
-                Some(kg.max(kc))
+            .position(|g| {
+                sum += g;
+                sum >= need
             })
-            .min()
-    })
+            .map(|i| i + 1)
+    };
+    let mut bounds = [None; 3];
+    // Only the domains that could hold the request within the QoS can bound anything.
+    for (level, d) in qos.domains(problem.cluster, server) {
+        let need_g = p.request.gpus.saturating_sub(free_gpus.and(d.gpus).len());
+        let need_c = p
+            .request
+            .cores
+            .saturating_sub(free_cores.and(d.cores).len());
+        let Some(kg) = fewest(need_g, &|v| v.gpus.and(d.gpus).len()) else {
+            continue;
+        };
+        let Some(kc) = fewest(need_c, &|v| v.cores.and(d.cores).len()) else {
+            continue;
+        };
+        let slot: &mut Option<usize> = &mut bounds[*level as usize];
+        *slot = Some(slot.map_or(kg.max(kc), |b| b.min(kg.max(kc))));
+    }
+    bounds
 }
 
 /// Eq. 1: S = α·P + (1 − α)·T of one candidate; `sums` = the lowest and highest
 /// victim-priority sum among the event's candidates (for `priority_norm = "candidates"`).
 pub(super) fn candidate_score(
     problem: &Problem<'_>,
-    qualifying: &[Qualifying],
+    filtered: &Filtered,
     sink: &Sink,
     c: &Candidate,
     sums: (i64, i64),
@@ -345,15 +426,16 @@ pub(super) fn candidate_score(
         sums,
         preemptible_priority_range(problem),
     );
-    let q = &qualifying[c.qualifying];
+    let q = &filtered.servers[c.qualifying];
     let t = problem.cluster.type_of(q.server);
     let level = match settings.score_basis {
         ScoreBasis::Placement => c.level,
         ScoreBasis::Victims => {
+            let facts = filtered.facts(q);
             let (g, x) = sink
                 .members(c)
                 .iter()
-                .map(|&i| q.facts[i])
+                .map(|&i| facts[i])
                 .fold((GpuSet::empty(), CoreSet::empty()), |(g, x), v| {
                     (g.or(v.gpus), x.or(v.cores))
                 });
@@ -366,22 +448,23 @@ pub(super) fn candidate_score(
 /// The candidate chain key of a candidate; the victim list only when `with_victims`.
 pub(super) fn candidate_key(
     problem: &Problem<'_>,
-    qualifying: &[Qualifying],
+    filtered: &Filtered,
     sink: &Sink,
     c: &Candidate,
     with_victims: bool,
 ) -> ChainKey {
-    let q = &qualifying[c.qualifying];
+    let q = &filtered.servers[c.qualifying];
+    let facts = filtered.facts(q);
     let members = sink.members(c);
     let ids = if with_victims {
-        members.iter().map(|&i| q.victims[i]).collect()
+        members.iter().map(|&i| facts[i].id).collect()
     } else {
         Vec::new()
     };
-    let facts = members
+    let chain_facts = members
         .iter()
-        .map(|&i| (q.facts[i].priority, q.facts[i].start_time_s));
-    ChainKey::from_facts(problem.cluster, q.server, ids, facts)
+        .map(|&i| (facts[i].priority, facts[i].start_time_s));
+    ChainKey::from_facts(problem.cluster, q.server, ids, chain_facts)
 }
 
 /// Eq. 1 over the candidates: highest S wins (P normalised over these candidates), ties by
@@ -389,7 +472,7 @@ pub(super) fn candidate_key(
 fn best_candidate<'c>(
     problem: &Problem<'_>,
     state: &ClusterState,
-    qualifying: &[Qualifying],
+    filtered: &Filtered,
     sink: &'c Sink,
 ) -> Option<&'c Candidate> {
     let candidates = &sink.candidates;
@@ -397,15 +480,27 @@ fn best_candidate<'c>(
     let hi = candidates.iter().map(|c| c.priority_sum).max()?;
     let scores: Vec<f64> = candidates
         .iter()
-        .map(|c| candidate_score(problem, qualifying, sink, c, (lo, hi)))
+        .map(|c| candidate_score(problem, filtered, sink, c, (lo, hi)))
         .collect();
+    pick_best(problem, state, filtered, sink, &scores)
+}
+
+/// The best of `sink`'s candidates given their Eq. 1 scores: the highest score (within
+/// SCORE_EPS), ties by the candidate chain.
+pub(super) fn pick_best<'c>(
+    problem: &Problem<'_>,
+    state: &ClusterState,
+    filtered: &Filtered,
+    sink: &'c Sink,
+    scores: &[f64],
+) -> Option<&'c Candidate> {
+    let candidates = &sink.candidates;
     let top = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let key = |c: &Candidate, with_victims: bool| {
-        candidate_key(problem, qualifying, sink, c, with_victims)
-    };
+    let key =
+        |c: &Candidate, with_victims: bool| candidate_key(problem, filtered, sink, c, with_victims);
     // Numeric keys first: the victim list is materialised only for a candidate that ties or wins.
     let mut best: Option<(ChainKey, &Candidate)> = None;
-    for (c, s) in candidates.iter().zip(&scores) {
+    for (c, s) in candidates.iter().zip(scores) {
         if *s < top - SCORE_EPS {
             continue;
         }

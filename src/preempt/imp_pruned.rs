@@ -22,14 +22,14 @@
 //! the reference short, it returns `None` and the reference decides.
 
 use super::flextopo::{
-    Qualifying, SCORE_EPS, Sink, candidate_key, candidate_score, decision,
-    preemptible_priority_range, priority_term, qualify, source_subsets,
+    Filtered, Qualifying, SCORE_EPS, Sink, VictimFacts, candidate_key, candidate_score,
+    decision_of, pick_best, preemptible_priority_range, priority_term,
 };
 use super::problem::{ChainKey, Decision, Problem, QosTest, start_key};
 use crate::plan::preemption::Preemptor;
 use crate::spec::preemption::{ImpScope, PriorityNorm, ScoreBasis};
+use crate::topology::Level;
 use crate::topology::state::ClusterState;
-use crate::topology::{Level, reachable_level};
 
 /// A server's optimistic key at size `k*`.
 struct Bound {
@@ -45,46 +45,44 @@ pub fn decide(problem: &Problem<'_>, state: &ClusterState, p: &Preemptor) -> Opt
         return None;
     }
     let qos = problem.qos_test(p);
-    let mut qualifying: Vec<Qualifying> = problem
-        .servers()
-        .filter_map(|server| qualify(problem, &qos, state, p, server))
-        .collect();
+    let mut filtered = Filtered::new(problem, &qos, state, p);
     let mut evaluated = 0u64;
-    let Some(k) = smallest_feasible_size(problem, &qos, state, p, &mut qualifying, &mut evaluated)
-    else {
-        return Some(decision(
-            problem,
-            state,
-            &qualifying,
+    let Some(k) = smallest_feasible_size(problem, &qos, state, &filtered, &mut evaluated) else {
+        return Some(decision_of(
+            &filtered,
             &Sink::default(),
+            None,
             evaluated,
             false,
         ));
     };
-    let in_reach = |q: &Qualifying| q.min_victims <= k && k <= q.victims.len();
+    let in_reach = |q: &Qualifying| q.min_victims <= k && k <= q.victims;
     let budget = settings.max_subset_evaluations;
-    if qualifying
+    if filtered
+        .servers
         .iter()
         .filter(|q| in_reach(q))
-        .any(|q| subsets_up_to(q.victims.len(), q.min_victims, k) > budget as u128)
+        .any(|q| subsets_up_to(q.victims, q.min_victims, k) > budget as u128)
     {
         return None;
     }
     if settings.priority_norm == PriorityNorm::Candidates {
-        let mut prios = qualifying
+        let mut prios = filtered
+            .servers
             .iter()
             .filter(|q| in_reach(q))
-            .flat_map(|q| q.facts.iter().map(|f| f.priority));
+            .flat_map(|q| filtered.facts(q).iter().map(|f| f.priority));
         let first = prios.next();
         if prios.any(|x| Some(x) != first) {
             return None;
         }
     }
-    let mut bounds: Vec<Bound> = qualifying
+    let mut bounds: Vec<Bound> = filtered
+        .servers
         .iter()
         .enumerate()
         .filter(|(_, q)| in_reach(q))
-        .filter_map(|(qi, q)| bound(problem, q, qi, k))
+        .filter_map(|(qi, _)| bound(problem, &filtered, qi, k))
         .collect();
     bounds.sort_by(|a, b| {
         b.score
@@ -92,6 +90,8 @@ pub fn decide(problem: &Problem<'_>, state: &ClusterState, p: &Preemptor) -> Opt
             .then_with(|| a.chain.compare_numeric(&b.chain))
     });
     let mut sink = Sink::default();
+    // Each candidate's score, in sink order: it does not depend on the other candidates here.
+    let mut scores: Vec<f64> = Vec::new();
     let mut top = f64::NEG_INFINITY;
     // The best chain key among the candidates within SCORE_EPS of `top`, once `top` is final.
     let mut best_in_band: Option<ChainKey> = None;
@@ -103,38 +103,25 @@ pub fn decide(problem: &Problem<'_>, state: &ClusterState, p: &Preemptor) -> Opt
         let top_is_final = b.score <= top;
         if top_is_final {
             let band = best_in_band.get_or_insert_with(|| {
-                band_leader(problem, &qualifying, &sink, top).unwrap_or_else(|| b.chain.clone())
+                band_leader(problem, &filtered, &sink, &scores, top)
+                    .unwrap_or_else(|| b.chain.clone())
             });
             if b.chain.compare_numeric(band).is_gt() {
                 continue;
             }
         }
-        let before = sink.candidates.len();
-        let (n, _) = source_subsets(
-            problem,
-            &qos,
-            state,
-            p,
-            (b.qualifying, &mut qualifying[b.qualifying]),
-            k,
-            u64::MAX,
-            &mut sink,
-        );
+        let (n, _) = filtered.source(problem, &qos, state, b.qualifying, k, u64::MAX, &mut sink);
         evaluated += n;
-        for c in &sink.candidates[before..] {
+        for c in &sink.candidates[scores.len()..] {
             let sum = c.priority_sum;
-            top = top.max(candidate_score(problem, &qualifying, &sink, c, (sum, sum)));
+            let score = candidate_score(problem, &filtered, &sink, c, (sum, sum));
+            top = top.max(score);
+            scores.push(score);
         }
         best_in_band = None;
     }
-    Some(decision(
-        problem,
-        state,
-        &qualifying,
-        &sink,
-        evaluated,
-        false,
-    ))
+    let chosen = pick_best(problem, state, &filtered, &sink, &scores);
+    Some(decision_of(&filtered, &sink, chosen, evaluated, false))
 }
 
 /// The smallest subset size with a feasible subset on some server (`None`: none has one).
@@ -144,18 +131,18 @@ fn smallest_feasible_size(
     problem: &Problem<'_>,
     qos: &QosTest,
     state: &ClusterState,
-    p: &Preemptor,
-    qualifying: &mut [Qualifying],
+    filtered: &Filtered,
     evaluated: &mut u64,
 ) -> Option<usize> {
-    let lowest = qualifying.iter().map(|q| q.min_victims).min()?;
-    let highest = qualifying.iter().map(|q| q.victims.len()).max()?;
+    let servers = &filtered.servers;
+    let lowest = servers.iter().map(|q| q.min_victims).min()?;
+    let highest = servers.iter().map(|q| q.victims).max()?;
     (lowest..=highest).find(|&k| {
-        qualifying
+        servers
             .iter()
-            .filter(|q| q.min_victims <= k && k <= q.victims.len())
+            .filter(|q| q.min_victims <= k && k <= q.victims)
             .any(|q| {
-                let (found, n) = has_feasible_subset(problem, qos, state, p, q, k);
+                let (found, n) = has_feasible_subset(problem, qos, state, q, filtered.facts(q), k);
                 *evaluated += n;
                 found
             })
@@ -168,23 +155,19 @@ fn has_feasible_subset(
     problem: &Problem<'_>,
     qos: &QosTest,
     state: &ClusterState,
-    p: &Preemptor,
     q: &Qualifying,
+    facts: &[VictimFacts],
     k: usize,
 ) -> (bool, u64) {
-    let t = problem.cluster.type_of(q.server);
     let base = &state.servers[q.server.index()];
     let (mut found, mut tried) = (false, 0u64);
     super::flextopo::for_each_union(
-        &q.facts,
+        facts,
         k,
         (base.free_gpus, base.free_cores),
         &mut |_, g, c| {
             tried += 1;
-            found = g.len() >= p.request.gpus
-                && c.len() >= p.request.cores
-                && reachable_level(t, g, c, p.request)
-                    .is_some_and(|level| qos.meets(problem.cluster, q.server, level));
+            found = qos.placed_level(problem.cluster, q.server, g, c).is_some();
             !found
         },
     );
@@ -206,8 +189,10 @@ fn binomial(n: usize, k: usize) -> u128 {
 }
 
 /// The optimistic key of server `q` at size `k` (`None`: no level is reachable with `k`).
-fn bound(problem: &Problem<'_>, q: &Qualifying, qi: usize, k: usize) -> Option<Bound> {
+fn bound(problem: &Problem<'_>, filtered: &Filtered, qi: usize, k: usize) -> Option<Bound> {
     let settings = &problem.spec.flextopo;
+    let q = &filtered.servers[qi];
+    let facts = filtered.facts(q);
     let t = problem.cluster.type_of(q.server);
     let best_level = Level::ALL
         .into_iter()
@@ -225,12 +210,12 @@ fn bound(problem: &Problem<'_>, q: &Qualifying, qi: usize, k: usize) -> Option<B
     let topology = levels_possible
         .map(|l| problem.cost.topology_score(t, l))
         .fold(f64::NEG_INFINITY, f64::max);
-    let mut prios: Vec<i64> = q.facts.iter().map(|f| f.priority).collect();
+    let mut prios: Vec<i64> = facts.iter().map(|f| f.priority).collect();
     prios.sort_unstable();
     let lowest_sum: i64 = prios[..k].iter().sum();
     let highest = if k > 0 { prios[k - 1] } else { i64::MIN };
     let one_priority = prios.first() == prios.last();
-    let mut starts: Vec<f64> = q.facts.iter().map(|f| start_key(f.start_time_s)).collect();
+    let mut starts: Vec<f64> = facts.iter().map(|f| start_key(f.start_time_s)).collect();
     starts.sort_unstable_by(|a, b| b.total_cmp(a));
     // With one priority every victim is among the highest: the earliest of k starts is at
     // most the k-th latest; otherwise a single victim may be the highest.
@@ -263,16 +248,15 @@ fn bound(problem: &Problem<'_>, q: &Qualifying, qi: usize, k: usize) -> Option<B
 /// The best numeric chain key among `sink`'s candidates scoring within SCORE_EPS of `top`.
 fn band_leader(
     problem: &Problem<'_>,
-    qualifying: &[Qualifying],
+    filtered: &Filtered,
     sink: &Sink,
+    scores: &[f64],
     top: f64,
 ) -> Option<ChainKey> {
     sink.candidates
         .iter()
-        .filter(|c| {
-            let sum = c.priority_sum;
-            candidate_score(problem, qualifying, sink, c, (sum, sum)) >= top - SCORE_EPS
-        })
-        .map(|c| candidate_key(problem, qualifying, sink, c, false))
+        .zip(scores)
+        .filter(|(_, s)| **s >= top - SCORE_EPS)
+        .map(|(c, _)| candidate_key(problem, filtered, sink, c, false))
         .min_by(|a, b| a.compare_numeric(b))
 }

@@ -10,7 +10,7 @@ use super::planner::PreemptionPlanner;
 use super::problem::{Decision, DecisionPoint};
 use crate::plan::error::PlanningError;
 use crate::spec::preemption::TopologyQos;
-use crate::topology::{CoreSet, GpuSet, ServerId, reachable_level};
+use crate::topology::{CoreSet, GpuSet, ServerId};
 
 pub struct K8sNrt;
 
@@ -28,8 +28,7 @@ impl PreemptionPlanner for K8sNrt {
         let fits = |server: ServerId, g: GpuSet, c: CoreSet| {
             // Counts first: the topology test can only pass when they do.
             fits_by_counts(g, c, p.request)
-                && reachable_level(problem.cluster.type_of(server), g, c, p.request)
-                    .is_some_and(|level| qos.meets(problem.cluster, server, level))
+                && qos.placed_level(problem.cluster, server, g, c).is_some()
         };
         Ok(dry_run_preemption(at, &fits))
     }

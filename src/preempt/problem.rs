@@ -6,7 +6,7 @@ use std::cmp::Ordering;
 use crate::plan::preemption::Preemptor;
 use crate::spec::preemption::{Admission, PreemptionSpec, TopologyQos};
 use crate::topology::state::{ClusterState, Pod};
-use crate::topology::{Cluster, CoreSet, GpuSet, Level, PodId, ServerId};
+use crate::topology::{Cluster, CoreSet, Domain, GpuSet, Level, PodId, Request, ServerId};
 
 use super::objective::CostModel;
 
@@ -89,14 +89,34 @@ impl<'a> Problem<'a> {
     /// (the level comes from running the allocator on an empty server): for the hot loops of
     /// the topology-aware planners.
     pub fn qos_test(&self, p: &Preemptor) -> QosTest {
+        let guaranteed = p.qos == TopologyQos::Guaranteed;
+        let required: Vec<Option<Level>> = self
+            .cluster
+            .types
+            .iter()
+            .map(|t| t.required_level(p.request))
+            .collect();
+        let domains = self
+            .cluster
+            .types
+            .iter()
+            .zip(&required)
+            .map(|(t, required)| {
+                Level::ALL
+                    .into_iter()
+                    .filter(|&level| !guaranteed || required.is_some_and(|r| level <= r))
+                    .flat_map(|level| t.domains(level).iter().map(move |d| (level, *d)))
+                    .filter(|(_, d)| {
+                        d.gpus.len() >= p.request.gpus && d.cores.len() >= p.request.cores
+                    })
+                    .collect()
+            })
+            .collect();
         QosTest {
-            guaranteed: p.qos == TopologyQos::Guaranteed,
-            required: self
-                .cluster
-                .types
-                .iter()
-                .map(|t| t.required_level(p.request))
-                .collect(),
+            guaranteed,
+            required,
+            request: p.request,
+            domains,
         }
     }
 
@@ -117,6 +137,10 @@ pub struct QosTest {
     guaranteed: bool,
     /// Required level per server type.
     required: Vec<Option<Level>>,
+    request: Request,
+    /// Per server type: the domains of the levels the QoS allows that are large enough for
+    /// the request, best level first.
+    domains: Vec<Vec<(Level, Domain)>>,
 }
 
 impl QosTest {
@@ -128,6 +152,33 @@ impl QosTest {
     /// Whether a placement at `level` on `server` meets the requirement.
     pub fn meets(&self, cluster: &Cluster, server: ServerId, level: Level) -> bool {
         !self.guaranteed || self.required(cluster, server).is_some_and(|r| level <= r)
+    }
+
+    /// The domains a placement meeting the QoS could use on `server`, best level first.
+    pub fn domains(&self, cluster: &Cluster, server: ServerId) -> &[(Level, Domain)] {
+        &self.domains[cluster.server(server).type_id.index()]
+    }
+
+    /// The level the node allocator reaches on `server` with these free GPUs and cores when
+    /// it meets the QoS, else `None`: [`reachable_level`](crate::topology::reachable_level)
+    /// followed by [`meets`](Self::meets), testing only the domains that could qualify.
+    pub fn placed_level(
+        &self,
+        cluster: &Cluster,
+        server: ServerId,
+        gpus: GpuSet,
+        cores: CoreSet,
+    ) -> Option<Level> {
+        let req = self.request;
+        if gpus.len() < req.gpus || cores.len() < req.cores {
+            return None;
+        }
+        self.domains(cluster, server)
+            .iter()
+            .find(|(_, d)| {
+                gpus.and(d.gpus).len() >= req.gpus && cores.and(d.cores).len() >= req.cores
+            })
+            .map(|(level, _)| *level)
     }
 }
 
