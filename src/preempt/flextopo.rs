@@ -252,6 +252,24 @@ pub(super) struct Sink {
 }
 
 impl Sink {
+    /// Records a candidate of qualifying server `qi`: `members` index its `facts`, ascending.
+    pub(super) fn push(
+        &mut self,
+        qi: usize,
+        members: &[usize],
+        level: Level,
+        facts: &[VictimFacts],
+    ) {
+        self.candidates.push(Candidate {
+            qualifying: qi,
+            start: self.arena.len(),
+            len: members.len(),
+            level,
+            priority_sum: members.iter().map(|&i| facts[i].priority).sum(),
+        });
+        self.arena.extend_from_slice(members);
+    }
+
     /// The victim indices (into its server's `victims`) of a candidate.
     pub(super) fn members(&self, c: &Candidate) -> &[usize] {
         &self.arena[c.start..c.start + c.len]
@@ -342,14 +360,7 @@ fn source_subsets(
             *used += 1;
             evaluated += 1;
             if let Some(level) = qos.placed_level(problem.cluster, server, g, c) {
-                sink.candidates.push(Candidate {
-                    qualifying: qi,
-                    start: sink.arena.len(),
-                    len: idx.len(),
-                    level,
-                    priority_sum: idx.iter().map(|&i| facts[i].priority).sum(),
-                });
-                sink.arena.extend_from_slice(idx);
+                sink.push(qi, idx, level, facts);
             }
             true
         },

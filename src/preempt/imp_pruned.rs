@@ -36,6 +36,8 @@ struct Bound {
     qualifying: usize,
     score: f64,
     chain: ChainKey,
+    /// Every potential victim of the server has one priority.
+    one_priority: bool,
 }
 
 /// IMP's decision by the pruned search, or `None` when a precondition of the module fails.
@@ -93,32 +95,52 @@ pub fn decide(problem: &Problem<'_>, state: &ClusterState, p: &Preemptor) -> Opt
     // Each candidate's score, in sink order: it does not depend on the other candidates here.
     let mut scores: Vec<f64> = Vec::new();
     let mut top = f64::NEG_INFINITY;
-    // The best chain key among the candidates within SCORE_EPS of `top`, once `top` is final.
-    let mut best_in_band: Option<ChainKey> = None;
+    // The best numeric chain key among the candidates scoring within SCORE_EPS of `top`.
+    let mut leader: Option<ChainKey> = None;
     for b in &bounds {
         if b.score < top - SCORE_EPS {
             break;
         }
-        // Bounds are in descending score: from here on no server can raise `top`.
-        let top_is_final = b.score <= top;
-        if top_is_final {
-            let band = best_in_band.get_or_insert_with(|| {
-                band_leader(problem, &filtered, &sink, &scores, top)
-                    .unwrap_or_else(|| b.chain.clone())
-            });
-            if b.chain.compare_numeric(band).is_gt() {
-                continue;
-            }
+        // Bounds are in descending score: once one cannot exceed `top`, `top` is final and a
+        // server or subset whose chain key is worse than the leader's cannot win.
+        let beat = leader.as_ref().filter(|_| b.score <= top);
+        if beat.is_some_and(|l| b.chain.compare_numeric(l).is_gt()) {
+            continue;
         }
-        let (n, _) = filtered.source(problem, &qos, state, b.qualifying, k, u64::MAX, &mut sink);
-        evaluated += n;
-        for c in &sink.candidates[scores.len()..] {
+        let first_new = scores.len();
+        evaluated += if b.one_priority && k > 0 {
+            source_latest_first(
+                problem,
+                &qos,
+                state,
+                &filtered,
+                b.qualifying,
+                k,
+                beat,
+                &mut sink,
+            )
+        } else {
+            filtered
+                .source(problem, &qos, state, b.qualifying, k, u64::MAX, &mut sink)
+                .0
+        };
+        let old_top = top;
+        for c in &sink.candidates[first_new..] {
             let sum = c.priority_sum;
             let score = candidate_score(problem, &filtered, &sink, c, (sum, sum));
             top = top.max(score);
             scores.push(score);
         }
-        best_in_band = None;
+        let fresh = if top == old_top { first_new } else { 0 };
+        leader = band_leader(
+            problem,
+            &filtered,
+            &sink,
+            &scores,
+            top,
+            fresh,
+            leader.filter(|_| fresh > 0),
+        );
     }
     let chosen = pick_best(problem, state, &filtered, &sink, &scores);
     Some(decision_of(&filtered, &sink, chosen, evaluated, false))
@@ -232,6 +254,7 @@ fn bound(problem: &Problem<'_>, filtered: &Filtered, qi: usize, k: usize) -> Opt
         preemptible_priority_range(problem),
     );
     Some(Bound {
+        one_priority,
         qualifying: qi,
         score: settings.alpha * pterm + (1.0 - settings.alpha) * topology,
         chain: ChainKey::numeric_bound(
@@ -245,18 +268,82 @@ fn bound(problem: &Problem<'_>, filtered: &Filtered, qi: usize, k: usize) -> Opt
     })
 }
 
-/// The best numeric chain key among `sink`'s candidates scoring within SCORE_EPS of `top`.
+/// The best numeric chain key among `sink`'s candidates scoring within SCORE_EPS of `top`:
+/// `leader` (the best of the candidates before `from`) folded with those from `from` on.
 fn band_leader(
     problem: &Problem<'_>,
     filtered: &Filtered,
     sink: &Sink,
     scores: &[f64],
     top: f64,
+    from: usize,
+    leader: Option<ChainKey>,
 ) -> Option<ChainKey> {
-    sink.candidates
+    sink.candidates[from..]
         .iter()
-        .zip(scores)
+        .zip(&scores[from..])
         .filter(|(_, s)| **s >= top - SCORE_EPS)
         .map(|(c, _)| candidate_key(problem, filtered, sink, c, false))
+        .chain(leader)
         .min_by(|a, b| a.compare_numeric(b))
+}
+
+/// Sources the `k`-subsets (k ≥ 1) of a server whose victims share one priority, in
+/// descending order of their earliest start, and stops once that start makes the chain key
+/// worse than `beat`'s: every later subset would lose to it. Returns the subsets tried.
+#[allow(clippy::too_many_arguments)]
+fn source_latest_first(
+    problem: &Problem<'_>,
+    qos: &QosTest,
+    state: &ClusterState,
+    filtered: &Filtered,
+    qi: usize,
+    k: usize,
+    beat: Option<&ChainKey>,
+    sink: &mut Sink,
+) -> u64 {
+    let q = &filtered.servers[qi];
+    let facts = filtered.facts(q);
+    let base = &state.servers[q.server.index()];
+    let mut order: Vec<usize> = (0..facts.len()).collect();
+    order.sort_by(|&a, &b| {
+        start_key(facts[b].start_time_s).total_cmp(&start_key(facts[a].start_time_s))
+    });
+    let sorted: Vec<VictimFacts> = order.iter().map(|&i| facts[i]).collect();
+    let priority = facts[0].priority;
+    let mut members = Vec::with_capacity(k);
+    let mut tried = 0u64;
+    // Subsets whose latest-sorted member is `last` all have its start as their earliest.
+    for last in k - 1..sorted.len() {
+        let earliest = start_key(sorted[last].start_time_s);
+        if let Some(l) = beat {
+            let key = ChainKey::numeric_bound(
+                problem.cluster,
+                q.server,
+                k,
+                priority,
+                priority * k as i64,
+                earliest,
+            );
+            if key.compare_numeric(l).is_gt() {
+                break;
+            }
+        }
+        let with_last = (
+            base.free_gpus.or(sorted[last].gpus),
+            base.free_cores.or(sorted[last].cores),
+        );
+        super::flextopo::for_each_union(&sorted[..last], k - 1, with_last, &mut |idx, g, c| {
+            tried += 1;
+            if let Some(level) = qos.placed_level(problem.cluster, q.server, g, c) {
+                members.clear();
+                members.extend(idx.iter().map(|&i| order[i]));
+                members.push(order[last]);
+                members.sort_unstable();
+                sink.push(qi, &members, level, facts);
+            }
+            true
+        });
+    }
+    tried
 }
