@@ -381,25 +381,6 @@ fn victims_needed_per_level(
     gains: &mut Vec<u32>,
 ) -> [Option<usize>; 3] {
     // `gains` is one scratch buffer for every domain and server of a decision.
-    let mut fewest = |need: u32, gain: &dyn Fn(&VictimFacts) -> u32| -> Option<usize> {
-        if need == 0 {
-            return Some(0);
-        }
-        gains.clear();
-        gains.extend(facts.iter().map(gain).filter(|&g| g > 0));
-        if gains.iter().sum::<u32>() < need {
-            return None;
-        }
-        gains.sort_unstable_by(|a, b| b.cmp(a));
-        let mut sum = 0;
-        gains
-            .iter()
-            .position(|g| {
-                sum += g;
-                sum >= need
-            })
-            .map(|i| i + 1)
-    };
     let mut bounds = [None; 3];
     // Only the domains that could hold the request within the QoS can bound anything.
     for (level, d) in qos.domains(problem.cluster, server) {
@@ -408,16 +389,57 @@ fn victims_needed_per_level(
             .request
             .cores
             .saturating_sub(free_cores.and(d.cores).len());
-        let Some(kg) = fewest(need_g, &|v| v.gpus.and(d.gpus).len()) else {
+        let Some(kg) = fewest(
+            need_g,
+            facts.iter().map(|v| v.gpus.and(d.gpus).len()),
+            gains,
+        ) else {
             continue;
         };
-        let Some(kc) = fewest(need_c, &|v| v.cores.and(d.cores).len()) else {
+        let Some(kc) = fewest(
+            need_c,
+            facts.iter().map(|v| v.cores.and(d.cores).len()),
+            gains,
+        ) else {
             continue;
         };
         let slot: &mut Option<usize> = &mut bounds[*level as usize];
         *slot = Some(slot.map_or(kg.max(kc), |b| b.min(kg.max(kc))));
     }
     bounds
+}
+
+/// The fewest of `gains` whose sum reaches `need` (`None`: all of them fall short).
+fn fewest(need: u32, gains: impl Iterator<Item = u32>, scratch: &mut Vec<u32>) -> Option<usize> {
+    if need == 0 {
+        return Some(0);
+    }
+    scratch.clear();
+    let (mut total, mut largest) = (0, 0);
+    for g in gains.filter(|&g| g > 0) {
+        total += g;
+        largest = largest.max(g);
+        scratch.push(g);
+    }
+    if total < need {
+        return None;
+    }
+    // Unit gains (one GPU per pod) need no sorting.
+    if largest >= need {
+        return Some(1);
+    }
+    if largest == 1 {
+        return Some(need as usize);
+    }
+    scratch.sort_unstable_by(|a, b| b.cmp(a));
+    let mut sum = 0;
+    scratch
+        .iter()
+        .position(|g| {
+            sum += g;
+            sum >= need
+        })
+        .map(|i| i + 1)
 }
 
 /// Eq. 1: S = α·P + (1 − α)·T of one candidate; `sums` = the lowest and highest

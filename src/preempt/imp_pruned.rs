@@ -64,7 +64,7 @@ pub fn decide(problem: &Problem<'_>, state: &ClusterState, p: &Preemptor) -> Opt
         .servers
         .iter()
         .filter(|q| in_reach(q))
-        .any(|q| subsets_up_to(q.victims, q.min_victims, k) > budget as u128)
+        .any(|q| subsets_up_to(q.victims, q.min_victims, k) > budget)
     {
         return None;
     }
@@ -79,14 +79,17 @@ pub fn decide(problem: &Problem<'_>, state: &ClusterState, p: &Preemptor) -> Opt
             return None;
         }
     }
+    let mut scratch = Vec::new();
+    let range = preemptible_priority_range(problem);
     let mut bounds: Vec<Bound> = filtered
         .servers
         .iter()
         .enumerate()
         .filter(|(_, q)| in_reach(q))
-        .filter_map(|(qi, _)| bound(problem, &filtered, qi, k))
+        .filter_map(|(qi, _)| bound(problem, &filtered, qi, k, range, &mut scratch))
         .collect();
-    bounds.sort_by(|a, b| {
+    // Server ranks differ, so no two bounds compare equal: the unstable sort is deterministic.
+    bounds.sort_unstable_by(|a, b| {
         b.score
             .total_cmp(&a.score)
             .then_with(|| a.chain.compare_numeric(&b.chain))
@@ -197,21 +200,30 @@ fn has_feasible_subset(
 }
 
 /// Subsets of sizes `from..=to` of `n` victims: what the reference tries on a server.
-fn subsets_up_to(n: usize, from: usize, to: usize) -> u128 {
+fn subsets_up_to(n: usize, from: usize, to: usize) -> u64 {
     (from..=to.min(n))
         .map(|k| binomial(n, k))
-        .fold(0u128, u128::saturating_add)
+        .fold(0, u64::saturating_add)
 }
 
-fn binomial(n: usize, k: usize) -> u128 {
-    let k = k.min(n - k);
-    (0..k).fold(1u128, |acc, i| {
-        acc.saturating_mul((n - i) as u128) / (i as u128 + 1)
-    })
+fn binomial(n: usize, k: usize) -> u64 {
+    let k = k.min(n - k) as u64;
+    let n = n as u64;
+    // acc · (n − i) / (i + 1) stays an integer at every step.
+    (0..k)
+        .try_fold(1u64, |acc, i| Some(acc.checked_mul(n - i)? / (i + 1)))
+        .unwrap_or(u64::MAX)
 }
 
 /// The optimistic key of server `q` at size `k` (`None`: no level is reachable with `k`).
-fn bound(problem: &Problem<'_>, filtered: &Filtered, qi: usize, k: usize) -> Option<Bound> {
+fn bound(
+    problem: &Problem<'_>,
+    filtered: &Filtered,
+    qi: usize,
+    k: usize,
+    range: (i64, i64),
+    scratch: &mut Vec<f64>,
+) -> Option<Bound> {
     let settings = &problem.spec.flextopo;
     let q = &filtered.servers[qi];
     let facts = filtered.facts(q);
@@ -232,26 +244,37 @@ fn bound(problem: &Problem<'_>, filtered: &Filtered, qi: usize, k: usize) -> Opt
     let topology = levels_possible
         .map(|l| problem.cost.topology_score(t, l))
         .fold(f64::NEG_INFINITY, f64::max);
-    let mut prios: Vec<i64> = facts.iter().map(|f| f.priority).collect();
-    prios.sort_unstable();
-    let lowest_sum: i64 = prios[..k].iter().sum();
-    let highest = if k > 0 { prios[k - 1] } else { i64::MIN };
-    let one_priority = prios.first() == prios.last();
-    let mut starts: Vec<f64> = facts.iter().map(|f| start_key(f.start_time_s)).collect();
-    starts.sort_unstable_by(|a, b| b.total_cmp(a));
+    let first = facts.first().map_or(0, |f| f.priority);
+    let one_priority = facts.iter().all(|f| f.priority == first);
+    let (lowest_sum, highest) = if one_priority {
+        (first * k as i64, first)
+    } else {
+        let mut prios: Vec<i64> = facts.iter().map(|f| f.priority).collect();
+        prios.sort_unstable();
+        (
+            prios[..k].iter().sum(),
+            if k > 0 { prios[k - 1] } else { i64::MIN },
+        )
+    };
+    scratch.clear();
+    scratch.extend(facts.iter().map(|f| start_key(f.start_time_s)));
     // With one priority every victim is among the highest: the earliest of k starts is at
     // most the k-th latest; otherwise a single victim may be the highest.
     let latest_earliest = match (k, one_priority) {
         (0, _) => f64::INFINITY,
-        (_, true) => starts[k - 1],
-        (_, false) => starts[0],
+        (_, true) => {
+            *scratch
+                .select_nth_unstable_by(k - 1, |a, b| b.total_cmp(a))
+                .1
+        }
+        (_, false) => scratch.iter().copied().fold(f64::NEG_INFINITY, f64::max),
     };
     let pterm = priority_term(
         settings.priority_norm,
         k,
         lowest_sum,
         (lowest_sum, lowest_sum),
-        preemptible_priority_range(problem),
+        range,
     );
     Some(Bound {
         one_priority,
