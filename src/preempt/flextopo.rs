@@ -140,7 +140,8 @@ impl PreemptionPlanner for Flextopo {
         Ok(match self.sourcing {
             Sourcing::IncrementalMinimal => super::imp_pruned::decide(problem, state, p)
                 .unwrap_or_else(|| decide_by_enumeration(problem, state, p, true)),
-            Sourcing::Exhaustive => decide_by_enumeration(problem, state, p, false),
+            Sourcing::Exhaustive => super::exhaustive_classes::decide(problem, state, p)
+                .unwrap_or_else(|| decide_by_enumeration(problem, state, p, false)),
         })
     }
 }
@@ -366,6 +367,22 @@ fn source_subsets(
         },
     );
     (evaluated, stopped)
+}
+
+/// Subsets of sizes `from..=to` of `n` victims: what the reference tries on a server.
+pub(super) fn subsets_up_to(n: usize, from: usize, to: usize) -> u64 {
+    (from..=to.min(n))
+        .map(|k| binomial(n, k))
+        .fold(0, u64::saturating_add)
+}
+
+fn binomial(n: usize, k: usize) -> u64 {
+    let k = k.min(n - k) as u64;
+    let n = n as u64;
+    // acc · (n − i) / (i + 1) stays an integer at every step.
+    (0..k)
+        .try_fold(1u64, |acc, i| Some(acc.checked_mul(n - i)? / (i + 1)))
+        .unwrap_or(u64::MAX)
 }
 
 /// A lower bound of the victims needed on a server to reach each level: for each admissible

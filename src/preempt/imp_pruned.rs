@@ -23,7 +23,7 @@
 
 use super::flextopo::{
     Filtered, Qualifying, SCORE_EPS, Sink, VictimFacts, candidate_key, candidate_score,
-    decision_of, pick_best, preemptible_priority_range, priority_term,
+    decision_of, pick_best, preemptible_priority_range, priority_term, subsets_up_to,
 };
 use super::problem::{ChainKey, Decision, Problem, QosTest, start_key};
 use crate::plan::preemption::Preemptor;
@@ -197,22 +197,6 @@ fn has_feasible_subset(
         },
     );
     (found, tried)
-}
-
-/// Subsets of sizes `from..=to` of `n` victims: what the reference tries on a server.
-fn subsets_up_to(n: usize, from: usize, to: usize) -> u64 {
-    (from..=to.min(n))
-        .map(|k| binomial(n, k))
-        .fold(0, u64::saturating_add)
-}
-
-fn binomial(n: usize, k: usize) -> u64 {
-    let k = k.min(n - k) as u64;
-    let n = n as u64;
-    // acc · (n − i) / (i + 1) stays an integer at every step.
-    (0..k)
-        .try_fold(1u64, |acc, i| Some(acc.checked_mul(n - i)? / (i + 1)))
-        .unwrap_or(u64::MAX)
 }
 
 /// The optimistic key of server `q` at size `k` (`None`: no level is reachable with `k`).

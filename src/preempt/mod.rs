@@ -2,6 +2,7 @@
 //! rules, and the planning loop that applies decisions, measures and verifies them.
 
 pub mod apply;
+pub mod exhaustive_classes;
 pub mod flextopo;
 pub mod ilp;
 pub mod ilp_batch;
