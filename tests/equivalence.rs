@@ -2,7 +2,8 @@
 //! IMP and its one-pass exhaustive evaluation against `flextopo::decide_reference`, on random
 //! saturated clusters of up to twelve servers of two types, with random Eq. 1 settings
 //! (including levels that score alike), several victim priorities and start times, and
-//! small budgets that force the fallback.
+//! small budgets that force the fallback; on the sequential and the parallel (large-cluster)
+//! paths.
 
 use coplan::preempt::apply::apply;
 use coplan::preempt::flextopo::{Flextopo, Sourcing, decide_reference};
@@ -205,9 +206,13 @@ fn check(
     cluster_spec: &ClusterSpec,
     spec: &PreemptionSpec,
     sourcing: Sourcing,
+    parallel: bool,
 ) -> Result<(), TestCaseError> {
     let cluster = Cluster::from_spec(cluster_spec);
-    let problem = Problem::new(&cluster, spec);
+    let mut problem = Problem::new(&cluster, spec);
+    if parallel {
+        problem.parallel_min_servers = 0;
+    }
     let Ok(mut state) = scenario::initial_state(&cluster, spec, None) else {
         return Ok(());
     };
@@ -238,14 +243,14 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
 
     #[test]
-    fn pruned_imp_chooses_what_the_reference_chooses(cluster_spec in cluster(), spec in workload()) {
+    fn pruned_imp_chooses_what_the_reference_chooses(cluster_spec in cluster(), spec in workload(), parallel in any::<bool>()) {
         prop_assume!(valid(&cluster_spec, &spec));
-        check(&cluster_spec, &spec, Sourcing::IncrementalMinimal)?;
+        check(&cluster_spec, &spec, Sourcing::IncrementalMinimal, parallel)?;
     }
 
     #[test]
-    fn exhaustive_evaluation_chooses_what_the_reference_chooses(cluster_spec in cluster(), spec in workload()) {
+    fn exhaustive_evaluation_chooses_what_the_reference_chooses(cluster_spec in cluster(), spec in workload(), parallel in any::<bool>()) {
         prop_assume!(valid(&cluster_spec, &spec));
-        check(&cluster_spec, &spec, Sourcing::Exhaustive)?;
+        check(&cluster_spec, &spec, Sourcing::Exhaustive, parallel)?;
     }
 }

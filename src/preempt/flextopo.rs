@@ -48,27 +48,46 @@ pub(super) struct Filtered {
 }
 
 impl Filtered {
-    /// FlexTopo's filter over the whole cluster.
+    /// FlexTopo's filter over the whole cluster; on large clusters in chunks of servers on
+    /// rayon's threads, merged in server order (the result does not depend on the threads).
     pub(super) fn new(
         problem: &Problem<'_>,
         qos: &QosTest,
         state: &ClusterState,
         p: &Preemptor,
     ) -> Self {
-        let mut filtered = Filtered::default();
-        let mut gains = Vec::new();
-        for server in problem.servers() {
-            if let Some(q) = qualify(
-                problem,
-                qos,
-                state,
-                p,
-                server,
-                &mut filtered.facts,
-                &mut gains,
-            ) {
-                filtered.servers.push(q);
+        use rayon::prelude::*;
+        const CHUNK: u32 = 256;
+        let servers = problem.cluster.servers.len() as u32;
+        let chunk = |from: u32, to: u32| {
+            let mut part = Filtered::default();
+            let mut gains = Vec::new();
+            for server in (from..to).map(ServerId) {
+                if let Some(q) =
+                    qualify(problem, qos, state, p, server, &mut part.facts, &mut gains)
+                {
+                    part.servers.push(q);
+                }
             }
+            part
+        };
+        if !problem.parallel() {
+            return chunk(0, servers);
+        }
+        let parts: Vec<Filtered> = (0..servers.div_ceil(CHUNK))
+            .into_par_iter()
+            .map(|i| chunk(i * CHUNK, ((i + 1) * CHUNK).min(servers)))
+            .collect();
+        let mut filtered = Filtered::default();
+        for part in parts {
+            let offset = filtered.facts.len();
+            filtered.facts.extend(part.facts);
+            filtered
+                .servers
+                .extend(part.servers.into_iter().map(|q| Qualifying {
+                    start: q.start + offset,
+                    ..q
+                }));
         }
         filtered
     }

@@ -79,34 +79,60 @@ pub fn decide(problem: &Problem<'_>, state: &ClusterState, p: &Preemptor) -> Opt
             return None;
         }
     }
-    let mut scratch = Vec::new();
     let range = preemptible_priority_range(problem);
-    let mut bounds: Vec<Bound> = filtered
-        .servers
-        .iter()
-        .enumerate()
-        .filter(|(_, q)| in_reach(q))
-        .filter_map(|(qi, _)| bound(problem, &filtered, qi, k, range, &mut scratch))
-        .collect();
-    // Server ranks differ, so no two bounds compare equal: the unstable sort is deterministic.
-    bounds.sort_unstable_by(|a, b| {
+    let bound_of = |scratch: &mut Vec<f64>, qi: usize| {
+        in_reach(&filtered.servers[qi])
+            .then(|| bound(problem, &filtered, qi, k, range, scratch))
+            .flatten()
+    };
+    let mut bounds: Vec<Bound> = if problem.parallel() {
+        use rayon::prelude::*;
+        (0..filtered.servers.len())
+            .into_par_iter()
+            .map_init(Vec::new, bound_of)
+            .flatten()
+            .collect()
+    } else {
+        let mut scratch = Vec::new();
+        (0..filtered.servers.len())
+            .filter_map(|qi| bound_of(&mut scratch, qi))
+            .collect()
+    };
+    // Best bounds first, but only the head is sorted: on large clusters most servers are
+    // skipped whatever their order. Server ranks differ, so no two bounds compare equal and
+    // the unstable selection is deterministic.
+    let best_first = |a: &Bound, b: &Bound| {
         b.score
             .total_cmp(&a.score)
             .then_with(|| a.chain.compare_numeric(&b.chain))
-    });
+    };
+    let head = (bounds.len() / 8).clamp(1, 64).min(bounds.len());
+    if head < bounds.len() {
+        bounds.select_nth_unstable_by(head - 1, best_first);
+    }
+    bounds[..head].sort_unstable_by(best_first);
+    let rest_max = bounds[head..]
+        .iter()
+        .map(|b| b.score)
+        .fold(f64::NEG_INFINITY, f64::max);
     let mut sink = Sink::default();
     // Each candidate's score, in sink order: it does not depend on the other candidates here.
     let mut scores: Vec<f64> = Vec::new();
     let mut top = f64::NEG_INFINITY;
     // The best numeric chain key among the candidates scoring within SCORE_EPS of `top`.
     let mut leader: Option<ChainKey> = None;
-    for b in &bounds {
+    for (i, b) in bounds.iter().enumerate() {
         if b.score < top - SCORE_EPS {
-            break;
+            // In the sorted head every later bound, and the whole rest, is no higher.
+            if i < head {
+                break;
+            }
+            continue;
         }
-        // Bounds are in descending score: once one cannot exceed `top`, `top` is final and a
-        // server or subset whose chain key is worse than the leader's cannot win.
-        let beat = leader.as_ref().filter(|_| b.score <= top);
+        // Once no remaining bound can exceed `top`, `top` is final and a server or subset
+        // whose chain key is worse than the leader's cannot win.
+        let remaining_max = if i < head { b.score } else { rest_max };
+        let beat = leader.as_ref().filter(|_| remaining_max <= top);
         if beat.is_some_and(|l| b.chain.compare_numeric(l).is_gt()) {
             continue;
         }
