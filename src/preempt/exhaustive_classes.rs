@@ -15,7 +15,7 @@
 
 use std::cmp::Ordering;
 
-use super::flextopo::{Filtered, Qualifying, Sink, VictimFacts, decision, subsets_up_to};
+use super::flextopo_sourcing::{Filtered, Qualifying, Sink, VictimFacts, decision, subsets_up_to};
 use super::problem::{Decision, Problem, QosTest, start_key};
 use crate::plan::preemption::Preemptor;
 use crate::spec::preemption::ScoreBasis;

@@ -21,7 +21,7 @@
 //! under `candidates`). With `imp_scope = "node"`, or when the per-server budget would cut
 //! the reference short, it returns `None` and the reference decides.
 
-use super::flextopo::{
+use super::flextopo_sourcing::{
     Filtered, Qualifying, SCORE_EPS, Sink, VictimFacts, candidate_key, candidate_score,
     decision_of, pick_best, preemptible_priority_range, priority_term, subsets_up_to,
 };
@@ -212,7 +212,7 @@ fn has_feasible_subset(
 ) -> (bool, u64) {
     let base = &state.servers[q.server.index()];
     let (mut found, mut tried) = (false, 0u64);
-    super::flextopo::for_each_union(
+    super::flextopo_sourcing::for_each_union(
         facts,
         k,
         (base.free_gpus, base.free_cores),
@@ -366,17 +366,22 @@ fn source_latest_first(
             base.free_gpus.or(sorted[last].gpus),
             base.free_cores.or(sorted[last].cores),
         );
-        super::flextopo::for_each_union(&sorted[..last], k - 1, with_last, &mut |idx, g, c| {
-            tried += 1;
-            if let Some(level) = qos.placed_level(problem.cluster, q.server, g, c) {
-                members.clear();
-                members.extend(idx.iter().map(|&i| order[i]));
-                members.push(order[last]);
-                members.sort_unstable();
-                sink.push(qi, &members, level, facts);
-            }
-            true
-        });
+        super::flextopo_sourcing::for_each_union(
+            &sorted[..last],
+            k - 1,
+            with_last,
+            &mut |idx, g, c| {
+                tried += 1;
+                if let Some(level) = qos.placed_level(problem.cluster, q.server, g, c) {
+                    members.clear();
+                    members.extend(idx.iter().map(|&i| order[i]));
+                    members.push(order[last]);
+                    members.sort_unstable();
+                    sink.push(qi, &members, level, facts);
+                }
+                true
+            },
+        );
     }
     tried
 }

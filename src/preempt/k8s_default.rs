@@ -4,8 +4,11 @@
 //! server is chosen by the candidate chain.
 
 use super::planner::PreemptionPlanner;
-use super::problem::{ChainKey, Decision, DecisionPoint, freed, more_important};
+use std::cmp::Ordering;
+
+use super::problem::{ChainKey, Decision, DecisionPoint, more_important, start_key};
 use crate::plan::error::PlanningError;
+use crate::topology::state::{ClusterState, Resident};
 use crate::topology::{CoreSet, GpuSet, PodId, Request, ServerId};
 
 pub struct K8sDefault;
@@ -30,6 +33,17 @@ impl PreemptionPlanner for K8sDefault {
 /// potential victim and, if the pod then fits, reprieve them most important first, keeping each
 /// whose return still leaves a fit (the same test in both steps). The server is chosen by the
 /// candidate chain. `fits` must hold for any superset of free resources it holds for.
+/// [`more_important`] on residents: names are looked up only on a tie of the numeric keys.
+fn more_important_resident(state: &ClusterState, a: &Resident, b: &Resident) -> Ordering {
+    b.priority
+        .cmp(&a.priority)
+        .then_with(|| start_key(a.start_time_s).total_cmp(&start_key(b.start_time_s)))
+        .then_with(|| match (state.pod(a.id), state.pod(b.id)) {
+            (Some(x), Some(y)) => more_important(x, y),
+            _ => a.id.cmp(&b.id),
+        })
+}
+
 pub fn dry_run_preemption(
     at: &DecisionPoint<'_>,
     fits: &(dyn Fn(ServerId, GpuSet, CoreSet) -> bool + Sync),
@@ -38,33 +52,46 @@ pub fn dry_run_preemption(
     let candidate = |server: ServerId| {
         let a = &state.servers[server.index()];
         let mut evaluated = 1u64;
-        let victims: Vec<PodId> = if fits(server, a.free_gpus, a.free_cores) {
+        let victims: Vec<Resident> = if fits(server, a.free_gpus, a.free_cores) {
             Vec::new()
         } else {
-            let mut potential = problem.potential_victims(state, server, p);
-            let (mut g, mut c) = freed(state, server, &potential);
+            // The server's own copy of its pods' facts: no lookups in the cluster's pod table
+            // except for names, on a tie of priority and start.
+            let mut potential: Vec<Resident> = a
+                .residents()
+                .iter()
+                .filter(|r| r.preemptible && r.priority < p.priority)
+                .copied()
+                .collect();
+            let (mut g, mut c) = potential
+                .iter()
+                .fold((a.free_gpus, a.free_cores), |(g, c), r| {
+                    (g.or(r.gpus), c.or(r.cores))
+                });
             if !fits(server, g, c) {
                 return (evaluated, None);
             }
-            potential.sort_by(|x, y| match (state.pod(*x), state.pod(*y)) {
-                (Some(a), Some(b)) => more_important(a, b),
-                _ => x.cmp(y),
-            });
+            potential.sort_by(|x, y| more_important_resident(state, x, y));
             let mut victims = Vec::new();
-            for id in potential {
-                let Some(pod) = state.pod(id) else { continue };
+            for pod in potential {
                 evaluated += 1;
                 let (g2, c2) = (g.minus(pod.gpus), c.minus(pod.cores));
                 if fits(server, g2, c2) {
                     (g, c) = (g2, c2);
                 } else {
-                    victims.push(id);
+                    victims.push(pod);
                 }
             }
             victims
         };
-        let key = ChainKey::new(problem.cluster, state, server, &victims);
-        (evaluated, Some((key, server, victims)))
+        let key = ChainKey::from_facts(
+            problem.cluster,
+            server,
+            victims.iter().map(|r| r.id).collect(),
+            victims.iter().map(|r| (r.priority, r.start_time_s)),
+        );
+        let ids = victims.iter().map(|r| r.id).collect();
+        (evaluated, Some((key, server, ids)))
     };
     let mut evaluated = 0u64;
     let mut best: Option<(ChainKey, Decision)> = None;

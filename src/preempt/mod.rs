@@ -4,6 +4,7 @@
 pub mod apply;
 pub mod exhaustive_classes;
 pub mod flextopo;
+pub mod flextopo_sourcing;
 pub mod ilp;
 pub mod ilp_batch;
 pub mod imp_pruned;

@@ -61,14 +61,10 @@ impl<'a> Problem<'a> {
         p: &Preemptor,
     ) -> Vec<PodId> {
         state.servers[server.index()]
-            .pods
+            .residents()
             .iter()
-            .copied()
-            .filter(|id| {
-                state
-                    .pod(*id)
-                    .is_some_and(|pod| pod.preemptible && pod.priority < p.priority)
-            })
+            .filter(|pod| pod.preemptible && pod.priority < p.priority)
+            .map(|pod| pod.id)
             .collect()
     }
 

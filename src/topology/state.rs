@@ -54,6 +54,28 @@ pub struct ServerAlloc {
     pub free_cores: CoreSet,
     /// Resident pods, ascending id.
     pub pods: Vec<PodId>,
+    /// The same pods with what the planners' per-server scans read of them, kept next to the
+    /// server: on large clusters, looking each pod up in the cluster-wide table costs a cache
+    /// miss per pod. Maintained by [`ClusterState::add`] and [`ClusterState::evict`].
+    residents: Vec<Resident>,
+}
+
+impl ServerAlloc {
+    /// The resident pods' facts, ascending id.
+    pub fn residents(&self) -> &[Resident] {
+        &self.residents
+    }
+}
+
+/// What the planners' per-server scans read of a resident pod.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Resident {
+    pub id: PodId,
+    pub priority: i64,
+    pub preemptible: bool,
+    pub gpus: GpuSet,
+    pub cores: CoreSet,
+    pub start_time_s: Option<f64>,
 }
 
 /// The allocation state of a whole cluster.
@@ -94,6 +116,7 @@ impl ClusterState {
                         free_gpus: t.whole().gpus,
                         free_cores: t.whole().cores,
                         pods: Vec::new(),
+                        residents: Vec::new(),
                     }
                 })
                 .collect(),
@@ -157,6 +180,14 @@ impl ClusterState {
         alloc.free_gpus = alloc.free_gpus.minus(pod.gpus);
         alloc.free_cores = alloc.free_cores.minus(pod.cores);
         alloc.pods.push(id);
+        alloc.residents.push(Resident {
+            id,
+            priority: pod.priority,
+            preemptible: pod.preemptible,
+            gpus: pod.gpus,
+            cores: pod.cores,
+            start_time_s: pod.start_time_s,
+        });
         self.pods.push(Some(pod));
         self.live += 1;
         Ok(id)
@@ -193,6 +224,7 @@ impl ClusterState {
         alloc.free_gpus = alloc.free_gpus.or(pod.gpus);
         alloc.free_cores = alloc.free_cores.or(pod.cores);
         alloc.pods.retain(|&p| p != id);
+        alloc.residents.retain(|r| r.id != id);
         Ok(pod)
     }
 }
