@@ -28,11 +28,12 @@ impl PreemptionPlanner for K8sDefault {
     }
 }
 
-/// The default preemption's dry run with a per-node fit test `fits(server, free GPUs, free
-/// cores)`: per server, a zero-victim candidate when the pod fits as it is; else remove every
-/// potential victim and, if the pod then fits, reprieve them most important first, keeping each
-/// whose return still leaves a fit (the same test in both steps). The server is chosen by the
-/// candidate chain. `fits` must hold for any superset of free resources it holds for.
+/// [`K8sDefault`]'s decision by the reference dry run of every server.
+pub fn decide_reference(at: &DecisionPoint<'_>) -> Decision {
+    let req = at.preemptor.request;
+    dry_run_reference(at, &|_, g, c| fits_by_counts(g, c, req))
+}
+
 /// [`more_important`] on residents: names are looked up only on a tie of the numeric keys.
 fn more_important_resident(state: &ClusterState, a: &Resident, b: &Resident) -> Ordering {
     b.priority
@@ -44,61 +45,67 @@ fn more_important_resident(state: &ClusterState, a: &Resident, b: &Resident) -> 
         })
 }
 
+/// The default preemption's dry run with a per-node fit test `fits(server, free GPUs, free
+/// cores)`: per server, a zero-victim candidate when the pod fits as it is; else remove every
+/// potential victim and, if the pod then fits, reprieve them most important first, keeping each
+/// whose return still leaves a fit (the same test in both steps). The server is chosen by the
+/// candidate chain. `fits` must hold for any superset of free resources it holds for, and
+/// only where the pod fits by counts.
+///
+/// Every server gets a lower bound of its candidate's chain key first (the fewest victims that
+/// could cover the shortfall by counts, the lowest priorities and latest starts they could
+/// have); servers are dry-run best bound first, and a server whose bound is worse than the
+/// best candidate found is not dry-run: it cannot win. The choice is the one a dry run of
+/// every server makes.
 pub fn dry_run_preemption(
     at: &DecisionPoint<'_>,
     fits: &(dyn Fn(ServerId, GpuSet, CoreSet) -> bool + Sync),
 ) -> Decision {
-    let (problem, state, p) = (at.problem, at.state, at.preemptor);
-    let candidate = |server: ServerId| {
-        let a = &state.servers[server.index()];
-        let mut evaluated = 1u64;
-        let victims: Vec<Resident> = if fits(server, a.free_gpus, a.free_cores) {
-            Vec::new()
-        } else {
-            // The server's own copy of its pods' facts: no lookups in the cluster's pod table
-            // except for names, on a tie of priority and start.
-            let mut potential: Vec<Resident> = a
-                .residents()
-                .iter()
-                .filter(|r| r.preemptible && r.priority < p.priority)
-                .copied()
-                .collect();
-            let (mut g, mut c) = potential
-                .iter()
-                .fold((a.free_gpus, a.free_cores), |(g, c), r| {
-                    (g.or(r.gpus), c.or(r.cores))
-                });
-            if !fits(server, g, c) {
-                return (evaluated, None);
-            }
-            potential.sort_by(|x, y| more_important_resident(state, x, y));
-            let mut victims = Vec::new();
-            for pod in potential {
-                evaluated += 1;
-                let (g2, c2) = (g.minus(pod.gpus), c.minus(pod.cores));
-                if fits(server, g2, c2) {
-                    (g, c) = (g2, c2);
-                } else {
-                    victims.push(pod);
-                }
-            }
-            victims
-        };
-        let key = ChainKey::from_facts(
-            problem.cluster,
-            server,
-            victims.iter().map(|r| r.id).collect(),
-            victims.iter().map(|r| (r.priority, r.start_time_s)),
-        );
-        let ids = victims.iter().map(|r| r.id).collect();
-        (evaluated, Some((key, server, ids)))
+    let (problem, state) = (at.problem, at.state);
+    let candidate = |server: ServerId| dry_run_server(at, fits, server);
+    let bound_of = |scratch: &mut Vec<(u32, u32, i64, f64)>, server: ServerId| {
+        chain_bound(at, fits, server, scratch).map(|key| (key, server))
     };
-    let mut evaluated = 0u64;
+    let mut bounds: Vec<(ChainKey, ServerId)> = if problem.parallel() {
+        use rayon::prelude::*;
+        (0..problem.cluster.servers.len() as u32)
+            .into_par_iter()
+            .map_init(Vec::new, |scratch, i| bound_of(scratch, ServerId(i)))
+            .flatten()
+            .collect()
+    } else {
+        let mut scratch = Vec::new();
+        problem
+            .servers()
+            .filter_map(|server| bound_of(&mut scratch, server))
+            .collect()
+    };
+    // The fit test of every server; the reprieve steps of the servers dry-run are added.
+    let mut evaluated = problem.cluster.servers.len() as u64;
+    // Server ranks differ, so no two bounds tie and the unstable selection is deterministic;
+    // only a head is sorted, as most servers are skipped whatever their order.
+    let head = (bounds.len() / 8).clamp(1, 64).min(bounds.len());
+    let by_key = |a: &(ChainKey, ServerId), b: &(ChainKey, ServerId)| a.0.compare_numeric(&b.0);
+    if head < bounds.len() {
+        bounds.select_nth_unstable_by(head - 1, by_key);
+    }
+    bounds[..head].sort_unstable_by(by_key);
     let mut best: Option<(ChainKey, Decision)> = None;
-    let mut consider = |(n, candidate): (u64, Option<(ChainKey, ServerId, Vec<PodId>)>)| {
-        evaluated += n;
-        let Some((key, server, victims)) = candidate else {
-            return;
+    for (i, (bound, server)) in bounds.iter().enumerate() {
+        if best
+            .as_ref()
+            .is_some_and(|(k, _)| bound.compare_numeric(k).is_gt())
+        {
+            // In the sorted head every later bound, and the whole rest, is no better.
+            if i < head {
+                break;
+            }
+            continue;
+        }
+        let (n, found) = candidate(*server);
+        evaluated += n - 1;
+        let Some((key, server, victims)) = found else {
+            continue;
         };
         if best
             .as_ref()
@@ -113,18 +120,183 @@ pub fn dry_run_preemption(
                 },
             ));
         }
-    };
-    // In server order either way: the chain ends in the server's rank, so no two candidates
-    // tie and the choice does not depend on the thread count.
-    if problem.parallel() {
-        problem
-            .map_servers(candidate)
-            .into_iter()
-            .for_each(&mut consider);
-    } else {
-        problem.servers().map(candidate).for_each(&mut consider);
     }
     let mut decision = best.map(|(_, d)| d).unwrap_or_default();
     decision.subsets_evaluated = evaluated;
     decision
+}
+
+/// A key no worse than `server`'s dry-run candidate in the chain, or `None` when the pod fits
+/// there even with every potential victim evicted. `scratch` holds each potential victim's
+/// GPU count, core count, priority and start.
+fn chain_bound(
+    at: &DecisionPoint<'_>,
+    fits: &(dyn Fn(ServerId, GpuSet, CoreSet) -> bool + Sync),
+    server: ServerId,
+    scratch: &mut Vec<(u32, u32, i64, f64)>,
+) -> Option<ChainKey> {
+    let (problem, state, p) = (at.problem, at.state, at.preemptor);
+    let a = &state.servers[server.index()];
+    if fits(server, a.free_gpus, a.free_cores) {
+        // The exact key of a candidate without victims.
+        return Some(ChainKey::numeric_bound(
+            problem.cluster,
+            server,
+            0,
+            0,
+            0,
+            f64::INFINITY,
+        ));
+    }
+    scratch.clear();
+    let (mut g, mut c) = (a.free_gpus, a.free_cores);
+    for r in a.residents() {
+        if r.preemptible && r.priority < p.priority {
+            g = g.or(r.gpus);
+            c = c.or(r.cores);
+            scratch.push((
+                r.gpus.len(),
+                r.cores.len(),
+                r.priority,
+                start_key(r.start_time_s),
+            ));
+        }
+    }
+    if !fits(server, g, c) {
+        return None;
+    }
+    // The victims left after the reprieve still make the pod fit, so by counts: at least as
+    // many as the fewest whose GPUs (and, apart, cores) cover the shortfall, and at least one.
+    let need_g = p.request.gpus.saturating_sub(a.free_gpus.len());
+    let need_c = p.request.cores.saturating_sub(a.free_cores.len());
+    let fewest = |need: u32, gains: &[u32]| {
+        let mut sum = 0;
+        gains
+            .iter()
+            .position(|&x| {
+                sum += x;
+                sum >= need
+            })
+            .map_or(gains.len(), |i| i + 1)
+    };
+    let mut gains: [Vec<u32>; 2] = [
+        scratch.iter().map(|v| v.0).collect(),
+        scratch.iter().map(|v| v.1).collect(),
+    ];
+    gains
+        .iter_mut()
+        .for_each(|g| g.sort_unstable_by(|x, y| y.cmp(x)));
+    let count = 1
+        .max(if need_g == 0 {
+            0
+        } else {
+            fewest(need_g, &gains[0])
+        })
+        .max(if need_c == 0 {
+            0
+        } else {
+            fewest(need_c, &gains[1])
+        })
+        .min(scratch.len());
+    // Priorities shifted by 2^31 are non-negative, so more victims never lower the sum.
+    scratch.sort_unstable_by(|x, y| x.2.cmp(&y.2));
+    let lowest_sum: i64 = scratch[..count].iter().map(|v| v.2).sum();
+    let highest = scratch.get(count.wrapping_sub(1)).map_or(i64::MIN, |v| v.2);
+    let one_priority = scratch.first().map(|v| v.2) == scratch.last().map(|v| v.2);
+    // The earliest start among the highest-priority victims: with one priority, of at least
+    // `count` victims, so at most the count-th latest; otherwise one victim may be alone.
+    scratch.sort_unstable_by(|x, y| y.3.total_cmp(&x.3));
+    let latest_earliest = match (count, one_priority) {
+        (0, _) => f64::INFINITY,
+        (_, true) => scratch[count - 1].3,
+        (_, false) => scratch[0].3,
+    };
+    Some(ChainKey::numeric_bound(
+        problem.cluster,
+        server,
+        count,
+        highest,
+        lowest_sum,
+        latest_earliest,
+    ))
+}
+
+/// One server's dry run: the fit tests made, and its candidate (chain key, server, victims),
+/// if the pod fits there once every potential victim is evicted.
+#[allow(clippy::type_complexity)]
+fn dry_run_server(
+    at: &DecisionPoint<'_>,
+    fits: &(dyn Fn(ServerId, GpuSet, CoreSet) -> bool + Sync),
+    server: ServerId,
+) -> (u64, Option<(ChainKey, ServerId, Vec<PodId>)>) {
+    let (problem, state, p) = (at.problem, at.state, at.preemptor);
+    let a = &state.servers[server.index()];
+    let mut evaluated = 1u64;
+    let victims: Vec<Resident> = if fits(server, a.free_gpus, a.free_cores) {
+        Vec::new()
+    } else {
+        // The server's own copy of its pods' facts: no lookups in the cluster's pod table
+        // except for names, on a tie of priority and start.
+        let mut potential: Vec<Resident> = a
+            .residents()
+            .iter()
+            .filter(|r| r.preemptible && r.priority < p.priority)
+            .copied()
+            .collect();
+        let (mut g, mut c) = potential
+            .iter()
+            .fold((a.free_gpus, a.free_cores), |(g, c), r| {
+                (g.or(r.gpus), c.or(r.cores))
+            });
+        if !fits(server, g, c) {
+            return (evaluated, None);
+        }
+        potential.sort_by(|x, y| more_important_resident(state, x, y));
+        let mut victims = Vec::new();
+        for pod in potential {
+            evaluated += 1;
+            let (g2, c2) = (g.minus(pod.gpus), c.minus(pod.cores));
+            if fits(server, g2, c2) {
+                (g, c) = (g2, c2);
+            } else {
+                victims.push(pod);
+            }
+        }
+        victims
+    };
+    let key = ChainKey::from_facts(
+        problem.cluster,
+        server,
+        victims.iter().map(|r| r.id).collect(),
+        victims.iter().map(|r| (r.priority, r.start_time_s)),
+    );
+    let ids = victims.iter().map(|r| r.id).collect();
+    (evaluated, Some((key, server, ids)))
+}
+
+/// The reference for [`dry_run_preemption`]: every server dry-run, the best candidate by the
+/// chain.
+pub fn dry_run_reference(
+    at: &DecisionPoint<'_>,
+    fits: &(dyn Fn(ServerId, GpuSet, CoreSet) -> bool + Sync),
+) -> Decision {
+    let mut best: Option<(ChainKey, ServerId, Vec<PodId>)> = None;
+    let mut evaluated = 0;
+    for server in at.problem.servers() {
+        let (n, found) = dry_run_server(at, fits, server);
+        evaluated += n;
+        if let Some(c) = found
+            && best
+                .as_ref()
+                .is_none_or(|b| c.0.compare(&b.0, at.state).is_lt())
+        {
+            best = Some(c);
+        }
+    }
+    Decision {
+        server: best.as_ref().map(|b| b.1),
+        victims: best.map(|b| b.2).unwrap_or_default(),
+        subsets_evaluated: evaluated,
+        ..Decision::default()
+    }
 }

@@ -5,7 +5,7 @@
 //! Best-effort and `none` pods fit by counts, as with `k8s-default`. Node choice and tie-breaks
 //! are `k8s-default`'s. This is what a user deploys today instead of FlexTopo.
 
-use super::k8s_default::{K8sDefault, dry_run_preemption, fits_by_counts};
+use super::k8s_default::{dry_run_preemption, dry_run_reference, fits_by_counts};
 use super::planner::PreemptionPlanner;
 use super::problem::{Decision, DecisionPoint};
 use crate::plan::error::PlanningError;
@@ -20,16 +20,27 @@ impl PreemptionPlanner for K8sNrt {
     }
 
     fn decide(&self, at: &DecisionPoint<'_>) -> Result<Decision, PlanningError> {
-        let (problem, p) = (at.problem, at.preemptor);
-        if p.qos != TopologyQos::Guaranteed {
-            return K8sDefault.decide(at);
-        }
-        let qos = problem.qos_test(p);
-        let fits = |server: ServerId, g: GpuSet, c: CoreSet| {
-            // Counts first: the topology test can only pass when they do.
-            fits_by_counts(g, c, p.request)
-                && qos.placed_level(problem.cluster, server, g, c).is_some()
-        };
-        Ok(dry_run_preemption(at, &fits))
+        Ok(decide_with(at, dry_run_preemption))
     }
+}
+
+/// [`K8sNrt`]'s decision by the reference dry run of every server.
+pub fn decide_reference(at: &DecisionPoint<'_>) -> Decision {
+    decide_with(at, dry_run_reference)
+}
+
+type DryRun =
+    fn(&DecisionPoint<'_>, &(dyn Fn(ServerId, GpuSet, CoreSet) -> bool + Sync)) -> Decision;
+
+fn decide_with(at: &DecisionPoint<'_>, dry_run: DryRun) -> Decision {
+    let (problem, p) = (at.problem, at.preemptor);
+    if p.qos != TopologyQos::Guaranteed {
+        return dry_run(at, &|_, g, c| fits_by_counts(g, c, p.request));
+    }
+    let qos = problem.qos_test(p);
+    let fits = |server: ServerId, g: GpuSet, c: CoreSet| {
+        // Counts first: the topology test can only pass when they do.
+        fits_by_counts(g, c, p.request) && qos.placed_level(problem.cluster, server, g, c).is_some()
+    };
+    dry_run(at, &fits)
 }
