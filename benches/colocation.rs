@@ -6,6 +6,8 @@
 //! `../shared/data/azure-llm-2023/AzureLLMInferenceTrace_conv.csv` or `$COPLAN_AZURE_TRACE`,
 //! and is skipped when neither exists).
 
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
 use std::time::Instant;
 
 use coplan::colocate::discrete_event::{Assignment, DiscreteEventEngine, Dispatcher, View};
@@ -15,7 +17,7 @@ use coplan::colocate::planning::candidate_run;
 use coplan::colocate::registry;
 use coplan::colocate::setup::setup;
 use coplan::colocate::trace::parse_azure;
-use coplan::plan::colocation::Task;
+use coplan::plan::colocation::{ColocationRun, Task};
 use coplan::spec::{ClusterSpec, ColocationSpec};
 use coplan::topology::Cluster;
 use coplan::verify::colocation::verify_run;
@@ -45,6 +47,25 @@ impl Dispatcher for Timed {
     fn on_training_done(&mut self, completed: u64) -> Option<Vec<usize>> {
         self.inner.on_training_done(completed)
     }
+}
+
+/// A digest of everything a run recorded (every op and outcome, times bit for bit), to check
+/// that a faster engine or verifier leaves the runs exactly as they were.
+fn digest(run: &ColocationRun) -> u64 {
+    let mut h = DefaultHasher::new();
+    for op in &run.ops {
+        (op.node, op.stage, op.kind as u8).hash(&mut h);
+        op.tasks.iter().for_each(|t| t.0.hash(&mut h));
+        (op.start_s.to_bits(), op.end_s.to_bits()).hash(&mut h);
+    }
+    let bits = |x: Option<f64>| x.map(f64::to_bits);
+    for o in &run.outcomes {
+        (o.task.0, o.training, o.node, o.arrival_s.to_bits()).hash(&mut h);
+        (bits(o.start_s), bits(o.prefill_end_s), bits(o.end_s)).hash(&mut h);
+        (o.dropped, o.offloaded, o.staleness, o.deferrals).hash(&mut h);
+        o.token_times.iter().for_each(|t| t.to_bits().hash(&mut h));
+    }
+    h.finish()
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -127,9 +148,9 @@ fn main() {
         s.tasks.len() - hour.len()
     );
     println!(
-        "| planner | median end-to-end simulation (3 runs) | tasks/s simulated | of which engine | of which verifier | ops |"
+        "| planner | median end-to-end simulation (3 runs) | tasks/s simulated | engine alone | verifier alone | ops | run digest |"
     );
-    println!("|---|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---|");
     for name in ["separate", "mix-rr", "mix-luf", "lemix"] {
         let times: Vec<f64> = (0..3)
             .map(|_| {
@@ -146,6 +167,7 @@ fn main() {
         let mut engine = Vec::new();
         let mut verifier = Vec::new();
         let mut ops = 0;
+        let mut sums = Vec::new();
         for _ in 0..3 {
             let t0 = Instant::now();
             let Ok(PlannerRun::Ran { run, .. }) = planner.run(&s, 0.0) else {
@@ -156,9 +178,14 @@ fn main() {
             verify_run(&s.config.bounds(), &s.tasks, &run).expect("the run verifies");
             verifier.push(t0.elapsed().as_secs_f64());
             ops = run.ops.len();
+            sums.push(digest(&run));
         }
+        sums.dedup();
+        let [sum] = sums[..] else {
+            panic!("{name}: runs differ from one another")
+        };
         println!(
-            "| {name} | {m:.3} s | {:.0} | {:.3} s | {:.3} s | {ops} |",
+            "| {name} | {m:.3} s | {:.0} | {:.3} s | {:.3} s | {ops} | {sum:016x} |",
             s.tasks.len() as f64 / m,
             median(engine),
             median(verifier)

@@ -59,13 +59,16 @@ fn fmt_s(s: f64) -> String {
     }
 }
 
-/// One plan of every preemption planner: (name, median seconds per decision, seconds for the
-/// whole list) or why it was not run.
+/// A planner's median seconds per decision and seconds for the whole list, or why it was not
+/// run.
+type Timing = Result<(f64, f64), String>;
+
+/// One plan of every preemption planner.
 fn preemption_row(
     cluster: &Cluster,
     spec: &PreemptionSpec,
     skip: &[String],
-) -> Vec<(&'static str, Result<(f64, f64), String>)> {
+) -> Vec<(&'static str, Timing)> {
     let problem = Problem::new(cluster, spec);
     let mut initial = scenario::initial_state(cluster, spec, Some(1)).expect("valid preset");
     let preemptors = scenario::preemptors(spec, &mut initial);

@@ -16,12 +16,13 @@
 //!
 //! A planner decides the node of each task when it arrives (or defers a training task).
 
-use std::cmp::Reverse;
+use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, VecDeque};
+use std::sync::Arc;
 
 use super::latency::LatencyModel;
 use crate::plan::colocation::{
-    ColocationRun, OpKind, OpRecord, RunBounds, Task, TaskId, TaskKind, TaskOutcome,
+    ColocationRun, OpKind, OpRecord, RunBounds, Task, TaskId, TaskKind, TaskList, TaskOutcome,
 };
 use crate::spec::colocation::{ColocationSpec, MemoryTimeout, QueueOrder};
 
@@ -189,7 +190,7 @@ struct Queued {
 struct Running {
     op: Pending,
     kind: OpKind,
-    tasks: Vec<TaskId>,
+    tasks: TaskList,
     start_s: f64,
 }
 
@@ -292,7 +293,17 @@ pub struct DiscreteEventEngine<'a> {
     cfg: &'a EngineConfig,
     tasks: &'a [Task],
     nodes: Vec<Node>,
+    /// Every event but the inference arrivals, by (time, sequence number).
     events: BinaryHeap<Reverse<(Time, u64, Event)>>,
+    /// The inference arrivals, known from the start, as (time, sequence number, task) sorted
+    /// the way the heap would pop them; `next_arrival` is the first not yet popped. Keeping
+    /// them out of the heap keeps it small (tens of events instead of every request of a
+    /// trace), and they are shared by an engine's clones.
+    arrivals: Arc<[(f64, u64, TaskId)]>,
+    next_arrival: usize,
+    /// How many arrivals lie before the first whose time is a positive NaN (those sort last
+    /// and are never "after now"), so that the next arrival after a time is a binary search.
+    arrivals_ordered: usize,
     seq: u64,
     now: f64,
     ops: Vec<OpRecord>,
@@ -300,13 +311,10 @@ pub struct DiscreteEventEngine<'a> {
     held: Held,
     /// Tokens decoded so far per inference task.
     generated: Vec<u32>,
-    /// Members of each decode iteration still on some stage (removed when it completes).
-    decode_batches: std::collections::BTreeMap<u64, Vec<TaskId>>,
     next_iteration: u64,
     fresh_training: VecDeque<TaskId>,
     deferred: VecDeque<TaskId>,
     training_done: u64,
-    inference_arrivals: Vec<f64>,
     /// The planner's rank of each task, recorded when it is assigned.
     ranks: Vec<Option<f64>>,
     /// Per training task: offers so far, and whether the current offer still holds A-PP's
@@ -349,18 +357,26 @@ impl<'a> DiscreteEventEngine<'a> {
                 .collect(),
             ..Node::default()
         };
-        let mut inference_arrivals: Vec<f64> = tasks
+        // Sequence numbers 1, 2, … in task order, as if each arrival were pushed in turn.
+        let mut arrivals: Vec<(f64, u64, TaskId)> = tasks
             .iter()
             .filter(|t| !t.is_training())
-            .map(|t| t.arrival_s)
+            .zip(1u64..)
+            .map(|(t, seq)| (t.arrival_s, seq, t.id))
             .collect();
-        inference_arrivals.sort_by(f64::total_cmp);
+        arrivals.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        let arrivals_ordered =
+            arrivals.partition_point(|a| !(a.0.is_nan() && a.0.is_sign_positive()));
+        let pushed = arrivals.len() as u64;
         let mut engine = DiscreteEventEngine {
             cfg,
             tasks,
             nodes: vec![node; cfg.nodes],
             events: BinaryHeap::new(),
-            seq: 0,
+            arrivals: arrivals.into(),
+            next_arrival: 0,
+            arrivals_ordered,
+            seq: pushed,
             now: 0.0,
             ops: Vec::new(),
             outcomes: tasks
@@ -386,7 +402,6 @@ impl<'a> DiscreteEventEngine<'a> {
                 offloaded: vec![0.0; tasks.len() * cfg.stages],
             },
             generated: vec![0; tasks.len()],
-            decode_batches: std::collections::BTreeMap::new(),
             next_iteration: 0,
             fresh_training: tasks
                 .iter()
@@ -395,16 +410,12 @@ impl<'a> DiscreteEventEngine<'a> {
                 .collect(),
             deferred: VecDeque::new(),
             training_done: 0,
-            inference_arrivals,
             ranks: vec![None; tasks.len()],
             offers: vec![0; tasks.len()],
             slot_open: vec![false; tasks.len()],
             arrivals_closed: false,
             recording: true,
         };
-        for t in tasks.iter().filter(|t| !t.is_training()) {
-            engine.push(t.arrival_s, Event::Arrive(t.id));
-        }
         engine.release_training(0.0);
         engine
     }
@@ -429,6 +440,22 @@ impl<'a> DiscreteEventEngine<'a> {
         self.events.push(Reverse((Time(at), self.seq, e)));
     }
 
+    /// The next event: the earlier of the heap's first and the next inference arrival, by
+    /// (time, sequence number) — the order one heap holding both would pop them in.
+    fn pop_event(&mut self) -> Option<(f64, Event)> {
+        if let Some(&(at, seq, id)) = self.arrivals.get(self.next_arrival) {
+            let first = match self.events.peek() {
+                Some(Reverse((t, s, _))) => (Time(at), seq) < (*t, *s),
+                None => true,
+            };
+            if first {
+                self.next_arrival += 1;
+                return Some((at, Event::Arrive(id)));
+            }
+        }
+        self.events.pop().map(|Reverse((Time(t), _, e))| (t, e))
+    }
+
     /// Runs every task to completion or drop.
     pub fn run(mut self, planner: &mut dyn Dispatcher) -> ColocationRun {
         while let Some(id) = self.advance(planner) {
@@ -451,7 +478,7 @@ impl<'a> DiscreteEventEngine<'a> {
     /// Processes events up to the next task that needs a node and returns it (its arrival is
     /// now), or `None` when the run is over. `planner` hears of completed training tasks.
     pub fn advance(&mut self, planner: &mut dyn Dispatcher) -> Option<TaskId> {
-        while let Some(Reverse((Time(t), _, e))) = self.events.pop() {
+        while let Some((t, e)) = self.pop_event() {
             self.now = t;
             if let Event::Arrive(id) = e
                 && !self.arrivals_closed
@@ -506,7 +533,7 @@ impl<'a> DiscreteEventEngine<'a> {
     pub fn drain_node(&mut self, node: usize) {
         self.close_arrivals();
         let mut noop = NoDispatch;
-        while let Some(Reverse((Time(t), _, e))) = self.events.pop() {
+        while let Some((t, e)) = self.pop_event() {
             let other = match e {
                 Event::OpDone { node: n, .. } | Event::Wake { node: n } => n != node,
                 Event::Arrive(_) | Event::AppTimeout { .. } => false,
@@ -596,8 +623,28 @@ impl<'a> DiscreteEventEngine<'a> {
             config: self.cfg,
             tasks: self.tasks,
             nodes: &self.nodes,
-            next_inference_arrival: self.inference_arrivals.iter().copied().find(|&a| a > now),
+            next_inference_arrival: self.next_inference_arrival(now),
         }
+    }
+
+    /// The first inference arrival after `now`. The arrivals are sorted by `total_cmp` with
+    /// the positive NaNs (never after anything) cut off, and "after now" holds from some point
+    /// on in that order, so a binary search finds the first, as a scan would.
+    fn next_inference_arrival(&self, now: f64) -> Option<f64> {
+        let ordered = &self.arrivals[..self.arrivals_ordered];
+        let i = ordered.partition_point(|a| a.0.partial_cmp(&now) != Some(Ordering::Greater));
+        ordered.get(i).map(|a| a.0)
+    }
+
+    /// The requests of decode iteration `iter` on `node`: the members of the group it is in
+    /// flight for (empty if none).
+    fn batch(&self, node: usize, iter: u64) -> &[TaskId] {
+        self.nodes[node]
+            .decode
+            .groups
+            .iter()
+            .find(|g| g.in_flight == Some(iter))
+            .map_or(&[], |g| g.members.as_slice())
     }
 
     /// Ends the A-PP slot of a training task's current offer, once: its stage-0 forward ended,
@@ -701,10 +748,8 @@ impl<'a> DiscreteEventEngine<'a> {
         let task_key = match op {
             Pending::Forward(id) | Pending::Backward(id) => i64::from(id.0),
             Pending::Decode(iter) => self
-                .decode_batches
-                .get(&iter)
-                .into_iter()
-                .flatten()
+                .batch(node, iter)
+                .iter()
                 .map(|t| i64::from(t.0))
                 .min()
                 .unwrap_or(i64::MAX),
@@ -753,13 +798,89 @@ impl<'a> DiscreteEventEngine<'a> {
         }
     }
 
+    /// What `try_start` would do with a queued op, were it first in queue order: start it
+    /// (`Some((offload, drop))`: as is, offloaded, or drop its task), or wait for memory until
+    /// the deadline (`Err`).
+    fn startable(&self, node: usize, stage: usize, q: &Queued) -> Result<(bool, bool), f64> {
+        if let Pending::Forward(id) = q.op {
+            if self.outcomes[id.index()].dropped {
+                return Ok((false, true));
+            }
+            let need = self.forward_need_mib(id) + self.growth_mib(id);
+            let st = &self.nodes[node].stages[stage];
+            let used = st.mem_mib + st.reserved_mib;
+            if used + need > self.cfg.threshold_mib {
+                let deadline = q.ready_at + self.cfg.max_wait_s;
+                if self.now + 1e-12 >= deadline {
+                    return Ok(match self.cfg.on_timeout {
+                        MemoryTimeout::Offload => (true, false),
+                        MemoryTimeout::Drop => (false, true),
+                    });
+                }
+                return Err(deadline);
+            }
+        }
+        Ok((false, false))
+    }
+
+    /// The first startable op of a stage queue in queue order, found in one pass: whether an
+    /// op can start does not depend on the others, so the first startable one in the sorted
+    /// queue is the least startable one. `None` when none can start, or when the queue order
+    /// is not a plain lexicographic key (task-id order with planner ranks compares ids only
+    /// between unranked ops), where `try_start` sorts as it always did.
+    fn first_startable(&self, node: usize, stage: usize) -> Option<(usize, bool, bool)> {
+        let queue = &self.nodes[node].stages[stage].queue;
+        let by_task_id = self.cfg.queue_order == QueueOrder::TaskId;
+        if by_task_id && queue.iter().any(|q| q.rank.is_some()) {
+            return None;
+        }
+        // The sort key of `try_start`'s order, lexicographic here.
+        let before = |x: &Queued, y: &Queued| {
+            let ids = if by_task_id {
+                x.task_key.cmp(&y.task_key)
+            } else {
+                std::cmp::Ordering::Equal
+            };
+            let (rx, ry) = (x.rank.unwrap_or(x.ready_at), y.rank.unwrap_or(y.ready_at));
+            ids.then(rx.total_cmp(&ry))
+                .then(x.ready_at.total_cmp(&y.ready_at))
+                .then(x.seq.cmp(&y.seq))
+                == std::cmp::Ordering::Less
+        };
+        let mut best: Option<(usize, bool, bool)> = None;
+        for (i, q) in queue.iter().enumerate() {
+            if best.is_some_and(|(b, _, _)| !before(q, &queue[b])) {
+                continue;
+            }
+            if let Ok((offload, drop)) = self.startable(node, stage, q) {
+                best = Some((i, offload, drop));
+            }
+        }
+        best
+    }
+
     /// Starts the first startable queued op of an idle stage.
     fn try_start(&mut self, node: usize, stage: usize) {
         loop {
             let st = &self.nodes[node].stages[stage];
-            if st.running.is_some() {
+            if st.running.is_some() || st.queue.is_empty() {
                 return;
             }
+            if let Some((i, offload, drop)) = self.first_startable(node, stage) {
+                let q = self.nodes[node].stages[stage].queue.remove(i);
+                self.nodes[node].stages[stage].queued_s -= q.estimate_s;
+                if drop {
+                    if let Pending::Forward(id) = q.op {
+                        self.drop_task(id);
+                    }
+                    continue;
+                }
+                self.start(node, stage, q.op, offload);
+                return;
+            }
+            // Nothing can start (or an order that needs the sort): the queue in sorted order,
+            // the wake-up at the earliest memory deadline.
+            let st = &self.nodes[node].stages[stage];
             let mut order: Vec<usize> = (0..st.queue.len()).collect();
             let by_task_id = self.cfg.queue_order == QueueOrder::TaskId;
             order.sort_by(|&a, &b| {
@@ -849,18 +970,22 @@ impl<'a> DiscreteEventEngine<'a> {
         let (kind, tasks, mut duration) = match op {
             Pending::Forward(id) => {
                 let (b, l) = self.tasks[id.index()].forward_shape();
-                (OpKind::Forward, vec![id], self.cfg.latency.forward_s(b, l))
+                (
+                    OpKind::Forward,
+                    TaskList::from_slice(&[id]),
+                    self.cfg.latency.forward_s(b, l),
+                )
             }
             Pending::Backward(id) => {
                 let (b, l) = self.tasks[id.index()].forward_shape();
                 (
                     OpKind::Backward,
-                    vec![id],
+                    TaskList::from_slice(&[id]),
                     self.cfg.latency.backward_s(b, l),
                 )
             }
             Pending::Decode(iter) => {
-                let batch = self.decode_batches.get(&iter).cloned().unwrap_or_default();
+                let batch = TaskList::from_slice(self.batch(node, iter));
                 let ctx: u64 = batch
                     .iter()
                     .map(|t| match self.tasks[t.index()].kind {
@@ -874,7 +999,7 @@ impl<'a> DiscreteEventEngine<'a> {
             }
             Pending::Sync => (
                 OpKind::Sync,
-                Vec::new(),
+                TaskList::new(),
                 self.cfg.weights_mib / self.cfg.offload_mib_per_s,
             ),
         };
@@ -892,7 +1017,7 @@ impl<'a> DiscreteEventEngine<'a> {
                     node,
                     stage,
                     kind: OpKind::Offload,
-                    tasks: vec![id],
+                    tasks: TaskList::from_slice(&[id]),
                     start_s: now,
                     end_s: now + move_s,
                 });
@@ -935,7 +1060,7 @@ impl<'a> DiscreteEventEngine<'a> {
                 node,
                 stage,
                 kind: OpKind::Reload,
-                tasks: reloaded,
+                tasks: reloaded.into(),
                 start_s: now,
                 end_s: now + reload_s,
             });
@@ -972,7 +1097,7 @@ impl<'a> DiscreteEventEngine<'a> {
             node,
             stage,
             kind: r.kind,
-            tasks: r.tasks.clone(),
+            tasks: r.tasks,
             start_s: r.start_s,
             end_s: now,
         });
@@ -1110,15 +1235,14 @@ impl<'a> DiscreteEventEngine<'a> {
             }
         }
         d.collect_until = None;
-        let idle: Vec<usize> = (0..d.groups.len())
-            .filter(|&g| d.groups[g].in_flight.is_none() && !d.groups[g].members.is_empty())
-            .collect();
-        for g in idle {
+        for g in 0..d.groups.len() {
+            let group = &mut self.nodes[node].decode.groups[g];
+            if group.in_flight.is_some() || group.members.is_empty() {
+                continue;
+            }
             let iter = self.next_iteration;
             self.next_iteration += 1;
-            let group = &mut self.nodes[node].decode.groups[g];
             group.in_flight = Some(iter);
-            self.decode_batches.insert(iter, group.members.clone());
             let est = self.cfg.latency.decode_s(0);
             self.enqueue(node, 0, Pending::Decode(iter), est);
         }
@@ -1126,7 +1250,17 @@ impl<'a> DiscreteEventEngine<'a> {
 
     fn iteration_done(&mut self, node: usize, iter: u64) {
         let now = self.now;
-        let batch = self.decode_batches.remove(&iter).unwrap_or_default();
+        // The iteration's batch: its group's members, which do not change while the
+        // iteration is in flight (taken out while the loop below updates the engine).
+        let group = self.nodes[node]
+            .decode
+            .groups
+            .iter()
+            .position(|g| g.in_flight == Some(iter));
+        let batch = match group {
+            Some(g) => std::mem::take(&mut self.nodes[node].decode.groups[g].members),
+            None => Vec::new(),
+        };
         let mut finished = Vec::new();
         for id in &batch {
             if self.outcomes[id.index()].dropped {
@@ -1159,8 +1293,9 @@ impl<'a> DiscreteEventEngine<'a> {
                 finished.push(*id);
             }
         }
-        let d = &mut self.nodes[node].decode;
-        if let Some(g) = d.groups.iter_mut().find(|g| g.in_flight == Some(iter)) {
+        if let Some(g) = group {
+            let g = &mut self.nodes[node].decode.groups[g];
+            g.members = batch;
             g.members.retain(|t| !finished.contains(t));
             g.in_flight = None;
         }

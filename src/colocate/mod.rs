@@ -16,5 +16,7 @@ pub mod registry;
 pub mod separate;
 pub mod setup;
 pub mod trace;
+#[cfg(test)]
+mod verify_equivalence;
 pub mod vidur;
 pub mod workload;

@@ -199,7 +199,7 @@ fn chain_bound(
         })
         .min(scratch.len());
     // Priorities shifted by 2^31 are non-negative, so more victims never lower the sum.
-    scratch.sort_unstable_by(|x, y| x.2.cmp(&y.2));
+    scratch.sort_unstable_by_key(|x| x.2);
     let lowest_sum: i64 = scratch[..count].iter().map(|v| v.2).sum();
     let highest = scratch.get(count.wrapping_sub(1)).map_or(i64::MIN, |v| v.2);
     let one_priority = scratch.first().map(|v| v.2) == scratch.last().map(|v| v.2);

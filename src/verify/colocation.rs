@@ -16,7 +16,345 @@ const EPS: f64 = 1e-9;
 type Span = (f64, f64, OpKind);
 
 /// Checks a run; `Err` names the first violation.
+///
+/// A run the engine produced has millions of ops (a decode iteration per token and stage), so
+/// the checks first run in one linear pass that exploits the order the timeline is normally in
+/// (`certify`); it accepts only runs that the full replay (`verify_run_reference`) accepts,
+/// and anything it cannot certify — a violation, or a timeline out of its usual order — goes to
+/// that replay, which names the first violation exactly as before.
 pub fn verify_run(cfg: &RunBounds, tasks: &[Task], run: &ColocationRun) -> Result<(), String> {
+    if certify(cfg, tasks, run) {
+        return Ok(());
+    }
+    verify_run_reference(cfg, tasks, run)
+}
+
+/// One op of a task on one stage: (node, start, end).
+type Slot = Option<(usize, f64, f64)>;
+
+/// Whether `verify_run_reference` accepts the run, decided without sorting the timeline:
+/// `true` only when every check it makes passes; `false` when one fails or when a shortcut
+/// below does not apply (the reference then decides). Each step says which reference check it
+/// mirrors. Public for the tests that hold it to the reference.
+pub fn certify(cfg: &RunBounds, tasks: &[Task], run: &ColocationRun) -> bool {
+    let stages = cfg.stages;
+    if stages == 0 {
+        return false;
+    }
+    let gpus = cfg.nodes.saturating_mul(stages);
+    // Tasks the reference can index (it would panic on others: leave those to it).
+    let known = tasks.len().min(run.outcomes.len());
+    let key = |i: usize, s: usize| i * stages + s;
+    // 1. One op at a time per GPU. The reference sorts each GPU's spans by (start, end) and
+    // compares neighbours; when every GPU's spans already come in that order in the log (ops
+    // are logged as they end), the stable sort keeps them as they are, so comparing each span
+    // with the GPU's previous one is the same check.
+    let mut last: Vec<Option<(f64, f64)>> = vec![None; gpus];
+    // 2. Pipeline order: each task's forward and backward per stage (a second op of a task on
+    // one stage is left to the reference), decode iterations on the last stage, offloads.
+    let mut forward: Vec<Slot> = vec![None; known * stages];
+    let mut backward: Vec<Slot> = vec![None; known * stages];
+    let mut decode_iters: Vec<u32> = vec![0; known];
+    let mut offloaded: Vec<bool> = vec![false; known * stages];
+    let mut reloads: Vec<usize> = Vec::new();
+    for (k, op) in run.ops.iter().enumerate() {
+        if op.node >= cfg.nodes || op.stage >= stages || op.end_s + EPS < op.start_s {
+            return false;
+        }
+        let g = op.node * stages + op.stage;
+        if let Some((start, end)) = last[g] {
+            let order = start.total_cmp(&op.start_s).then(end.total_cmp(&op.end_s));
+            if order == std::cmp::Ordering::Greater || op.start_s + EPS < end {
+                return false;
+            }
+        }
+        last[g] = Some((op.start_s, op.end_s));
+        let rec = Some((op.node, op.start_s, op.end_s));
+        match op.kind {
+            OpKind::Forward | OpKind::Backward => {
+                let slots = if op.kind == OpKind::Forward {
+                    &mut forward
+                } else {
+                    &mut backward
+                };
+                for t in &op.tasks {
+                    let i = t.index();
+                    if i >= known {
+                        if op.kind == OpKind::Forward {
+                            return false;
+                        }
+                        // The reference reads backward ops only of tasks with a forward.
+                        continue;
+                    }
+                    let slot = &mut slots[key(i, op.stage)];
+                    if slot.is_some() {
+                        return false;
+                    }
+                    *slot = rec;
+                }
+            }
+            OpKind::Decode if op.stage == stages - 1 => {
+                for t in &op.tasks {
+                    // The reference counts others too, and never reads their count.
+                    if let Some(c) = decode_iters.get_mut(t.index()) {
+                        *c += 1;
+                    }
+                }
+            }
+            OpKind::Offload => {
+                for t in &op.tasks {
+                    match offloaded.get_mut(key(t.index(), op.stage)) {
+                        Some(o) if t.index() < known => *o = true,
+                        _ => return false,
+                    }
+                }
+            }
+            OpKind::Reload => reloads.push(k),
+            _ => {}
+        }
+    }
+    for &k in &reloads {
+        let op = &run.ops[k];
+        if op
+            .tasks
+            .iter()
+            .any(|t| t.index() >= known || !offloaded[key(t.index(), op.stage)])
+        {
+            return false;
+        }
+    }
+    let has_forward = |i: usize| {
+        forward[key(i, 0)..key(i + 1, 0)]
+            .iter()
+            .any(Option::is_some)
+    };
+    for i in (0..known).filter(|&i| has_forward(i)) {
+        let task = &tasks[i];
+        let o = &run.outcomes[i];
+        // The forwards in stage order (the reference's sort by stage).
+        let fw: Vec<(usize, f64, f64)> = forward[key(i, 0)..key(i + 1, 0)]
+            .iter()
+            .flatten()
+            .copied()
+            .collect();
+        if fw.len() != stages && !o.dropped {
+            return false;
+        }
+        if fw.iter().any(|r| r.0 != fw[0].0)
+            || fw.windows(2).any(|w| w[1].1 + EPS < w[0].2)
+            || fw.first().is_some_and(|f| f.1 + EPS < o.arrival_s)
+        {
+            return false;
+        }
+        if task.is_training() && !o.dropped {
+            // Backward from the last stage to the first: all of them, in pipeline order.
+            let bw = &backward[key(i, 0)..key(i + 1, 0)];
+            let Some(first) = bw.last().copied().flatten() else {
+                return false;
+            };
+            if bw.iter().any(Option::is_none) {
+                return false;
+            }
+            let last_forward = fw.last().map_or(0.0, |r| r.2);
+            if first.1 + EPS < last_forward
+                || bw
+                    .windows(2)
+                    .any(|w| matches!((w[1], w[0]), (Some(a), Some(b)) if b.1 + EPS < a.2))
+            {
+                return false;
+            }
+        }
+        if let TaskKind::Inference { output_tokens, .. } = task.kind
+            && !o.dropped
+            && o.end_s.is_some()
+            && decode_iters[i] != output_tokens
+        {
+            return false;
+        }
+    }
+    // 4. Outcomes agree with the timeline (cheap, and before the memory replay).
+    // (Dropped and completed, or neither.)
+    if run.outcomes.iter().any(|o| o.dropped == o.end_s.is_some()) {
+        return false;
+    }
+    certify_memory(cfg, tasks, run, &forward, &backward, &offloaded, known)
+}
+
+/// Step 3 of `certify`: the memory replay. The reference sorts all allocations and frees by
+/// (time, MiB) and keeps a running sum per GPU; only each GPU's own order matters to its sums,
+/// and entries equal in both keys are equal, so any order of a GPU's entries sorted by
+/// (time, MiB) gives the same sums bit for bit. The few prompt, activation and free entries
+/// are sorted per GPU; the token entries (one per decoded token and stage, all of the same
+/// size) are taken in the order of the decode ops that produced them, which is time order in
+/// an engine run, and merged in as they come. If they are not in order, every GPU's entries
+/// are sorted instead.
+fn certify_memory(
+    cfg: &RunBounds,
+    tasks: &[Task],
+    run: &ColocationRun,
+    forward: &[Slot],
+    backward: &[Slot],
+    offloaded: &[bool],
+    known: usize,
+) -> bool {
+    let stages = cfg.stages;
+    let gpus = cfg.nodes * stages;
+    let kv = cfg.kv_mib_per_token;
+    // The GPUs whose memory a task's tokens grow: its forwards not offloaded.
+    let grows = |i: usize| {
+        (0..stages).filter_map(move |s| {
+            let k = i * stages + s;
+            match forward[k] {
+                Some((n, _, _)) if !offloaded[k] => Some(n * stages + s),
+                _ => None,
+            }
+        })
+    };
+    let mut others: Vec<Vec<(f64, f64)>> = vec![Vec::new(); gpus];
+    let mut tokens_total = 0usize;
+    // (Zipped: the first `known` tasks and outcomes.)
+    for (i, (task, o)) in tasks.iter().zip(&run.outcomes).enumerate() {
+        for s in 0..stages {
+            let k = i * stages + s;
+            let Some((n, start, _)) = forward[k] else {
+                continue;
+            };
+            if offloaded[k] {
+                continue;
+            }
+            let list = &mut others[n * stages + s];
+            let (mib, free_at) = match task.kind {
+                TaskKind::Inference { prompt_tokens, .. } => {
+                    tokens_total += o.token_times.len();
+                    if let Some(end) = o.end_s {
+                        list.push((end, -kv * o.token_times.len() as f64));
+                    }
+                    (kv * prompt_tokens as f64, o.end_s)
+                }
+                TaskKind::Training { tokens, batch } => (
+                    cfg.activation_mib_per_token * tokens as f64 * batch as f64,
+                    backward[k].map(|b| b.2),
+                ),
+            };
+            list.push((start, mib));
+            if let Some(t) = free_at {
+                list.push((t, -mib));
+            }
+        }
+    }
+    let by_time_then_mib =
+        |a: &(f64, f64), b: &(f64, f64)| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1));
+    for list in &mut others {
+        list.sort_unstable_by(by_time_then_mib);
+    }
+    let capacity = cfg.gpu_memory_mib * 1.0 + 1e-6;
+    // Per GPU: the running sum, how many of its other entries are in, and the last token time.
+    let mut used = vec![cfg.weights_mib; gpus];
+    let mut next = vec![0usize; gpus];
+    let mut last_token = vec![f64::NEG_INFINITY; gpus];
+    let mut in_order = true;
+    // Adds a token entry at `t` to GPU `g` after the other entries that sort before it.
+    let mut token = |g: usize, t: f64| -> bool {
+        if !in_order {
+            return true;
+        }
+        if t.total_cmp(&last_token[g]) == std::cmp::Ordering::Less {
+            in_order = false;
+            return true;
+        }
+        last_token[g] = t;
+        let list = &others[g];
+        let u = &mut used[g];
+        while let Some(&(ot, od)) = list.get(next[g])
+            && by_time_then_mib(&(ot, od), &(t, kv)) == std::cmp::Ordering::Less
+        {
+            *u += od;
+            if *u > capacity && od > 0.0 {
+                return false;
+            }
+            next[g] += 1;
+        }
+        *u += kv;
+        !(*u > capacity && kv > 0.0)
+    };
+    // Token times in decode-op order: each last-stage decode op of a task takes its next one.
+    let mut taken = vec![0usize; known];
+    for op in &run.ops {
+        if op.kind != OpKind::Decode || op.stage != stages - 1 {
+            continue;
+        }
+        for t in &op.tasks {
+            let i = t.index();
+            if i >= known || !matches!(tasks[i].kind, TaskKind::Inference { .. }) {
+                continue;
+            }
+            let Some(&time) = run.outcomes[i].token_times.get(taken[i]) else {
+                continue;
+            };
+            taken[i] += 1;
+            for g in grows(i) {
+                if !token(g, time) {
+                    return false;
+                }
+            }
+        }
+    }
+    // Token times no decode op took, in task order.
+    for (i, (task, o)) in tasks.iter().zip(&run.outcomes).enumerate() {
+        if !matches!(task.kind, TaskKind::Inference { .. }) {
+            continue;
+        }
+        for &time in o.token_times.iter().skip(taken[i]) {
+            for g in grows(i) {
+                if !token(g, time) {
+                    return false;
+                }
+            }
+        }
+    }
+    if !in_order {
+        // Every GPU's token entries, then each GPU's whole list sorted as the reference does.
+        let mut lists = others;
+        for list in &mut lists {
+            list.reserve(tokens_total / gpus.max(1));
+        }
+        for (i, (task, o)) in tasks.iter().zip(&run.outcomes).enumerate() {
+            if !matches!(task.kind, TaskKind::Inference { .. }) {
+                continue;
+            }
+            for &time in &o.token_times {
+                for g in grows(i) {
+                    lists[g].push((time, kv));
+                }
+            }
+        }
+        return lists.iter_mut().all(|list| {
+            list.sort_unstable_by(by_time_then_mib);
+            let mut u = cfg.weights_mib;
+            list.iter().all(|&(_, d)| {
+                u += d;
+                !(u > capacity && d > 0.0)
+            })
+        });
+    }
+    for g in 0..gpus {
+        for &(_, d) in &others[g][next[g]..] {
+            used[g] += d;
+            if used[g] > capacity && d > 0.0 {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// The full replay (the checker of record): it names the first violation. `verify_run` calls
+/// it for every run `certify` does not accept.
+pub fn verify_run_reference(
+    cfg: &RunBounds,
+    tasks: &[Task],
+    run: &ColocationRun,
+) -> Result<(), String> {
     // 1. One op at a time per GPU.
     let mut per_gpu: BTreeMap<(usize, usize), Vec<Span>> = BTreeMap::new();
     for op in &run.ops {
