@@ -21,7 +21,8 @@ pub struct VictimFacts {
 
 pub(super) struct Qualifying {
     pub(super) server: ServerId,
-    /// The server's potential victims: `Filtered::facts[start..start + victims]`.
+    /// The server's potential victims: `Filtered::arenas[arena][start..start + victims]`.
+    arena: usize,
     start: usize,
     pub(super) victims: usize,
     /// No victim set smaller than this can admit the pod (a counting bound per domain).
@@ -35,12 +36,13 @@ pub(super) struct Qualifying {
     done: bool,
 }
 
-/// The filter's result: the qualifying servers, their potential victims in one arena (a
-/// decision visits every server; none allocates its own lists).
+/// The filter's result: the qualifying servers, their potential victims in arenas (a
+/// decision visits every server; none allocates its own lists): one arena, or one per chunk
+/// of servers on the parallel path (merging them would copy every victim again).
 #[derive(Default)]
 pub(super) struct Filtered {
     pub(super) servers: Vec<Qualifying>,
-    facts: Vec<VictimFacts>,
+    arenas: Vec<Vec<VictimFacts>>,
 }
 
 impl Filtered {
@@ -55,42 +57,36 @@ impl Filtered {
         use rayon::prelude::*;
         const CHUNK: u32 = 256;
         let servers = problem.cluster.servers.len() as u32;
-        let chunk = |from: u32, to: u32| {
-            let mut part = Filtered::default();
+        let chunk = |arena: usize, from: u32, to: u32| {
+            let mut servers = Vec::new();
+            let mut facts = Vec::new();
             let mut gains = Vec::new();
             for server in (from..to).map(ServerId) {
-                if let Some(q) =
-                    qualify(problem, qos, state, p, server, &mut part.facts, &mut gains)
-                {
-                    part.servers.push(q);
+                if let Some(q) = qualify(problem, qos, state, p, server, &mut facts, &mut gains) {
+                    servers.push(Qualifying { arena, ..q });
                 }
             }
-            part
+            (servers, facts)
         };
-        if !problem.parallel() {
-            return chunk(0, servers);
-        }
-        let parts: Vec<Filtered> = (0..servers.div_ceil(CHUNK))
-            .into_par_iter()
-            .map(|i| chunk(i * CHUNK, ((i + 1) * CHUNK).min(servers)))
-            .collect();
+        let parts: Vec<(Vec<Qualifying>, Vec<VictimFacts>)> = if problem.parallel() {
+            (0..servers.div_ceil(CHUNK))
+                .into_par_iter()
+                .map(|i| chunk(i as usize, i * CHUNK, ((i + 1) * CHUNK).min(servers)))
+                .collect()
+        } else {
+            vec![chunk(0, 0, servers)]
+        };
         let mut filtered = Filtered::default();
-        for part in parts {
-            let offset = filtered.facts.len();
-            filtered.facts.extend(part.facts);
-            filtered
-                .servers
-                .extend(part.servers.into_iter().map(|q| Qualifying {
-                    start: q.start + offset,
-                    ..q
-                }));
+        for (servers, facts) in parts {
+            filtered.servers.extend(servers);
+            filtered.arenas.push(facts);
         }
         filtered
     }
 
     /// The potential victims of a qualifying server, ascending pod id.
     pub(super) fn facts(&self, q: &Qualifying) -> &[VictimFacts] {
-        &self.facts[q.start..q.start + q.victims]
+        &self.arenas[q.arena][q.start..q.start + q.victims]
     }
 
     /// Sources the `k`-subsets of qualifying server `qi` into `sink` ([`source_subsets`]).
@@ -106,7 +102,7 @@ impl Filtered {
         sink: &mut Sink,
     ) -> (u64, bool) {
         let q = &mut self.servers[qi];
-        let facts = &self.facts[q.start..q.start + q.victims];
+        let facts = &self.arenas[q.arena][q.start..q.start + q.victims];
         source_subsets(problem, qos, state, (qi, q, facts), k, budget, sink)
     }
 }
@@ -284,6 +280,7 @@ fn qualify(
     );
     Some(Qualifying {
         server,
+        arena: 0,
         start,
         victims: facts.len() - start,
         min_victims: level_bounds.iter().flatten().copied().min().unwrap_or(0),

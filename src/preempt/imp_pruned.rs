@@ -86,12 +86,19 @@ pub fn decide(problem: &Problem<'_>, state: &ClusterState, p: &Preemptor) -> Opt
             .flatten()
     };
     let mut bounds: Vec<Bound> = if problem.parallel() {
+        // Chunks of servers per task, concatenated in server order.
         use rayon::prelude::*;
-        (0..filtered.servers.len())
+        const CHUNK: usize = 512;
+        let parts: Vec<Vec<Bound>> = (0..filtered.servers.len().div_ceil(CHUNK))
             .into_par_iter()
-            .map_init(Vec::new, bound_of)
-            .flatten()
-            .collect()
+            .map(|i| {
+                let mut scratch = Vec::new();
+                (i * CHUNK..((i + 1) * CHUNK).min(filtered.servers.len()))
+                    .filter_map(|qi| bound_of(&mut scratch, qi))
+                    .collect()
+            })
+            .collect();
+        parts.into_iter().flatten().collect()
     } else {
         let mut scratch = Vec::new();
         (0..filtered.servers.len())

@@ -67,12 +67,20 @@ pub fn dry_run_preemption(
         chain_bound(at, fits, server, scratch).map(|key| (key, server))
     };
     let mut bounds: Vec<(ChainKey, ServerId)> = if problem.parallel() {
+        // Chunks of servers per task, concatenated in server order.
         use rayon::prelude::*;
-        (0..problem.cluster.servers.len() as u32)
+        const CHUNK: u32 = 512;
+        let servers = problem.cluster.servers.len() as u32;
+        let parts: Vec<Vec<(ChainKey, ServerId)>> = (0..servers.div_ceil(CHUNK))
             .into_par_iter()
-            .map_init(Vec::new, |scratch, i| bound_of(scratch, ServerId(i)))
-            .flatten()
-            .collect()
+            .map(|i| {
+                let mut scratch = Vec::new();
+                (i * CHUNK..((i + 1) * CHUNK).min(servers))
+                    .filter_map(|s| bound_of(&mut scratch, ServerId(s)))
+                    .collect()
+            })
+            .collect();
+        parts.concat()
     } else {
         let mut scratch = Vec::new();
         problem
