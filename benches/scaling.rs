@@ -11,7 +11,7 @@
 //!
 //! Sequential preemption planners are timed per decision on the states their own plan
 //! reaches; `ilp-batch` plans the list at once. A planner whose run at one size took longer
-//! than `--max-seconds` (default 30) is not run at the larger sizes.
+//! than `--max-seconds` (default 10) is not run at the larger sizes.
 //!
 //! Run: `cargo bench --bench scaling` (`-- --only servers|preemptors|tasks` for one curve).
 
@@ -155,7 +155,7 @@ fn main() {
     let only = arg("--only");
     let max_s: f64 = arg("--max-seconds")
         .and_then(|v| v.parse().ok())
-        .unwrap_or(30.0);
+        .unwrap_or(10.0);
     let wants = |curve: &str| only.as_deref().is_none_or(|o| o == curve);
     let cluster_spec: ClusterSpec = example("examples/clusters/paper-4090-x100.toml");
     let workload: PreemptionSpec = example("examples/workloads/paper-preemption.toml");
