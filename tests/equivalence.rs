@@ -16,61 +16,32 @@ use coplan::spec::preemption::{
     Admission, FillAllocator, FillSpec, ImpScope, LevelScores, PreemptEntry, PreemptionSpec,
     PriorityNorm, ScoreBasis, TopologyQos, TopologyScore, TopologyScoreName, WorkloadClass,
 };
-use coplan::spec::{ClusterSpec, Penalty, PoolSpec, ServerTypeSpec, SpecKind};
+use coplan::spec::{ClusterSpec, Penalty, ServerTypeSpec, SpecKind};
 use coplan::topology::Cluster;
 use proptest::prelude::*;
 
-fn cases() -> u32 {
-    std::env::var("COPLAN_PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(128)
-}
+mod common;
+use common::{cases, server_type, two_pools};
 
-fn server_type(i: usize) -> impl Strategy<Value = ServerTypeSpec> {
-    (1..=2i64, 1..=2i64, 3..=8i64, 1..=2usize).prop_map(move |(sockets, numa, cores, gpn)| {
-        let numa_count = sockets * numa;
-        ServerTypeSpec {
-            name: format!("t{i}"),
-            gpu_model: None,
-            gpu_memory_mib: 0,
-            sockets,
-            numa_per_socket: numa,
-            cores_per_numa: cores,
-            core_group_size: None,
-            gpu_numa: (0..numa_count)
-                .flat_map(|n| std::iter::repeat_n(n, gpn))
-                .collect(),
-            penalty: Penalty {
-                numa: 1.0,
-                socket: 1.2,
-                cross_socket: 3.2,
-            },
-        }
+fn server_type_strategy(i: usize) -> impl Strategy<Value = ServerTypeSpec> {
+    (1..=2i64, 1..=2i64, 3..=8i64, 1..=2usize).prop_map(move |shape| {
+        let penalty = Penalty {
+            numa: 1.0,
+            socket: 1.2,
+            cross_socket: 3.2,
+        };
+        server_type(i, shape, penalty)
     })
 }
 
 fn cluster() -> impl Strategy<Value = ClusterSpec> {
-    (server_type(0), server_type(1), 1..=8i64, 0..=4i64).prop_map(|(a, b, na, nb)| {
-        let mut pool = vec![PoolSpec {
-            server_type: "t0".into(),
-            count: na,
-            name_prefix: "a".into(),
-        }];
-        if nb > 0 {
-            pool.push(PoolSpec {
-                server_type: "t1".into(),
-                count: nb,
-                name_prefix: "b".into(),
-            });
-        }
-        ClusterSpec {
-            kind: None,
-            name: "random".into(),
-            server_type: vec![a, b],
-            pool,
-        }
-    })
+    (
+        server_type_strategy(0),
+        server_type_strategy(1),
+        1..=8i64,
+        0..=4i64,
+    )
+        .prop_map(|(a, b, na, nb)| two_pools(a, b, na, nb))
 }
 
 /// Victim classes (preemptible, priorities 10–30) and preemptor classes (priority 100+).

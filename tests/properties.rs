@@ -19,16 +19,12 @@ use coplan::spec::preemption::{
     Admission, FillAllocator, FillSpec, ImpScope, PreemptEntry, PreemptionSpec, PriorityNorm,
     RunningPod, TopologyQos, WorkloadClass,
 };
-use coplan::spec::{ClusterSpec, Penalty, PoolSpec, ServerTypeSpec, SpecKind};
+use coplan::spec::{ClusterSpec, Penalty, ServerTypeSpec, SpecKind};
 use coplan::topology::{Cluster, ServerId};
 use proptest::prelude::*;
 
-fn cases() -> u32 {
-    std::env::var("COPLAN_PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(128)
-}
+mod common;
+use common::{cases, two_pools};
 
 const PLANNERS: [&str; 6] = [
     "k8s-default",
@@ -43,57 +39,27 @@ const EPS: f64 = 1e-6;
 fn server_type(i: usize) -> impl Strategy<Value = ServerTypeSpec> {
     (1..=2i64, 1..=2i64, 2..=6i64, 0..=2usize, 0..3usize).prop_map(
         move |(sockets, numa, cores, gpn, pen)| {
-            let numa_count = sockets * numa;
-            ServerTypeSpec {
-                name: format!("t{i}"),
-                gpu_model: None,
-                gpu_memory_mib: 0,
-                sockets,
-                numa_per_socket: numa,
-                cores_per_numa: cores,
-                core_group_size: None,
-                gpu_numa: (0..numa_count)
-                    .flat_map(|n| std::iter::repeat_n(n, gpn))
-                    .collect(),
-                penalty: [
-                    Penalty::default(),
-                    Penalty {
-                        numa: 1.0,
-                        socket: 1.2,
-                        cross_socket: 3.2,
-                    },
-                    Penalty {
-                        numa: 1.0,
-                        socket: 1.0,
-                        cross_socket: 2.0,
-                    },
-                ][pen],
-            }
+            let penalty = [
+                Penalty::default(),
+                Penalty {
+                    numa: 1.0,
+                    socket: 1.2,
+                    cross_socket: 3.2,
+                },
+                Penalty {
+                    numa: 1.0,
+                    socket: 1.0,
+                    cross_socket: 2.0,
+                },
+            ][pen];
+            common::server_type(i, (sockets, numa, cores, gpn), penalty)
         },
     )
 }
 
 fn cluster() -> impl Strategy<Value = ClusterSpec> {
-    (server_type(0), server_type(1), 1..=2i64, 0..=1i64).prop_map(|(a, b, na, nb)| {
-        let mut pool = vec![PoolSpec {
-            server_type: "t0".into(),
-            count: na,
-            name_prefix: "a".into(),
-        }];
-        if nb > 0 {
-            pool.push(PoolSpec {
-                server_type: "t1".into(),
-                count: nb,
-                name_prefix: "b".into(),
-            });
-        }
-        ClusterSpec {
-            kind: None,
-            name: "random".into(),
-            server_type: vec![a, b],
-            pool,
-        }
-    })
+    (server_type(0), server_type(1), 1..=2i64, 0..=1i64)
+        .prop_map(|(a, b, na, nb)| two_pools(a, b, na, nb))
 }
 
 fn class(i: usize) -> impl Strategy<Value = WorkloadClass> {

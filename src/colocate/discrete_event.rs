@@ -866,17 +866,11 @@ impl<'a> DiscreteEventEngine<'a> {
             if st.running.is_some() || st.queue.is_empty() {
                 return;
             }
-            if let Some((i, offload, drop)) = self.first_startable(node, stage) {
-                let q = self.nodes[node].stages[stage].queue.remove(i);
-                self.nodes[node].stages[stage].queued_s -= q.estimate_s;
-                if drop {
-                    if let Pending::Forward(id) = q.op {
-                        self.drop_task(id);
-                    }
-                    continue;
+            if let Some(chosen) = self.first_startable(node, stage) {
+                if self.take_queued(node, stage, chosen) {
+                    return;
                 }
-                self.start(node, stage, q.op, offload);
-                return;
+                continue;
             }
             // Nothing can start (or an order that needs the sort): the queue in sorted order,
             // the wake-up at the earliest memory deadline.
@@ -923,23 +917,36 @@ impl<'a> DiscreteEventEngine<'a> {
                 chosen = Some((i, false, false));
                 break;
             }
-            let Some((i, offload, drop)) = chosen else {
+            let Some(chosen) = chosen else {
                 if let Some(at) = wake_at {
                     self.wake(node, at);
                 }
                 return;
             };
-            let q = self.nodes[node].stages[stage].queue.remove(i);
-            self.nodes[node].stages[stage].queued_s -= q.estimate_s;
-            if drop {
-                if let Pending::Forward(id) = q.op {
-                    self.drop_task(id);
-                }
-                continue;
+            if self.take_queued(node, stage, chosen) {
+                return;
             }
-            self.start(node, stage, q.op, offload);
-            return;
         }
+    }
+
+    /// Takes queued op `i` off the stage's queue and starts it (offloaded or not), or drops
+    /// its task; true when an op started.
+    fn take_queued(
+        &mut self,
+        node: usize,
+        stage: usize,
+        (i, offload, drop): (usize, bool, bool),
+    ) -> bool {
+        let q = self.nodes[node].stages[stage].queue.remove(i);
+        self.nodes[node].stages[stage].queued_s -= q.estimate_s;
+        if drop {
+            if let Pending::Forward(id) = q.op {
+                self.drop_task(id);
+            }
+            return false;
+        }
+        self.start(node, stage, q.op, offload);
+        true
     }
 
     fn drop_task(&mut self, id: TaskId) {

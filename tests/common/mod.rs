@@ -5,7 +5,9 @@ use std::path::PathBuf;
 
 use coplan::plan::preemption::PreemptionPlan as PlanReport;
 use coplan::preempt::planning::{self as engine, PlanOptions};
-use coplan::spec::{self, ClusterSpec, Expect, PreemptionSpec, SourceFile, Spec};
+use coplan::spec::{
+    self, ClusterSpec, Expect, Penalty, PoolSpec, PreemptionSpec, ServerTypeSpec, SourceFile, Spec,
+};
 use coplan::topology::Cluster;
 
 pub fn root() -> PathBuf {
@@ -48,4 +50,56 @@ pub fn header<'a>(text: &'a str, key: &str) -> Option<&'a str> {
     text.lines()
         .take_while(|l| l.starts_with('#'))
         .find_map(|l| l.strip_prefix(&format!("# {key}: ")))
+}
+
+/// Cases per property: 128, or `COPLAN_PROPTEST_CASES` to search longer.
+pub fn cases() -> u32 {
+    std::env::var("COPLAN_PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(128)
+}
+
+/// Server type `t{i}`: `sockets` × `numa` NUMA nodes of `cores` cores, `gpus_per_numa` GPUs on
+/// each.
+pub fn server_type(
+    i: usize,
+    (sockets, numa, cores, gpus_per_numa): (i64, i64, i64, usize),
+    penalty: Penalty,
+) -> ServerTypeSpec {
+    ServerTypeSpec {
+        name: format!("t{i}"),
+        gpu_model: None,
+        gpu_memory_mib: 0,
+        sockets,
+        numa_per_socket: numa,
+        cores_per_numa: cores,
+        core_group_size: None,
+        gpu_numa: (0..sockets * numa)
+            .flat_map(|n| std::iter::repeat_n(n, gpus_per_numa))
+            .collect(),
+        penalty,
+    }
+}
+
+/// `na` servers `a…` of type `a` and `nb` servers `b…` of type `b`.
+pub fn two_pools(a: ServerTypeSpec, b: ServerTypeSpec, na: i64, nb: i64) -> ClusterSpec {
+    let mut pool = vec![PoolSpec {
+        server_type: "t0".into(),
+        count: na,
+        name_prefix: "a".into(),
+    }];
+    if nb > 0 {
+        pool.push(PoolSpec {
+            server_type: "t1".into(),
+            count: nb,
+            name_prefix: "b".into(),
+        });
+    }
+    ClusterSpec {
+        kind: None,
+        name: "random".into(),
+        server_type: vec![a, b],
+        pool,
+    }
 }
