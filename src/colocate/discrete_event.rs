@@ -893,29 +893,15 @@ impl<'a> DiscreteEventEngine<'a> {
             let mut wake_at: Option<f64> = None;
             for i in order {
                 let q = &self.nodes[node].stages[stage].queue[i];
-                if let Pending::Forward(id) = q.op {
-                    if self.outcomes[id.index()].dropped {
-                        chosen = Some((i, false, true));
+                match self.startable(node, stage, q) {
+                    Ok((offload, drop)) => {
+                        chosen = Some((i, offload, drop));
                         break;
                     }
-                    let need = self.forward_need_mib(id) + self.growth_mib(id);
-                    let st = &self.nodes[node].stages[stage];
-                    let used = st.mem_mib + st.reserved_mib;
-                    if used + need > self.cfg.threshold_mib {
-                        let deadline = q.ready_at + self.cfg.max_wait_s;
-                        if self.now + 1e-12 >= deadline {
-                            match self.cfg.on_timeout {
-                                MemoryTimeout::Offload => chosen = Some((i, true, false)),
-                                MemoryTimeout::Drop => chosen = Some((i, false, true)),
-                            }
-                            break;
-                        }
+                    Err(deadline) => {
                         wake_at = Some(wake_at.map_or(deadline, |w: f64| w.min(deadline)));
-                        continue;
                     }
                 }
-                chosen = Some((i, false, false));
-                break;
             }
             let Some(chosen) = chosen else {
                 if let Some(at) = wake_at {
