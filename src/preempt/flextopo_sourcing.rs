@@ -4,20 +4,13 @@
 use super::problem::{ChainKey, Decision, Problem, QosTest};
 use crate::plan::preemption::Preemptor;
 use crate::spec::preemption::{ImpScope, PriorityNorm, ScoreBasis};
-use crate::topology::state::ClusterState;
-use crate::topology::{CoreSet, GpuSet, Level, PodId, ServerId};
+use crate::topology::state::{ClusterState, Resident};
+use crate::topology::{CoreSet, GpuSet, Level, ServerId};
 
 pub(super) const SCORE_EPS: f64 = 1e-12;
 
-/// What sourcing and scoring need of a potential victim.
-#[derive(Debug, Clone, Copy)]
-pub struct VictimFacts {
-    pub id: PodId,
-    pub gpus: GpuSet,
-    pub cores: CoreSet,
-    pub priority: i64,
-    pub start_time_s: Option<f64>,
-}
+/// What sourcing and scoring need of a potential victim: its server's copy of its facts.
+pub type VictimFacts = Resident;
 
 pub(super) struct Qualifying {
     pub(super) server: ServerId,
@@ -255,13 +248,7 @@ fn qualify(
         if pod.preemptible && pod.priority < p.priority {
             g = g.or(pod.gpus);
             c = c.or(pod.cores);
-            facts.push(VictimFacts {
-                id: pod.id,
-                gpus: pod.gpus,
-                cores: pod.cores,
-                priority: pod.priority,
-                start_time_s: pod.start_time_s,
-            });
+            facts.push(*pod);
         }
     }
     // The counting test gives the level `place` would reach, without choosing ids.
@@ -385,7 +372,11 @@ fn victims_needed_per_level(
 }
 
 /// The fewest of `gains` whose sum reaches `need` (`None`: all of them fall short).
-fn fewest(need: u32, gains: impl Iterator<Item = u32>, scratch: &mut Vec<u32>) -> Option<usize> {
+pub(super) fn fewest(
+    need: u32,
+    gains: impl Iterator<Item = u32>,
+    scratch: &mut Vec<u32>,
+) -> Option<usize> {
     if need == 0 {
         return Some(0);
     }

@@ -80,7 +80,7 @@ pub fn decide(problem: &Problem<'_>, state: &ClusterState, p: &Preemptor) -> Opt
         }
     }
     let range = preemptible_priority_range(problem);
-    let bound_of = |scratch: &mut Vec<f64>, qi: usize| {
+    let bound_of = |scratch: &mut Vec<(i64, f64)>, qi: usize| {
         in_reach(&filtered.servers[qi])
             .then(|| bound(problem, &filtered, qi, k, range, scratch))
             .flatten()
@@ -239,7 +239,7 @@ fn bound(
     qi: usize,
     k: usize,
     range: (i64, i64),
-    scratch: &mut Vec<f64>,
+    scratch: &mut Vec<(i64, f64)>,
 ) -> Option<Bound> {
     let settings = &problem.spec.flextopo;
     let q = &filtered.servers[qi];
@@ -261,31 +261,14 @@ fn bound(
     let topology = levels_possible
         .map(|l| problem.cost.topology_score(t, l))
         .fold(f64::NEG_INFINITY, f64::max);
-    let first = facts.first().map_or(0, |f| f.priority);
-    let one_priority = facts.iter().all(|f| f.priority == first);
-    let (lowest_sum, highest) = if one_priority {
-        (first * k as i64, first)
-    } else {
-        let mut prios: Vec<i64> = facts.iter().map(|f| f.priority).collect();
-        prios.sort_unstable();
-        (
-            prios[..k].iter().sum(),
-            if k > 0 { prios[k - 1] } else { i64::MIN },
-        )
-    };
     scratch.clear();
-    scratch.extend(facts.iter().map(|f| start_key(f.start_time_s)));
-    // With one priority every victim is among the highest: the earliest of k starts is at
-    // most the k-th latest; otherwise a single victim may be the highest.
-    let latest_earliest = match (k, one_priority) {
-        (0, _) => f64::INFINITY,
-        (_, true) => {
-            *scratch
-                .select_nth_unstable_by(k - 1, |a, b| b.total_cmp(a))
-                .1
-        }
-        (_, false) => scratch.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-    };
+    scratch.extend(
+        facts
+            .iter()
+            .map(|f| (f.priority, start_key(f.start_time_s))),
+    );
+    let one_priority = scratch.iter().all(|v| v.0 == scratch[0].0);
+    let (chain, lowest_sum) = ChainKey::best_possible(problem.cluster, q.server, k, scratch);
     let pterm = priority_term(
         settings.priority_norm,
         k,
@@ -297,14 +280,7 @@ fn bound(
         one_priority,
         qualifying: qi,
         score: settings.alpha * pterm + (1.0 - settings.alpha) * topology,
-        chain: ChainKey::numeric_bound(
-            problem.cluster,
-            q.server,
-            k,
-            highest,
-            lowest_sum,
-            latest_earliest,
-        ),
+        chain,
     })
 }
 

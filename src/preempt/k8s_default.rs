@@ -6,6 +6,7 @@
 use super::planner::PreemptionPlanner;
 use std::cmp::Ordering;
 
+use super::flextopo_sourcing::fewest;
 use super::problem::{ChainKey, Decision, DecisionPoint, more_important, start_key};
 use crate::plan::error::PlanningError;
 use crate::topology::state::{ClusterState, Resident};
@@ -63,7 +64,7 @@ pub fn dry_run_preemption(
 ) -> Decision {
     let (problem, state) = (at.problem, at.state);
     let candidate = |server: ServerId| dry_run_server(at, fits, server);
-    let bound_of = |scratch: &mut Vec<(u32, u32, i64, f64)>, server: ServerId| {
+    let bound_of = |scratch: &mut Scratch, server: ServerId| {
         chain_bound(at, fits, server, scratch).map(|key| (key, server))
     };
     let mut bounds: Vec<(ChainKey, ServerId)> = if problem.parallel() {
@@ -74,7 +75,7 @@ pub fn dry_run_preemption(
         let parts: Vec<Vec<(ChainKey, ServerId)>> = (0..servers.div_ceil(CHUNK))
             .into_par_iter()
             .map(|i| {
-                let mut scratch = Vec::new();
+                let mut scratch = Scratch::default();
                 (i * CHUNK..((i + 1) * CHUNK).min(servers))
                     .filter_map(|s| bound_of(&mut scratch, ServerId(s)))
                     .collect()
@@ -82,7 +83,7 @@ pub fn dry_run_preemption(
             .collect();
         parts.concat()
     } else {
-        let mut scratch = Vec::new();
+        let mut scratch = Scratch::default();
         problem
             .servers()
             .filter_map(|server| bound_of(&mut scratch, server))
@@ -134,35 +135,42 @@ pub fn dry_run_preemption(
     decision
 }
 
+/// Buffers reused across the servers of one decision.
+#[derive(Default)]
+struct Scratch {
+    /// Each potential victim's GPU count, core count, priority and start key.
+    facts: Vec<(u32, u32, i64, f64)>,
+    gains: Vec<u32>,
+    /// Each potential victim's priority and start key.
+    victims: Vec<(i64, f64)>,
+}
+
 /// A key no worse than `server`'s dry-run candidate in the chain, or `None` when the pod fits
-/// there even with every potential victim evicted. `scratch` holds each potential victim's
-/// GPU count, core count, priority and start.
+/// there even with every potential victim evicted.
 fn chain_bound(
     at: &DecisionPoint<'_>,
     fits: &(dyn Fn(ServerId, GpuSet, CoreSet) -> bool + Sync),
     server: ServerId,
-    scratch: &mut Vec<(u32, u32, i64, f64)>,
+    scratch: &mut Scratch,
 ) -> Option<ChainKey> {
+    let Scratch {
+        facts,
+        gains,
+        victims,
+    } = scratch;
     let (problem, state, p) = (at.problem, at.state, at.preemptor);
     let a = &state.servers[server.index()];
     if fits(server, a.free_gpus, a.free_cores) {
         // The exact key of a candidate without victims.
-        return Some(ChainKey::numeric_bound(
-            problem.cluster,
-            server,
-            0,
-            0,
-            0,
-            f64::INFINITY,
-        ));
+        return Some(ChainKey::best_possible(problem.cluster, server, 0, &mut []).0);
     }
-    scratch.clear();
+    facts.clear();
     let (mut g, mut c) = (a.free_gpus, a.free_cores);
     for r in a.residents() {
         if r.preemptible && r.priority < p.priority {
             g = g.or(r.gpus);
             c = c.or(r.cores);
-            scratch.push((
+            facts.push((
                 r.gpus.len(),
                 r.cores.len(),
                 r.priority,
@@ -177,56 +185,12 @@ fn chain_bound(
     // many as the fewest whose GPUs (and, apart, cores) cover the shortfall, and at least one.
     let need_g = p.request.gpus.saturating_sub(a.free_gpus.len());
     let need_c = p.request.cores.saturating_sub(a.free_cores.len());
-    let fewest = |need: u32, gains: &[u32]| {
-        let mut sum = 0;
-        gains
-            .iter()
-            .position(|&x| {
-                sum += x;
-                sum >= need
-            })
-            .map_or(gains.len(), |i| i + 1)
-    };
-    let mut gains: [Vec<u32>; 2] = [
-        scratch.iter().map(|v| v.0).collect(),
-        scratch.iter().map(|v| v.1).collect(),
-    ];
-    gains
-        .iter_mut()
-        .for_each(|g| g.sort_unstable_by(|x, y| y.cmp(x)));
-    let count = 1
-        .max(if need_g == 0 {
-            0
-        } else {
-            fewest(need_g, &gains[0])
-        })
-        .max(if need_c == 0 {
-            0
-        } else {
-            fewest(need_c, &gains[1])
-        })
-        .min(scratch.len());
-    // Priorities shifted by 2^31 are non-negative, so more victims never lower the sum.
-    scratch.sort_unstable_by_key(|x| x.2);
-    let lowest_sum: i64 = scratch[..count].iter().map(|v| v.2).sum();
-    let highest = scratch.get(count.wrapping_sub(1)).map_or(i64::MIN, |v| v.2);
-    let one_priority = scratch.first().map(|v| v.2) == scratch.last().map(|v| v.2);
-    // The earliest start among the highest-priority victims: with one priority, of at least
-    // `count` victims, so at most the count-th latest; otherwise one victim may be alone.
-    scratch.sort_unstable_by(|x, y| y.3.total_cmp(&x.3));
-    let latest_earliest = match (count, one_priority) {
-        (0, _) => f64::INFINITY,
-        (_, true) => scratch[count - 1].3,
-        (_, false) => scratch[0].3,
-    };
-    Some(ChainKey::numeric_bound(
-        problem.cluster,
-        server,
-        count,
-        highest,
-        lowest_sum,
-        latest_earliest,
-    ))
+    let gpus = fewest(need_g, facts.iter().map(|v| v.0), gains);
+    let cores = fewest(need_c, facts.iter().map(|v| v.1), gains);
+    let count = 1.max(gpus.unwrap_or(0)).max(cores.unwrap_or(0));
+    victims.clear();
+    victims.extend(facts.iter().map(|v| (v.2, v.3)));
+    Some(ChainKey::best_possible(problem.cluster, server, count, victims).0)
 }
 
 /// One server's dry run: the fit tests made, and its candidate (chain key, server, victims),

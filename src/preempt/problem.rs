@@ -40,18 +40,6 @@ impl<'a> Problem<'a> {
         self.cluster.servers.len() >= self.parallel_min_servers
     }
 
-    /// `f` of every server, in server order; on rayon's threads when [`parallel`](Self::parallel).
-    /// The result does not depend on the number of threads.
-    pub fn map_servers<T: Send>(&self, f: impl Fn(ServerId) -> T + Sync) -> Vec<T> {
-        use rayon::prelude::*;
-        let n = self.cluster.servers.len() as u32;
-        if self.parallel() {
-            (0..n).into_par_iter().map(|i| f(ServerId(i))).collect()
-        } else {
-            (0..n).map(|i| f(ServerId(i))).collect()
-        }
-    }
-
     /// The potential victims of `p` on `server`: preemptible pods of strictly lower priority,
     /// ascending pod id.
     pub fn potential_victims(
@@ -81,23 +69,17 @@ impl<'a> Problem<'a> {
             || self.required_level(server, p).is_some_and(|r| level <= r)
     }
 
-    /// `p`'s QoS requirement with the required level of every server type computed once
-    /// (the level comes from running the allocator on an empty server): for the hot loops of
-    /// the topology-aware planners.
+    /// `p`'s QoS requirement, computed once per decision for the hot loops of the
+    /// topology-aware planners: per server type, the domains a placement meeting it could use
+    /// (the required level comes from running the allocator on an empty server).
     pub fn qos_test(&self, p: &Preemptor) -> QosTest {
         let guaranteed = p.qos == TopologyQos::Guaranteed;
-        let required: Vec<Option<Level>> = self
-            .cluster
-            .types
-            .iter()
-            .map(|t| t.required_level(p.request))
-            .collect();
         let domains = self
             .cluster
             .types
             .iter()
-            .zip(&required)
-            .map(|(t, required)| {
+            .map(|t| {
+                let required = t.required_level(p.request);
                 Level::ALL
                     .into_iter()
                     .filter(|&level| !guaranteed || required.is_some_and(|r| level <= r))
@@ -109,8 +91,6 @@ impl<'a> Problem<'a> {
             })
             .collect();
         QosTest {
-            guaranteed,
-            required,
             request: p.request,
             domains,
         }
@@ -127,12 +107,9 @@ impl<'a> Problem<'a> {
     }
 }
 
-/// [`Problem::meets_qos`] for one preemptor, with the required levels precomputed.
+/// [`Problem::meets_qos`] for one preemptor, as the domains it leaves usable.
 #[derive(Debug, Clone)]
 pub struct QosTest {
-    guaranteed: bool,
-    /// Required level per server type.
-    required: Vec<Option<Level>>,
     request: Request,
     /// Per server type: the domains of the levels the QoS allows that are large enough for
     /// the request, best level first.
@@ -140,24 +117,14 @@ pub struct QosTest {
 }
 
 impl QosTest {
-    /// The required level of the preemptor on `server`'s type.
-    pub fn required(&self, cluster: &Cluster, server: ServerId) -> Option<Level> {
-        self.required[cluster.server(server).type_id.index()]
-    }
-
-    /// Whether a placement at `level` on `server` meets the requirement.
-    pub fn meets(&self, cluster: &Cluster, server: ServerId, level: Level) -> bool {
-        !self.guaranteed || self.required(cluster, server).is_some_and(|r| level <= r)
-    }
-
     /// The domains a placement meeting the QoS could use on `server`, best level first.
     pub fn domains(&self, cluster: &Cluster, server: ServerId) -> &[(Level, Domain)] {
         &self.domains[cluster.server(server).type_id.index()]
     }
 
-    /// The level the node allocator reaches on `server` with these free GPUs and cores when
-    /// it meets the QoS, else `None`: [`reachable_level`](crate::topology::reachable_level)
-    /// followed by [`meets`](Self::meets), testing only the domains that could qualify.
+    /// The level the node allocator ([`place`](crate::topology::place)) reaches on `server`
+    /// with these free GPUs and cores when it meets the QoS, else `None`: counting only, in
+    /// the domains that could qualify.
     pub fn placed_level(
         &self,
         cluster: &Cluster,
@@ -282,10 +249,9 @@ impl ChainKey {
         }
     }
 
-    /// A key no better than every `count`-victim candidate on `server` whose highest victim
-    /// priority is at least `highest_priority`, whose priority sum is at least `priority_sum`
-    /// and whose earliest start among the highest-priority victims is at most
-    /// `latest_earliest_start` (a [`start_key`]): what pruning compares whole servers by.
+    /// The numeric key (victim names aside) of a candidate on `server` with `count` victims,
+    /// the highest priority `highest_priority`, priority sum `priority_sum` and earliest start
+    /// among the highest-priority victims `latest_earliest_start` (a [`start_key`]).
     pub fn numeric_bound(
         cluster: &Cluster,
         server: ServerId,
@@ -311,6 +277,47 @@ impl ChainKey {
             server_rank: cluster.name_rank(server),
             victims: Vec::new(),
         }
+    }
+
+    /// A key no worse than that of any candidate on `server` with at least `count` victims
+    /// drawn from `victims` (each a priority and a [`start_key`]), and the lowest priority sum
+    /// of `count` of them: what pruning compares whole servers by. The highest priority is at
+    /// least the count-th lowest; the priorities shifted by 2^31 (never negative) sum to at
+    /// least those of the `count` lowest; the earliest start among the highest-priority
+    /// victims is at most the count-th latest when all share one priority (all are then among
+    /// the highest), else at most the latest (one victim may be alone at the top). Reorders
+    /// `victims`.
+    pub fn best_possible(
+        cluster: &Cluster,
+        server: ServerId,
+        count: usize,
+        victims: &mut [(i64, f64)],
+    ) -> (Self, i64) {
+        let count = count.min(victims.len());
+        let first = victims.first().map_or(0, |v| v.0);
+        // One priority (the common case) needs no sort by priority.
+        let one_priority = victims.iter().all(|v| v.0 == first);
+        if !one_priority {
+            victims.sort_unstable_by_key(|v| v.0);
+        }
+        let lowest_sum: i64 = victims[..count].iter().map(|v| v.0).sum();
+        let (highest, latest_earliest) = match count {
+            0 => (i64::MIN, f64::INFINITY),
+            _ if one_priority => {
+                let (_, kth_latest, _) =
+                    victims.select_nth_unstable_by(count - 1, |a, b| b.1.total_cmp(&a.1));
+                (first, kth_latest.1)
+            }
+            _ => (
+                victims[count - 1].0,
+                victims
+                    .iter()
+                    .map(|v| v.1)
+                    .fold(f64::NEG_INFINITY, f64::max),
+            ),
+        };
+        let key = Self::numeric_bound(cluster, server, count, highest, lowest_sum, latest_earliest);
+        (key, lowest_sum)
     }
 
     pub fn compare(&self, other: &ChainKey, state: &ClusterState) -> Ordering {

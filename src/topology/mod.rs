@@ -279,21 +279,6 @@ pub fn place(
     None
 }
 
-/// The level `place` would reach, by counting only (no ids chosen): the hot path of candidate
-/// sourcing, where most subsets are rejected.
-pub fn reachable_level(
-    t: &ServerType,
-    free_gpus: GpuSet,
-    free_cores: CoreSet,
-    req: Request,
-) -> Option<Level> {
-    Level::ALL.into_iter().find(|&level| {
-        t.domains(level).iter().any(|d| {
-            free_gpus.and(d.gpus).len() >= req.gpus && free_cores.and(d.cores).len() >= req.cores
-        })
-    })
-}
-
 pub fn pick_cores(t: &ServerType, gpus: GpuSet, free: CoreSet, n: u32) -> Option<CoreSet> {
     let near = gpus
         .iter()
