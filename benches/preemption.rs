@@ -6,17 +6,20 @@
 //! `-- --workload examples/workloads/paper-preemption-kwok.toml` for the paper's set-up,
 //! `-- --cluster examples/clusters/mixed-10k.toml` for another cluster: the workload's
 //! `[[running]]` pods, which name the paper cluster's servers, are then dropped and `[fill]`
-//! alone fills it; `--planners a,b` to time only some planners; `--parallel-min-servers N` to
+//! alone fills it; `--planners a,b` to time only some planners; `--no-cold` to skip the samples with scan memos
+//! dropped; `--parallel-min-servers N` to
 //! move the threshold of the per-server parallel path).
 
 use std::time::Instant;
 
+use coplan::plan::preemption::Preemptor;
 use coplan::preempt::apply::apply;
 use coplan::preempt::problem::{DecisionPoint, Problem};
 use coplan::preempt::registry::registry;
 use coplan::preempt::scenario;
 use coplan::spec::{self, Expect, SourceFile, Spec};
-use coplan::topology::Cluster;
+use coplan::topology::state::ClusterState;
+use coplan::topology::{Cluster, ServerId};
 
 fn load(rel: &str) -> Spec {
     let path = format!("{}/{rel}", env!("CARGO_MANIFEST_DIR"));
@@ -52,9 +55,24 @@ fn percentile(sorted: &[f64], q: f64) -> f64 {
     sorted[i]
 }
 
+fn point<'a>(
+    problem: &'a Problem<'a>,
+    state: &'a ClusterState,
+    preemptor: &'a Preemptor,
+) -> DecisionPoint<'a> {
+    DecisionPoint {
+        problem,
+        state,
+        preemptor,
+    }
+}
+
 struct Row {
     name: &'static str,
+    /// Per decision, the median time on the state as the sequence left it.
     times_us: Vec<f64>,
+    /// The same with every scan memo dropped (a first decision on a fresh state).
+    cold_us: Vec<f64>,
     subsets: Vec<u64>,
 }
 
@@ -73,6 +91,7 @@ fn main() {
         workload.running.clear();
     }
     let only = text_arg("--planners", "");
+    let no_cold = std::env::args().any(|a| a == "--no-cold");
     let cluster = Cluster::from_spec(&cluster_spec);
     let mut problem = Problem::new(&cluster, &workload);
     // `--parallel-min-servers N`: move the threshold of the per-server parallel path (a huge N
@@ -85,6 +104,7 @@ fn main() {
         let mut row = Row {
             name: planner.name(),
             times_us: Vec::new(),
+            cold_us: Vec::new(),
             subsets: Vec::new(),
         };
         let reps = if planner.name() == "ilp" {
@@ -92,29 +112,61 @@ fn main() {
         } else {
             repeats
         };
-        for seed in 1..=seeds as u64 {
-            let mut state =
-                scenario::initial_state(&cluster, &workload, Some(seed)).expect("valid preset");
-            let preemptors = scenario::preemptors(&workload, &mut state);
-            for p in &preemptors {
-                let mut samples = Vec::with_capacity(reps);
-                let mut decision = None;
-                for _ in 0..reps {
-                    let t0 = Instant::now();
-                    let at = DecisionPoint {
-                        problem: &problem,
-                        state: &state,
-                        preemptor: p,
-                    };
-                    let d = planner.decide(&at).expect("decides");
-                    samples.push(t0.elapsed().as_secs_f64() * 1e6);
-                    decision = Some(d);
+        // Two passes over the same sequences of decisions: in the first, each sample decides
+        // on the state as the sequence left it, scan memos included (the memos the first
+        // sample fills on servers whose memo the sequence had emptied are emptied again
+        // before the next); in the second, on a copy with every memo dropped, as a first
+        // decision on a fresh state would. Cloning large states between samples disturbs the
+        // allocator and the caches, so the passes are apart.
+        for pass_cold in [false, true] {
+            if pass_cold && no_cold {
+                continue;
+            }
+            for seed in 1..=seeds as u64 {
+                let mut state =
+                    scenario::initial_state(&cluster, &workload, Some(seed)).expect("valid preset");
+                let preemptors = scenario::preemptors(&workload, &mut state);
+                for p in &preemptors {
+                    let stale: Vec<ServerId> = problem
+                        .servers()
+                        .filter(|&s| state.memo(s).is_empty())
+                        .collect();
+                    let mut filled: Option<Vec<ServerId>> = None;
+                    let mut samples = Vec::with_capacity(reps);
+                    for _ in 0..reps {
+                        let copy = pass_cold.then(|| {
+                            let mut copy = state.clone();
+                            copy.forget_memos();
+                            copy
+                        });
+                        for &s in filled.iter().flatten() {
+                            state.forget_memo(s);
+                        }
+                        let at = point(&problem, copy.as_ref().unwrap_or(&state), p);
+                        let t0 = Instant::now();
+                        let _ = planner.decide(&at).expect("decides");
+                        samples.push(t0.elapsed().as_secs_f64() * 1e6);
+                        if filled.is_none() {
+                            let now_filled = stale.iter().copied();
+                            let now_filled = now_filled.filter(|&s| !state.memo(s).is_empty());
+                            filled = Some(now_filled.collect());
+                        }
+                    }
+                    for &s in filled.iter().flatten() {
+                        state.forget_memo(s);
+                    }
+                    let decision = planner
+                        .decide(&point(&problem, &state, p))
+                        .expect("decides");
+                    samples.sort_by(f64::total_cmp);
+                    if pass_cold {
+                        row.cold_us.push(percentile(&samples, 0.5));
+                    } else {
+                        row.times_us.push(percentile(&samples, 0.5));
+                        row.subsets.push(decision.subsets_evaluated);
+                    }
+                    apply(&problem, &mut state, p, &decision).expect("applies");
                 }
-                samples.sort_by(f64::total_cmp);
-                let Some(decision) = decision else { continue };
-                row.times_us.push(percentile(&samples, 0.5));
-                row.subsets.push(decision.subsets_evaluated);
-                apply(&problem, &mut state, p, &decision).expect("applies");
             }
         }
         rows.push(row);
@@ -126,11 +178,12 @@ fn main() {
         repeats.min(5)
     );
     println!(
-        "| planner | median per decision | p90 | max | mean subsets evaluated | total subsets |"
+        "| planner | median per decision | p90 | max | median, memos dropped | mean subsets evaluated | total subsets |"
     );
-    println!("|---|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|");
     for r in &mut rows {
         r.times_us.sort_by(f64::total_cmp);
+        r.cold_us.sort_by(f64::total_cmp);
         let total: u64 = r.subsets.iter().sum();
         let fmt = |us: f64| {
             if us >= 1000.0 {
@@ -140,11 +193,12 @@ fn main() {
             }
         };
         println!(
-            "| {} | {} | {} | {} | {:.0} | {} |",
+            "| {} | {} | {} | {} | {} | {:.0} | {} |",
             r.name,
             fmt(percentile(&r.times_us, 0.5)),
             fmt(percentile(&r.times_us, 0.9)),
             fmt(percentile(&r.times_us, 1.0)),
+            fmt(percentile(&r.cold_us, 0.5)),
             total as f64 / r.subsets.len().max(1) as f64,
             total
         );

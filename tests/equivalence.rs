@@ -4,7 +4,8 @@
 //! saturated clusters of up to twelve servers of two types, with random Eq. 1 settings
 //! (including levels that score alike), several victim priorities and start times, and
 //! small budgets that force the fallback; on the sequential and the parallel (large-cluster)
-//! paths.
+//! paths; the fast searches reuse the scan memos of a sequence of decisions, the reference
+//! scans afresh.
 
 use coplan::preempt::apply::apply;
 use coplan::preempt::flextopo::{Sourcing, decide_reference};
@@ -110,7 +111,7 @@ fn settings() -> impl Strategy<Value = (f64, TopologyScore, ScoreBasis, Priority
 fn workload() -> impl Strategy<Value = PreemptionSpec> {
     (
         (class(0, true), class(1, true), any::<bool>()),
-        (class(2, false), class(3, false)),
+        (class(2, false), class(3, false), 0..4usize),
         prop::collection::vec((2..4usize, 1..=6i64), 1..=2),
         (0..4usize, 1..=3i64, any::<u64>(), any::<bool>()),
         settings(),
@@ -118,7 +119,7 @@ fn workload() -> impl Strategy<Value = PreemptionSpec> {
         .prop_map(
             |(
                 (v0, v1, one_priority),
-                (p0, p1),
+                (p0, p1, variant),
                 preempt,
                 (allocator, churn_rounds, seed, bind),
                 (alpha, score, basis, norm, budget),
@@ -129,6 +130,16 @@ fn workload() -> impl Strategy<Value = PreemptionSpec> {
                 let mut v1 = v1;
                 if one_priority {
                     v1.priority = v0.priority;
+                }
+                // Preemptor classes that differ in one input of the filter only (the scan
+                // memos are kept per class): the same request with another QoS, or a priority
+                // between the victims' (fewer potential victims).
+                let mut p1 = p1;
+                if variant == 1 || variant == 3 {
+                    (p1.gpus, p1.cores) = (p0.gpus, p0.cores);
+                }
+                if variant >= 2 {
+                    p1.priority = 25;
                 }
                 spec.workload = vec![v0, v1, p0, p1];
                 spec.preempt = preempt
@@ -173,8 +184,9 @@ fn valid(cluster: &ClusterSpec, spec: &PreemptionSpec) -> bool {
         && coplan::spec::validate::preemption(spec).is_empty()
 }
 
-/// Every decision of `sourcing`'s planner, on the states its own plan reaches, equals the
-/// reference's on the same state (server, victims and whether the budget cut it short).
+/// Every decision of `sourcing`'s planner, on the states its own plan reaches (with the scan
+/// memos its earlier decisions left), equals the reference's on the same state without memos
+/// (server, victims and whether the budget cut it short).
 /// The planners under test: their registry name and their reference decision.
 type Reference = fn(&DecisionPoint<'_>) -> Decision;
 
@@ -219,7 +231,14 @@ fn check_planner(
             preemptor: p,
         };
         let fast = planner.decide(&at).expect("decides");
-        let reference = reference(&at);
+        // The reference decides on a copy without the scan memos the sequence has filled,
+        // so that a stale or misapplied memo shows as a difference.
+        let mut fresh = state.clone();
+        fresh.forget_memos();
+        let reference = reference(&DecisionPoint {
+            state: &fresh,
+            ..at
+        });
         prop_assert_eq!(
             (&fast.server, &fast.victims, fast.truncated),
             (&reference.server, &reference.victims, reference.truncated),

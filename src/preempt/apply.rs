@@ -70,7 +70,7 @@ pub fn apply(
         let placement = match d.placement {
             _ if d.refuse => None,
             Some((g, c)) => Some((g, c, t.level_of(g, c))),
-            None => place(t, a.free_gpus, a.free_cores, p.request)
+            None => place(t, a.free_gpus(), a.free_cores(), p.request)
                 .map(|pl| (pl.gpus, pl.cores, pl.level)),
         };
         match placement {

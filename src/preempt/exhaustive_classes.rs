@@ -90,8 +90,8 @@ pub fn decide(problem: &Problem<'_>, state: &ClusterState, p: &Preemptor) -> Opt
         let walk = Walk::new(problem, state, &qos, q, facts, p, victims_basis);
         let (leaders, n) = walk.run(Counts::of(
             qos.domains(problem.cluster, q.server),
-            base.free_gpus,
-            base.free_cores,
+            base.free_gpus(),
+            base.free_cores(),
         ));
         evaluated += n;
         for l in &leaders {
@@ -112,7 +112,7 @@ pub fn decide(problem: &Problem<'_>, state: &ClusterState, p: &Preemptor) -> Opt
 /// priority, then descending start: the highest-indexed member of a subset is then one of its
 /// highest-priority victims with the earliest start among them, i.e. it gives both chain keys.
 struct Walk<'a> {
-    q: &'a Qualifying,
+    q: &'a Qualifying<'a>,
     t: &'a ServerType,
     /// The domains a placement meeting the QoS could use, best level first.
     domains: &'a [(Level, Domain)],

@@ -1,23 +1,33 @@
 //! FlexTopo's filter, candidate sourcing over victim subsets and Eq. 1 scoring, shared by
 //! its searches, and the reference search that enumerates every subset size by size.
 
-use super::problem::{ChainKey, Decision, Problem, QosTest};
+use std::borrow::Cow;
+use std::sync::OnceLock;
+
+use super::problem::{ChainKey, Decision, Problem, QosTest, start_key};
 use crate::plan::preemption::Preemptor;
-use crate::spec::preemption::{ImpScope, PriorityNorm, ScoreBasis};
-use crate::topology::state::{ClusterState, Resident};
-use crate::topology::{CoreSet, GpuSet, Level, ServerId};
+use crate::spec::preemption::{ImpScope, PriorityNorm, ScoreBasis, TopologyQos};
+use crate::topology::state::{ClusterState, Resident, ServerAlloc};
+use crate::topology::{Cluster, CoreSet, GpuSet, Level, Request, ServerId};
 
 pub(super) const SCORE_EPS: f64 = 1e-12;
 
 /// What sourcing and scoring need of a potential victim: its server's copy of its facts.
 pub type VictimFacts = Resident;
 
-pub(super) struct Qualifying {
+pub(super) struct Qualifying<'s> {
     pub(super) server: ServerId,
-    /// The server's potential victims: `Filtered::arenas[arena][start..start + victims]`.
-    arena: usize,
-    start: usize,
+    /// The server's potential victims, ascending pod id: its residents, or the memo's list of
+    /// those that are potential victims.
+    facts: Cow<'s, [VictimFacts]>,
+    /// The memo's screen the facts come from (`None` when the memo was full).
+    screen: Option<&'s Screen>,
+    /// The screen's kept [`BestChain`], copied while the filter has the screen at hand (a
+    /// later pass over every server would fetch each screen from memory again).
+    kept_chain: Option<(usize, BestChain)>,
     pub(super) victims: usize,
+    /// The lowest and highest priority of the potential victims (`None`: there are none).
+    pub(super) priorities: Option<(i64, i64)>,
     /// No victim set smaller than this can admit the pod (a counting bound per domain).
     pub(super) min_victims: usize,
     /// The same bound per level (indexed as [`Level::ALL`]): no set smaller than
@@ -29,57 +39,148 @@ pub(super) struct Qualifying {
     done: bool,
 }
 
-/// The filter's result: the qualifying servers, their potential victims in arenas (a
-/// decision visits every server; none allocates its own lists): one arena, or one per chunk
-/// of servers on the parallel path (merging them would copy every victim again).
-#[derive(Default)]
-pub(super) struct Filtered {
-    pub(super) servers: Vec<Qualifying>,
-    arenas: Vec<Vec<VictimFacts>>,
+/// The filter's result for one server and one preemptor class, kept in the server's scan
+/// memo: the next decision for a preemptor of the same class reuses it while the server is
+/// unchanged. `key` is everything the filter reads besides the server.
+struct Screen {
+    key: ScreenKey,
+    /// The server's potential victims, ascending pod id, unless they are all its residents
+    /// (`None`, the common case: nothing is copied).
+    facts: Option<Vec<VictimFacts>>,
+    /// `None`: the server does not qualify.
+    level_bounds: Option<[Option<usize>; 3]>,
+    priorities: Option<(i64, i64)>,
+    /// [`Qualifying::best_chain`] at the first size asked.
+    best_chain: OnceLock<(usize, BestChain)>,
 }
 
-impl Filtered {
-    /// FlexTopo's filter over the whole cluster; on large clusters in chunks of servers on
-    /// rayon's threads, merged in server order (the result does not depend on the threads).
+/// What the best `k`-subset of a server's victims could be: the best chain key any could have
+/// and the lowest priority sum of `k` victims, and whether the victims share one priority.
+#[derive(Clone)]
+pub(super) struct BestChain {
+    pub(super) chain: ChainKey,
+    pub(super) lowest_sum: i64,
+    pub(super) one_priority: bool,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+struct ScreenKey {
+    priority: i64,
+    request: Request,
+    qos: TopologyQos,
+}
+
+impl Qualifying<'_> {
+    /// [`BestChain`] of the server's `k`-subsets, kept with its screen for the first `k`
+    /// asked (a sequence of decisions for one class asks the same size again and again).
+    pub(super) fn best_chain(
+        &self,
+        cluster: &Cluster,
+        k: usize,
+        scratch: &mut Vec<(i64, f64)>,
+    ) -> BestChain {
+        let compute = |scratch: &mut Vec<(i64, f64)>| {
+            scratch.clear();
+            scratch.extend(
+                self.facts
+                    .iter()
+                    .map(|f| (f.priority, start_key(f.start_time_s))),
+            );
+            let one_priority = scratch.iter().all(|v| v.0 == scratch[0].0);
+            let (chain, lowest_sum) = ChainKey::best_possible(cluster, self.server, k, scratch);
+            BestChain {
+                chain,
+                lowest_sum,
+                one_priority,
+            }
+        };
+        if let Some((at, kept)) = &self.kept_chain
+            && *at == k
+        {
+            return kept.clone();
+        }
+        match self.screen {
+            Some(screen) => {
+                let (at, kept) = screen.best_chain.get_or_init(|| (k, compute(scratch)));
+                if *at == k {
+                    kept.clone()
+                } else {
+                    compute(scratch)
+                }
+            }
+            None => compute(scratch),
+        }
+    }
+}
+
+/// The filter's result: the qualifying servers in server order.
+#[derive(Default)]
+pub(super) struct Filtered<'s> {
+    pub(super) servers: Vec<Qualifying<'s>>,
+}
+
+impl<'s> Filtered<'s> {
+    /// FlexTopo's filter over the whole cluster, each server's result taken from its scan
+    /// memo when the server is unchanged since a preemptor of the same class was filtered.
+    /// One pass in server order: with the results kept, it is bound by memory, and rayon's
+    /// threads made it slower, on cold memos too (their results are allocated per server).
     pub(super) fn new(
         problem: &Problem<'_>,
         qos: &QosTest,
-        state: &ClusterState,
+        state: &'s ClusterState,
         p: &Preemptor,
     ) -> Self {
-        use rayon::prelude::*;
-        const CHUNK: u32 = 256;
-        let servers = problem.cluster.servers.len() as u32;
-        let chunk = |arena: usize, from: u32, to: u32| {
-            let mut servers = Vec::new();
-            let mut facts = Vec::new();
-            let mut gains = Vec::new();
-            for server in (from..to).map(ServerId) {
-                if let Some(q) = qualify(problem, qos, state, p, server, &mut facts, &mut gains) {
-                    servers.push(Qualifying { arena, ..q });
-                }
+        let key = ScreenKey {
+            priority: p.priority,
+            request: p.request,
+            qos: p.qos,
+        };
+        let mut gains = Vec::new();
+        let mut servers = Vec::with_capacity(problem.cluster.servers.len());
+        for server in problem.servers() {
+            let a = &state.servers[server.index()];
+            let kept = state.memo(server).get_or_insert(
+                |s: &Screen| s.key == key,
+                || screen(problem, qos, a, (p, key), server, &mut gains),
+            );
+            let (level_bounds, priorities, facts, kept) = match kept {
+                Ok(s) => (
+                    s.level_bounds,
+                    s.priorities,
+                    s.facts
+                        .as_deref()
+                        .map_or(Cow::Borrowed(a.residents()), Cow::Borrowed),
+                    Some(s),
+                ),
+                // The memo is full: this decision keeps its own copy.
+                Err(s) => (
+                    s.level_bounds,
+                    s.priorities,
+                    Cow::Owned(s.facts.clone().unwrap_or_else(|| a.residents().to_vec())),
+                    None,
+                ),
+            };
+            if let Some(level_bounds) = level_bounds {
+                servers.push(Qualifying {
+                    server,
+                    victims: facts.len(),
+                    priorities,
+                    min_victims: level_bounds.iter().flatten().copied().min().unwrap_or(0),
+                    level_bounds,
+                    facts,
+                    kept_chain: kept.and_then(|s| s.best_chain.get().cloned()),
+                    screen: kept,
+                    used: 0,
+                    done: false,
+                });
             }
-            (servers, facts)
-        };
-        let parts: Vec<(Vec<Qualifying>, Vec<VictimFacts>)> = if problem.parallel() {
-            (0..servers.div_ceil(CHUNK))
-                .into_par_iter()
-                .map(|i| chunk(i as usize, i * CHUNK, ((i + 1) * CHUNK).min(servers)))
-                .collect()
-        } else {
-            vec![chunk(0, 0, servers)]
-        };
-        let mut filtered = Filtered::default();
-        for (servers, facts) in parts {
-            filtered.servers.extend(servers);
-            filtered.arenas.push(facts);
         }
-        filtered
+        Filtered { servers }
     }
 
     /// The potential victims of a qualifying server, ascending pod id.
-    pub(super) fn facts(&self, q: &Qualifying) -> &[VictimFacts] {
-        &self.arenas[q.arena][q.start..q.start + q.victims]
+    pub(super) fn facts<'q>(&self, q: &'q Qualifying<'s>) -> &'q [VictimFacts] {
+        &q.facts
     }
 
     /// Sources the `k`-subsets of qualifying server `qi` into `sink` ([`source_subsets`]).
@@ -95,8 +196,10 @@ impl Filtered {
         sink: &mut Sink,
     ) -> (u64, bool) {
         let q = &mut self.servers[qi];
-        let facts = &self.arenas[q.arena][q.start..q.start + q.victims];
-        source_subsets(problem, qos, state, (qi, q, facts), k, budget, sink)
+        let facts = std::mem::take(&mut q.facts);
+        let result = source_subsets(problem, qos, state, (qi, q, &facts), k, budget, sink);
+        self.servers[qi].facts = facts;
+        result
     }
 }
 
@@ -231,50 +334,56 @@ impl Sink {
 }
 
 /// The filter for one server: it qualifies when draining every potential victim admits a
-/// placement that meets the QoS. Its victims are appended to `facts`.
-fn qualify(
+/// placement that meets the QoS.
+fn screen(
     problem: &Problem<'_>,
     qos: &QosTest,
-    state: &ClusterState,
-    p: &Preemptor,
+    a: &ServerAlloc,
+    (p, key): (&Preemptor, ScreenKey),
     server: ServerId,
-    facts: &mut Vec<VictimFacts>,
     gains: &mut Vec<u32>,
-) -> Option<Qualifying> {
-    let a = &state.servers[server.index()];
-    let start = facts.len();
-    let (mut g, mut c) = (a.free_gpus, a.free_cores);
-    for pod in a.residents() {
-        if pod.preemptible && pod.priority < p.priority {
-            g = g.or(pod.gpus);
-            c = c.or(pod.cores);
-            facts.push(*pod);
-        }
+) -> Screen {
+    let is_victim = |pod: &VictimFacts| pod.preemptible && pod.priority < p.priority;
+    let (mut g, mut c) = (a.free_gpus(), a.free_cores());
+    for pod in a.residents().iter().filter(|pod| is_victim(pod)) {
+        g = g.or(pod.gpus);
+        c = c.or(pod.cores);
     }
     // The counting test gives the level `place` would reach, without choosing ids.
     if qos.placed_level(problem.cluster, server, g, c).is_none() {
-        facts.truncate(start);
-        return None;
+        return Screen {
+            key,
+            facts: None,
+            level_bounds: None,
+            priorities: None,
+            best_chain: OnceLock::new(),
+        };
     }
+    let facts = (!a.residents().iter().all(is_victim))
+        .then(|| a.residents().iter().copied().filter(is_victim).collect());
+    let victims = facts.as_deref().unwrap_or(a.residents());
+    let priorities = victims
+        .iter()
+        .map(|v| v.priority)
+        .fold(None, |span: Option<(i64, i64)>, x| {
+            Some(span.map_or((x, x), |(lo, hi)| (lo.min(x), hi.max(x))))
+        });
     let level_bounds = victims_needed_per_level(
         problem,
         qos,
         server,
         p,
-        (a.free_gpus, a.free_cores),
-        &facts[start..],
+        (a.free_gpus(), a.free_cores()),
+        victims,
         gains,
     );
-    Some(Qualifying {
-        server,
-        arena: 0,
-        start,
-        victims: facts.len() - start,
-        min_victims: level_bounds.iter().flatten().copied().min().unwrap_or(0),
-        level_bounds,
-        used: 0,
-        done: false,
-    })
+    Screen {
+        key,
+        facts,
+        level_bounds: Some(level_bounds),
+        priorities,
+        best_chain: OnceLock::new(),
+    }
 }
 
 /// Tries every k-subset of one qualifying server's victims (within its budget) and records the
@@ -297,7 +406,7 @@ fn source_subsets(
     for_each_union(
         facts,
         k,
-        (base.free_gpus, base.free_cores),
+        (base.free_gpus(), base.free_cores()),
         &mut |idx, g, c| {
             if *used >= budget {
                 stopped = true;

@@ -159,8 +159,8 @@ fn domain_options(
             let pods = victims.iter().filter_map(|id| state.pod(*id));
             out.push(DomainOption {
                 cost: problem.cost.placement_cost(t, level),
-                free_gpus: a.free_gpus.and(d.gpus).len(),
-                free_cores: a.free_cores.and(d.cores).len(),
+                free_gpus: a.free_gpus().and(d.gpus).len(),
+                free_cores: a.free_cores().and(d.cores).len(),
                 victim_gpus: pods.clone().map(|v| v.gpus.and(d.gpus).len()).collect(),
                 victim_cores: pods.map(|v| v.cores.and(d.cores).len()).collect(),
             });

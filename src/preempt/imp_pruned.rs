@@ -22,7 +22,7 @@
 //! the reference short, it returns `None` and the reference decides.
 
 use super::flextopo_sourcing::{
-    Filtered, Qualifying, SCORE_EPS, Sink, VictimFacts, candidate_key, candidate_score,
+    BestChain, Filtered, Qualifying, SCORE_EPS, Sink, VictimFacts, candidate_key, candidate_score,
     decision_of, pick_best, preemptible_priority_range, priority_term, subsets_up_to,
 };
 use super::problem::{ChainKey, Decision, Problem, QosTest, start_key};
@@ -69,13 +69,15 @@ pub fn decide(problem: &Problem<'_>, state: &ClusterState, p: &Preemptor) -> Opt
         return None;
     }
     if settings.priority_norm == PriorityNorm::Candidates {
-        let mut prios = filtered
+        // Every potential victim in reach must have one priority.
+        let mut spans = filtered
             .servers
             .iter()
             .filter(|q| in_reach(q))
-            .flat_map(|q| filtered.facts(q).iter().map(|f| f.priority));
-        let first = prios.next();
-        if prios.any(|x| Some(x) != first) {
+            .filter_map(|q| q.priorities);
+        if let Some((lo, hi)) = spans.next()
+            && (lo != hi || spans.any(|s| s != (lo, hi)))
+        {
             return None;
         }
     }
@@ -85,26 +87,11 @@ pub fn decide(problem: &Problem<'_>, state: &ClusterState, p: &Preemptor) -> Opt
             .then(|| bound(problem, &filtered, qi, k, range, scratch))
             .flatten()
     };
-    let mut bounds: Vec<Bound> = if problem.parallel() {
-        // Chunks of servers per task, concatenated in server order.
-        use rayon::prelude::*;
-        const CHUNK: usize = 512;
-        let parts: Vec<Vec<Bound>> = (0..filtered.servers.len().div_ceil(CHUNK))
-            .into_par_iter()
-            .map(|i| {
-                let mut scratch = Vec::new();
-                (i * CHUNK..((i + 1) * CHUNK).min(filtered.servers.len()))
-                    .filter_map(|qi| bound_of(&mut scratch, qi))
-                    .collect()
-            })
-            .collect();
-        parts.into_iter().flatten().collect()
-    } else {
-        let mut scratch = Vec::new();
-        (0..filtered.servers.len())
-            .filter_map(|qi| bound_of(&mut scratch, qi))
-            .collect()
-    };
+    // One pass in server order. With the filter's results kept in the servers' memos this
+    // pass and the filter are bound by memory, not work: on two cores, rayon made them slower.
+    let mut scratch = Vec::new();
+    let mut bounds = Vec::with_capacity(filtered.servers.len());
+    bounds.extend((0..filtered.servers.len()).filter_map(|qi| bound_of(&mut scratch, qi)));
     // Best bounds first, but only the head is sorted: on large clusters most servers are
     // skipped whatever their order. Server ranks differ, so no two bounds compare equal and
     // the unstable selection is deterministic.
@@ -222,7 +209,7 @@ fn has_feasible_subset(
     super::flextopo_sourcing::for_each_union(
         facts,
         k,
-        (base.free_gpus, base.free_cores),
+        (base.free_gpus(), base.free_cores()),
         &mut |_, g, c| {
             tried += 1;
             found = qos.placed_level(problem.cluster, q.server, g, c).is_some();
@@ -243,7 +230,6 @@ fn bound(
 ) -> Option<Bound> {
     let settings = &problem.spec.flextopo;
     let q = &filtered.servers[qi];
-    let facts = filtered.facts(q);
     let t = problem.cluster.type_of(q.server);
     let best_level = Level::ALL
         .into_iter()
@@ -261,14 +247,11 @@ fn bound(
     let topology = levels_possible
         .map(|l| problem.cost.topology_score(t, l))
         .fold(f64::NEG_INFINITY, f64::max);
-    scratch.clear();
-    scratch.extend(
-        facts
-            .iter()
-            .map(|f| (f.priority, start_key(f.start_time_s))),
-    );
-    let one_priority = scratch.iter().all(|v| v.0 == scratch[0].0);
-    let (chain, lowest_sum) = ChainKey::best_possible(problem.cluster, q.server, k, scratch);
+    let BestChain {
+        chain,
+        lowest_sum,
+        one_priority,
+    } = q.best_chain(problem.cluster, k, scratch);
     let pterm = priority_term(
         settings.priority_norm,
         k,
@@ -346,8 +329,8 @@ fn source_latest_first(
             }
         }
         let with_last = (
-            base.free_gpus.or(sorted[last].gpus),
-            base.free_cores.or(sorted[last].cores),
+            base.free_gpus().or(sorted[last].gpus),
+            base.free_cores().or(sorted[last].cores),
         );
         super::flextopo_sourcing::for_each_union(
             &sorted[..last],

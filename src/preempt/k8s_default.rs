@@ -7,7 +7,7 @@ use super::planner::PreemptionPlanner;
 use std::cmp::Ordering;
 
 use super::flextopo_sourcing::fewest;
-use super::problem::{ChainKey, Decision, DecisionPoint, more_important, start_key};
+use super::problem::{ChainKey, Decision, DecisionPoint, Problem, more_important, start_key};
 use crate::plan::error::PlanningError;
 use crate::topology::state::{ClusterState, Resident};
 use crate::topology::{CoreSet, GpuSet, PodId, Request, ServerId};
@@ -81,13 +81,16 @@ pub fn dry_run_preemption(
                     .collect()
             })
             .collect();
-        parts.concat()
+        Problem::concat(parts)
     } else {
         let mut scratch = Scratch::default();
-        problem
-            .servers()
-            .filter_map(|server| bound_of(&mut scratch, server))
-            .collect()
+        let mut bounds = Vec::with_capacity(problem.cluster.servers.len());
+        bounds.extend(
+            problem
+                .servers()
+                .filter_map(|server| bound_of(&mut scratch, server)),
+        );
+        bounds
     };
     // The fit test of every server; the reprieve steps of the servers dry-run are added.
     let mut evaluated = problem.cluster.servers.len() as u64;
@@ -160,12 +163,12 @@ fn chain_bound(
     } = scratch;
     let (problem, state, p) = (at.problem, at.state, at.preemptor);
     let a = &state.servers[server.index()];
-    if fits(server, a.free_gpus, a.free_cores) {
+    if fits(server, a.free_gpus(), a.free_cores()) {
         // The exact key of a candidate without victims.
         return Some(ChainKey::best_possible(problem.cluster, server, 0, &mut []).0);
     }
     facts.clear();
-    let (mut g, mut c) = (a.free_gpus, a.free_cores);
+    let (mut g, mut c) = (a.free_gpus(), a.free_cores());
     for r in a.residents() {
         if r.preemptible && r.priority < p.priority {
             g = g.or(r.gpus);
@@ -183,8 +186,8 @@ fn chain_bound(
     }
     // The victims left after the reprieve still make the pod fit, so by counts: at least as
     // many as the fewest whose GPUs (and, apart, cores) cover the shortfall, and at least one.
-    let need_g = p.request.gpus.saturating_sub(a.free_gpus.len());
-    let need_c = p.request.cores.saturating_sub(a.free_cores.len());
+    let need_g = p.request.gpus.saturating_sub(a.free_gpus().len());
+    let need_c = p.request.cores.saturating_sub(a.free_cores().len());
     let gpus = fewest(need_g, facts.iter().map(|v| v.0), gains);
     let cores = fewest(need_c, facts.iter().map(|v| v.1), gains);
     let count = 1.max(gpus.unwrap_or(0)).max(cores.unwrap_or(0));
@@ -204,7 +207,7 @@ fn dry_run_server(
     let (problem, state, p) = (at.problem, at.state, at.preemptor);
     let a = &state.servers[server.index()];
     let mut evaluated = 1u64;
-    let victims: Vec<Resident> = if fits(server, a.free_gpus, a.free_cores) {
+    let victims: Vec<Resident> = if fits(server, a.free_gpus(), a.free_cores()) {
         Vec::new()
     } else {
         // The server's own copy of its pods' facts: no lookups in the cluster's pod table
@@ -217,7 +220,7 @@ fn dry_run_server(
             .collect();
         let (mut g, mut c) = potential
             .iter()
-            .fold((a.free_gpus, a.free_cores), |(g, c), r| {
+            .fold((a.free_gpus(), a.free_cores()), |(g, c), r| {
                 (g.or(r.gpus), c.or(r.cores))
             });
         if !fits(server, g, c) {

@@ -35,6 +35,17 @@ impl<'a> Problem<'a> {
         }
     }
 
+    /// The per-chunk results of a parallel pass over the servers, in chunk order, moved into
+    /// one vector allocated once (a growing one would copy a large cluster's results again
+    /// and again).
+    pub fn concat<T>(parts: Vec<Vec<T>>) -> Vec<T> {
+        let mut all = Vec::with_capacity(parts.iter().map(Vec::len).sum());
+        for part in parts {
+            all.extend(part);
+        }
+        all
+    }
+
     /// Whether per-server work runs in parallel on this cluster.
     pub fn parallel(&self) -> bool {
         self.cluster.servers.len() >= self.parallel_min_servers
@@ -357,7 +368,7 @@ pub fn freed(state: &ClusterState, server: ServerId, victims: &[PodId]) -> (GpuS
     victims
         .iter()
         .filter_map(|id| state.pod(*id))
-        .fold((a.free_gpus, a.free_cores), |(g, c), p| {
+        .fold((a.free_gpus(), a.free_cores()), |(g, c), p| {
             (g.or(p.gpus), c.or(p.cores))
         })
 }

@@ -82,7 +82,7 @@ fn used_gpu_share(cluster: &Cluster, state: &ClusterState) -> f64 {
     if total == 0 {
         return 1.0;
     }
-    let free: u32 = state.servers.iter().map(|s| s.free_gpus.len()).sum();
+    let free: u32 = state.servers.iter().map(|s| s.free_gpus().len()).sum();
     (total as f64 - free as f64) / total as f64
 }
 
@@ -148,7 +148,7 @@ fn choose(
         .map(|i| ServerId(i as u32))
         .filter(|&s| {
             let a = &state.servers[s.index()];
-            a.free_gpus.len() >= req.gpus && a.free_cores.len() >= req.cores
+            a.free_gpus().len() >= req.gpus && a.free_cores().len() >= req.cores
         })
         .collect();
     if fits.is_empty() {
@@ -158,13 +158,13 @@ fn choose(
         FillAllocator::Random | FillAllocator::NumaAligned => fits[rng.below(fits.len())],
         FillAllocator::BestFit => *fits.iter().min_by_key(|&&s| {
             let a = &state.servers[s.index()];
-            (a.free_gpus.len(), a.free_cores.len(), s)
+            (a.free_gpus().len(), a.free_cores().len(), s)
         })?,
         FillAllocator::Spread => *fits.iter().min_by_key(|&&s| {
             let a = &state.servers[s.index()];
             (
-                std::cmp::Reverse(a.free_gpus.len()),
-                std::cmp::Reverse(a.free_cores.len()),
+                std::cmp::Reverse(a.free_gpus().len()),
+                std::cmp::Reverse(a.free_cores().len()),
                 s,
             )
         })?,
@@ -172,23 +172,23 @@ fn choose(
     let a = &state.servers[server.index()];
     let (gpus, cores) = match allocator {
         FillAllocator::Random => {
-            let g: Vec<usize> = a.free_gpus.iter().collect();
-            let c: Vec<usize> = a.free_cores.iter().collect();
+            let g: Vec<usize> = a.free_gpus().iter().collect();
+            let c: Vec<usize> = a.free_cores().iter().collect();
             (
                 GpuSet::from_ids(rng.sample(&g, req.gpus as usize)),
                 CoreSet::from_ids(rng.sample(&c, req.cores as usize)),
             )
         }
         FillAllocator::NumaAligned => {
-            let g: Vec<usize> = a.free_gpus.iter().collect();
+            let g: Vec<usize> = a.free_gpus().iter().collect();
             let gpus = GpuSet::from_ids(rng.sample(&g, req.gpus as usize));
             let t = cluster.type_of(server);
-            (gpus, aligned_cores(t, gpus, a.free_cores, req.cores)?)
+            (gpus, aligned_cores(t, gpus, a.free_cores(), req.cores)?)
         }
         // Lowest ids: the kubelet's default (non-topology) CPU and device assignment.
         FillAllocator::BestFit | FillAllocator::Spread => (
-            a.free_gpus.lowest(req.gpus)?,
-            a.free_cores.lowest(req.cores)?,
+            a.free_gpus().lowest(req.gpus)?,
+            a.free_cores().lowest(req.cores)?,
         ),
     };
     Some((server, gpus, cores))
@@ -337,5 +337,53 @@ mod tests {
                 applied.event.cost
             );
         }
+    }
+
+    /// A server's scan memo keeps one result per key until the server changes; clones share
+    /// what was kept; states compare equal whatever their memos hold.
+    #[test]
+    fn scan_memos_last_until_their_server_changes() {
+        let cluster = cluster(2);
+        let mut state = initial_state(&cluster, &spec("random"), Some(3)).expect("fills");
+        let server = ServerId(0);
+        let computed = std::cell::Cell::new(0);
+        let memo_of = |state: &ClusterState, key: u32| {
+            *state
+                .memo(server)
+                .get_or_insert(
+                    |v: &(u32, u32)| v.0 == key,
+                    || {
+                        computed.set(computed.get() + 1);
+                        (key, computed.get())
+                    },
+                )
+                .expect("a free slot")
+        };
+        assert_eq!(memo_of(&state, 1), (1, 1));
+        assert_eq!(memo_of(&state, 1), (1, 1), "kept");
+        assert_eq!(memo_of(&state, 2), (2, 2), "another key, another result");
+        let copy = state.clone();
+        assert_eq!(memo_of(&copy, 2), (2, 2), "a clone shares what was kept");
+        assert_eq!(copy, state);
+        // Once every slot is taken, results are computed and handed back without being kept.
+        for key in 3..=4 {
+            memo_of(&state, key);
+        }
+        let full = state
+            .memo(server)
+            .get_or_insert(|v: &(u32, u32)| v.0 == 9, || (9, 0));
+        assert!(full.is_err());
+        // Any change of the server empties its memo; the other server's stays.
+        let victim = state.servers[0].pods()[0];
+        let pod = state.evict(victim).expect("evicts");
+        assert!(state.memo(server).is_empty());
+        let other = ServerId(1);
+        let _ = state.memo(other).get_or_insert(|_: &u8| true, || 0u8);
+        state.add(&cluster, pod).expect("adds back");
+        assert!(state.memo(server).is_empty());
+        assert_eq!(state.memo(other).len(), 1);
+        assert_eq!(memo_of(&state, 1), (1, 5), "computed again");
+        state.forget_memos();
+        assert!(state.memo(other).is_empty());
     }
 }

@@ -1,7 +1,9 @@
 //! Allocation state: which pod holds which GPUs and cores, and the initial state of a
 //! preemption workload's `[[running]]` pods.
 
+use std::any::Any;
 use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
 
 use super::{Cluster, CoreSet, GpuSet, PodId, Request, ServerId, place};
 use crate::p;
@@ -47,23 +49,102 @@ impl Pod {
     }
 }
 
-/// Free resources and resident pods of one server.
+/// Free resources and resident pods of one server. Changed only by [`ClusterState::add`] and
+/// [`ClusterState::evict`], which also clear its scan memo ([`ClusterState::memo`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServerAlloc {
-    pub free_gpus: GpuSet,
-    pub free_cores: CoreSet,
+    free_gpus: GpuSet,
+    free_cores: CoreSet,
     /// Resident pods, ascending id.
-    pub pods: Vec<PodId>,
+    pods: Vec<PodId>,
     /// The same pods with what the planners' per-server scans read of them, kept next to the
     /// server: on large clusters, looking each pod up in the cluster-wide table costs a cache
-    /// miss per pod. Maintained by [`ClusterState::add`] and [`ClusterState::evict`].
+    /// miss per pod.
     residents: Vec<Resident>,
 }
 
 impl ServerAlloc {
+    pub fn free_gpus(&self) -> GpuSet {
+        self.free_gpus
+    }
+
+    pub fn free_cores(&self) -> CoreSet {
+        self.free_cores
+    }
+
+    /// Resident pods, ascending id.
+    pub fn pods(&self) -> &[PodId] {
+        &self.pods
+    }
+
     /// The resident pods' facts, ascending id.
     pub fn residents(&self) -> &[Resident] {
         &self.residents
+    }
+}
+
+/// Results of planners' scans of one server, kept with the server until it changes. A
+/// sequence of decisions changes a few servers each: on the others a planner reuses what it
+/// found before instead of scanning them again. Each result is stored with the inputs it was
+/// computed from (its type's own key); a planner takes one only when they are its own. The
+/// memo is not part of the state: states compare equal whatever their memos hold, and a
+/// clone shares the results computed so far. Reading a kept result takes no lock.
+#[derive(Default, Clone)]
+pub struct ScanMemo([MemoSlot; ScanMemo::SLOTS]);
+
+type MemoSlot = OnceLock<Arc<dyn Any + Send + Sync>>;
+
+impl ScanMemo {
+    /// Results kept per server: a few preemptor classes at once. Once every slot is taken,
+    /// further results are computed each time (until the server changes).
+    const SLOTS: usize = 4;
+
+    /// The kept result of type `T` for which `matches` holds, else `compute`'s, kept when a
+    /// slot is free (`Err` with the result when none is).
+    pub fn get_or_insert<T: Any + Send + Sync>(
+        &self,
+        matches: impl Fn(&T) -> bool,
+        compute: impl FnOnce() -> T,
+    ) -> Result<&T, Arc<T>> {
+        fn kept<'m, T: Any>(slot: &'m MemoSlot, matches: &impl Fn(&T) -> bool) -> Option<&'m T> {
+            slot.get()
+                .and_then(|v| v.downcast_ref::<T>())
+                .filter(|v| matches(v))
+        }
+        if let Some(hit) = self.0.iter().find_map(|s| kept(s, &matches)) {
+            return Ok(hit);
+        }
+        let value = Arc::new(compute());
+        for slot in &self.0 {
+            // A slot another thread filled first is skipped.
+            if slot.set(value.clone()).is_ok()
+                && let Some(v) = kept(slot, &matches)
+            {
+                return Ok(v);
+            }
+        }
+        Err(value)
+    }
+
+    /// How many results are kept.
+    pub fn len(&self) -> usize {
+        self.0.iter().filter(|s| s.get().is_some()).count()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl PartialEq for ScanMemo {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for ScanMemo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ScanMemo({} results)", self.len())
     }
 }
 
@@ -82,6 +163,9 @@ pub struct Resident {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClusterState {
     pub servers: Vec<ServerAlloc>,
+    /// Per server, what planners computed from it as it is now; apart from `servers`, so
+    /// that scans reading the servers only do not stride over the memos.
+    memos: Vec<ScanMemo>,
     /// Indexed by pod id; `None` once evicted (ids are never reused).
     pods: Vec<Option<Pod>>,
     live: usize,
@@ -120,6 +204,7 @@ impl ClusterState {
                     }
                 })
                 .collect(),
+            memos: vec![ScanMemo::default(); cluster.servers.len()],
             pods: Vec::new(),
             live: 0,
             next_index: BTreeMap::new(),
@@ -150,6 +235,23 @@ impl ClusterState {
         self.live
     }
 
+    /// Drops every server's scan memo: the next decision scans every server afresh (what a
+    /// first decision on a new state does).
+    pub fn forget_memos(&mut self) {
+        self.memos.fill(ScanMemo::default());
+    }
+
+    /// Drops one server's scan memo (a benchmark repeating a decision puts back the memos as
+    /// they were before it).
+    pub fn forget_memo(&mut self, server: ServerId) {
+        self.memos[server.index()] = ScanMemo::default();
+    }
+
+    /// What planners computed from `server` as it is now (see [`ScanMemo`]).
+    pub fn memo(&self, server: ServerId) -> &ScanMemo {
+        &self.memos[server.index()]
+    }
+
     /// The pod holding a GPU or core, for used-by marks and messages.
     pub fn holder(
         &self,
@@ -158,7 +260,7 @@ impl ClusterState {
         core: Option<usize>,
     ) -> Option<&Pod> {
         self.servers[server.index()]
-            .pods
+            .pods()
             .iter()
             .filter_map(|id| self.pod(*id))
             .find(|p| {
@@ -176,6 +278,7 @@ impl ClusterState {
             return Err(self.taken("core", c, cluster, pod.server, None, Some(c)));
         }
         let id = PodId(self.pods.len() as u32);
+        self.forget_memo(pod.server);
         let alloc = &mut self.servers[pod.server.index()];
         alloc.free_gpus = alloc.free_gpus.minus(pod.gpus);
         alloc.free_cores = alloc.free_cores.minus(pod.cores);
@@ -220,6 +323,7 @@ impl ClusterState {
             .and_then(Option::take)
             .ok_or(StateError::NoPod(id))?;
         self.live -= 1;
+        self.forget_memo(pod.server);
         let alloc = &mut self.servers[pod.server.index()];
         alloc.free_gpus = alloc.free_gpus.or(pod.gpus);
         alloc.free_cores = alloc.free_cores.or(pod.cores);

@@ -55,7 +55,7 @@ pub fn assemble(
         let (mut avail_g, mut avail_c) = here
             .iter()
             .filter_map(|id| initial.pod(*id))
-            .fold((a.free_gpus, a.free_cores), |(g, c), p| {
+            .fold((a.free_gpus(), a.free_cores()), |(g, c), p| {
                 (g.or(p.gpus), c.or(p.cores))
             });
         // Bottom-up: NUMA-level placements first, then socket, then server.
@@ -80,7 +80,7 @@ pub fn assemble(
         // The ids must be free when the events replay in list order; otherwise the node
         // allocator places this server's pods during the replay.
         let replayable = ids.len() + refusing.len() == order.len() && {
-            let (mut free_g, mut free_c) = (a.free_gpus, a.free_cores);
+            let (mut free_g, mut free_c) = (a.free_gpus(), a.free_cores());
             order.iter().all(|i| {
                 for v in attributed.get(i).into_iter().flatten() {
                     if let Some(p) = initial.pod(*v) {

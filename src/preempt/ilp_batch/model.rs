@@ -152,13 +152,13 @@ pub fn build(
             }
         }
         let lowest_victim = initial.servers[server.index()]
-            .pods
+            .pods()
             .iter()
             .filter_map(|id| initial.pod(*id))
             .filter(|pod| pod.preemptible)
             .map(|pod| pod.priority)
             .min();
-        for id in &initial.servers[server.index()].pods {
+        for id in initial.servers[server.index()].pods() {
             if let Some(pod) = initial.pod(*id)
                 && pod.preemptible
                 && pod.priority < top_priority
@@ -273,9 +273,9 @@ pub fn build(
                 }
                 let demand: Expression = inner.iter().map(|(pl, var)| need(pl) as f64 * *var).sum();
                 let free = if gpus {
-                    a.free_gpus.and(outer.gpus).len()
+                    a.free_gpus().and(outer.gpus).len()
                 } else {
-                    a.free_cores.and(outer.cores).len()
+                    a.free_cores().and(outer.cores).len()
                 };
                 let freed: Expression = server_victims
                     .iter()

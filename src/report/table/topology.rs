@@ -14,7 +14,7 @@ pub fn topology(cluster: &Cluster, state: Option<&ClusterState>) -> String {
         let (free_g, free_c, pods) = match state {
             Some(st) => {
                 let a = &st.servers[i];
-                (a.free_gpus, a.free_cores, a.pods.len())
+                (a.free_gpus(), a.free_cores(), a.pods().len())
             }
             None => (t.whole().gpus, t.whole().cores, 0),
         };
