@@ -94,7 +94,9 @@ fn preemption_row(
             ));
             continue;
         }
+        // Each planner starts cold: no scan memo of an earlier planner's run.
         let mut state = initial.clone();
+        state.forget_memos();
         let mut times = Vec::with_capacity(preemptors.len());
         for p in &preemptors {
             let at = DecisionPoint {

@@ -10,8 +10,9 @@ use crate::topology::{Cluster, CoreSet, Domain, GpuSet, Level, PodId, Request, S
 
 use super::objective::CostModel;
 
-/// Above this many servers, the per-server work of a decision runs on rayon's threads (one
-/// task per server); below it the overhead would outweigh the gain.
+/// Above this many servers, the dry-run planners' per-server bounds run on rayon's threads in
+/// chunks of servers; below it the overhead would outweigh the gain. (FlexTopo's passes stay
+/// sequential: with the scan memos they are bound by memory.)
 pub const PARALLEL_MIN_SERVERS: usize = 1024;
 
 /// The fixed context of one plan: cluster, spec and cost model.
