@@ -15,7 +15,7 @@ use coplan::colocate::lemix::{LemixPlanner, LemixScore};
 use coplan::colocate::planner::PlannerRun;
 use coplan::colocate::planning::candidate_run;
 use coplan::colocate::registry;
-use coplan::colocate::setup::setup;
+use coplan::colocate::setup::{Setup, setup};
 use coplan::colocate::trace::parse_azure;
 use coplan::plan::colocation::{ColocationRun, Task};
 use coplan::spec::{ClusterSpec, ColocationSpec};
@@ -86,6 +86,23 @@ fn main() {
     }
     spec.training.rate = 0.3;
     let s = setup(&cluster, &spec, None, Some(1));
+    // `--azure-only`: the Azure hour alone; `--planners a,b`: only these planners there.
+    let args: Vec<String> = std::env::args().collect();
+    let azure_only = args.iter().any(|a| a == "--azure-only");
+    let only: Vec<String> = args
+        .iter()
+        .position(|a| a == "--planners")
+        .and_then(|i| args.get(i + 1))
+        .map(|v| v.split(',').map(str::to_string).collect())
+        .unwrap_or_default();
+    if !azure_only {
+        decisions_and_whole_run(&s);
+    }
+    azure_hour(&cluster, &mut spec, &only);
+}
+
+/// LeMix's decisions alone, and the whole 10 000-task simulation.
+fn decisions_and_whole_run(s: &Setup) {
     println!(
         "instance: 16 nodes × {} stages, {} tasks",
         s.config.stages,
@@ -126,6 +143,10 @@ fn main() {
         decisions / whole
     );
 
+}
+
+/// The first hour of the Azure conversation trace, per planner.
+fn azure_hour(cluster: &Cluster, spec: &mut ColocationSpec, only: &[String]) {
     let trace_path = std::env::var("COPLAN_AZURE_TRACE").unwrap_or_else(|_| {
         format!(
             "{}/../shared/data/azure-llm-2023/AzureLLMInferenceTrace_conv.csv",
@@ -152,6 +173,9 @@ fn main() {
     );
     println!("|---|---:|---:|---:|---:|---:|---|");
     for name in ["separate", "mix-rr", "mix-luf", "lemix"] {
+        if !only.is_empty() && !only.iter().any(|o| o == name) {
+            continue;
+        }
         let times: Vec<f64> = (0..3)
             .map(|_| {
                 let t0 = Instant::now();
