@@ -111,7 +111,7 @@ fn decisions_and_whole_run(s: &Setup) {
     let mut rates = Vec::new();
     for _ in 0..5 {
         let mut timed = Timed {
-            inner: Box::new(LemixPlanner::new(LemixScore::Faithful).dispatcher(&s)),
+            inner: Box::new(LemixPlanner::new(LemixScore::Faithful).dispatcher(s)),
             seconds: 0.0,
             decisions: 0,
         };
@@ -130,7 +130,7 @@ fn decisions_and_whole_run(s: &Setup) {
     let mut runs = Vec::new();
     for _ in 0..5 {
         let t0 = Instant::now();
-        let Ok(Some(run)) = candidate_run("lemix", &s) else {
+        let Ok(Some(run)) = candidate_run("lemix", s) else {
             panic!("lemix runs")
         };
         runs.push((t0.elapsed().as_secs_f64(), run.outcomes.len()));
@@ -142,7 +142,6 @@ fn decisions_and_whole_run(s: &Setup) {
         whole,
         decisions / whole
     );
-
 }
 
 /// The first hour of the Azure conversation trace, per planner.
@@ -162,7 +161,7 @@ fn azure_hour(cluster: &Cluster, spec: &mut ColocationSpec, only: &[String]) {
     spec.inference.arrival = None;
     spec.inference.count = hour.len() as i64;
     spec.inference.trace = Some("trace".into());
-    let s = setup(&cluster, &spec, Some(&hour), Some(1));
+    let s = setup(cluster, spec, Some(&hour), Some(1));
     println!(
         "\nAzure conv trace, first hour: {} requests + {} training tasks on 16 nodes",
         hour.len(),

@@ -66,7 +66,7 @@ pub fn apply(
         let t = problem.cluster.type_of(server);
         event.node = Some(problem.cluster.server(server).name.clone());
         event.required_level = t.required_level(p.request);
-        let a = &state.servers[server.index()];
+        let a = &state.servers()[server.index()];
         let placement = match d.placement {
             _ if d.refuse => None,
             Some((g, c)) => Some((g, c, t.level_of(g, c))),

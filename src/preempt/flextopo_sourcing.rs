@@ -138,7 +138,7 @@ impl<'s> Filtered<'s> {
         let mut gains = Vec::new();
         let mut servers = Vec::with_capacity(problem.cluster.servers.len());
         for server in problem.servers() {
-            let a = &state.servers[server.index()];
+            let a = &state.servers()[server.index()];
             let kept = state.memo(server).get_or_insert(
                 |s: &Screen| s.key == key,
                 || screen(problem, qos, a, (p, key), server, &mut gains),
@@ -399,7 +399,7 @@ fn source_subsets(
     budget: u64,
     sink: &mut Sink,
 ) -> (u64, bool) {
-    let base = &state.servers[q.server.index()];
+    let base = &state.servers()[q.server.index()];
     let mut stopped = false;
     let mut evaluated = 0u64;
     let (used, server) = (&mut q.used, q.server);

@@ -146,7 +146,7 @@ fn domain_options(
     victims: &[PodId],
 ) -> Vec<DomainOption> {
     let t = problem.cluster.type_of(server);
-    let a = &state.servers[server.index()];
+    let a = &state.servers()[server.index()];
     let mut out = Vec::new();
     for level in Level::ALL {
         if !problem.admits(server, p, level) {

@@ -204,7 +204,7 @@ fn has_feasible_subset(
     facts: &[VictimFacts],
     k: usize,
 ) -> (bool, u64) {
-    let base = &state.servers[q.server.index()];
+    let base = &state.servers()[q.server.index()];
     let (mut found, mut tried) = (false, 0u64);
     super::flextopo_sourcing::for_each_union(
         facts,
@@ -303,7 +303,7 @@ fn source_latest_first(
 ) -> u64 {
     let q = &filtered.servers[qi];
     let facts = filtered.facts(q);
-    let base = &state.servers[q.server.index()];
+    let base = &state.servers()[q.server.index()];
     let mut order: Vec<usize> = (0..facts.len()).collect();
     order.sort_by(|&a, &b| {
         start_key(facts[b].start_time_s).total_cmp(&start_key(facts[a].start_time_s))

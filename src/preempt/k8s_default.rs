@@ -162,7 +162,7 @@ fn chain_bound(
         victims,
     } = scratch;
     let (problem, state, p) = (at.problem, at.state, at.preemptor);
-    let a = &state.servers[server.index()];
+    let a = &state.servers()[server.index()];
     if fits(server, a.free_gpus(), a.free_cores()) {
         // The exact key of a candidate without victims.
         return Some(ChainKey::best_possible(problem.cluster, server, 0, &mut []).0);
@@ -205,7 +205,7 @@ fn dry_run_server(
     server: ServerId,
 ) -> (u64, Option<(ChainKey, ServerId, Vec<PodId>)>) {
     let (problem, state, p) = (at.problem, at.state, at.preemptor);
-    let a = &state.servers[server.index()];
+    let a = &state.servers()[server.index()];
     let mut evaluated = 1u64;
     let victims: Vec<Resident> = if fits(server, a.free_gpus(), a.free_cores()) {
         Vec::new()

@@ -60,7 +60,7 @@ impl<'a> Problem<'a> {
         server: ServerId,
         p: &Preemptor,
     ) -> Vec<PodId> {
-        state.servers[server.index()]
+        state.servers()[server.index()]
             .residents()
             .iter()
             .filter(|pod| pod.preemptible && pod.priority < p.priority)
@@ -365,7 +365,7 @@ fn victim_names<'s>(state: &'s ClusterState, victims: &[PodId]) -> Vec<&'s str> 
 
 /// Free GPUs and cores of `server` after evicting `victims`.
 pub fn freed(state: &ClusterState, server: ServerId, victims: &[PodId]) -> (GpuSet, CoreSet) {
-    let a = &state.servers[server.index()];
+    let a = &state.servers()[server.index()];
     victims
         .iter()
         .filter_map(|id| state.pod(*id))

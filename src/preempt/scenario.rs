@@ -82,7 +82,7 @@ fn used_gpu_share(cluster: &Cluster, state: &ClusterState) -> f64 {
     if total == 0 {
         return 1.0;
     }
-    let free: u32 = state.servers.iter().map(|s| s.free_gpus().len()).sum();
+    let free: u32 = state.servers().iter().map(|s| s.free_gpus().len()).sum();
     (total as f64 - free as f64) / total as f64
 }
 
@@ -147,7 +147,7 @@ fn choose(
     let fits: Vec<ServerId> = (0..cluster.servers.len())
         .map(|i| ServerId(i as u32))
         .filter(|&s| {
-            let a = &state.servers[s.index()];
+            let a = &state.servers()[s.index()];
             a.free_gpus().len() >= req.gpus && a.free_cores().len() >= req.cores
         })
         .collect();
@@ -157,11 +157,11 @@ fn choose(
     let server = match allocator {
         FillAllocator::Random | FillAllocator::NumaAligned => fits[rng.below(fits.len())],
         FillAllocator::BestFit => *fits.iter().min_by_key(|&&s| {
-            let a = &state.servers[s.index()];
+            let a = &state.servers()[s.index()];
             (a.free_gpus().len(), a.free_cores().len(), s)
         })?,
         FillAllocator::Spread => *fits.iter().min_by_key(|&&s| {
-            let a = &state.servers[s.index()];
+            let a = &state.servers()[s.index()];
             (
                 std::cmp::Reverse(a.free_gpus().len()),
                 std::cmp::Reverse(a.free_cores().len()),
@@ -169,7 +169,7 @@ fn choose(
             )
         })?,
     };
-    let a = &state.servers[server.index()];
+    let a = &state.servers()[server.index()];
     let (gpus, cores) = match allocator {
         FillAllocator::Random => {
             let g: Vec<usize> = a.free_gpus().iter().collect();
@@ -374,7 +374,7 @@ mod tests {
             .get_or_insert(|v: &(u32, u32)| v.0 == 9, || (9, 0));
         assert!(full.is_err());
         // Any change of the server empties its memo; the other server's stays.
-        let victim = state.servers[0].pods()[0];
+        let victim = state.servers()[0].pods()[0];
         let pod = state.evict(victim).expect("evicts");
         assert!(state.memo(server).is_empty());
         let other = ServerId(1);

@@ -162,7 +162,8 @@ pub struct Resident {
 /// The allocation state of a whole cluster.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClusterState {
-    pub servers: Vec<ServerAlloc>,
+    /// Private, so that a server changes only through `add` and `evict` (which empty its memo).
+    servers: Vec<ServerAlloc>,
     /// Per server, what planners computed from it as it is now; apart from `servers`, so
     /// that scans reading the servers only do not stride over the memos.
     memos: Vec<ScanMemo>,
@@ -217,6 +218,11 @@ impl ClusterState {
         let name = format!("{workload_name}-{counter}");
         *counter += 1;
         name
+    }
+
+    /// Every server's allocation, indexed by server id.
+    pub fn servers(&self) -> &[ServerAlloc] {
+        &self.servers
     }
 
     pub fn pod(&self, id: PodId) -> Option<&Pod> {
@@ -398,7 +404,7 @@ fn place_running(
         ]);
     };
     let t = cluster.type_of(server);
-    let alloc = &state.servers[server.index()];
+    let alloc = &state.servers()[server.index()];
     let mut findings = Vec::new();
     // One finding per key and kind of problem, pointing at the first offending id.
     let mut explicit = |key: &str,

@@ -46,7 +46,7 @@ pub fn assemble(
     for (server, mut items) in by_server {
         let t = cluster.type_of(server);
         let doms = domains_of(t);
-        let a = &initial.servers[server.index()];
+        let a = &initial.servers()[server.index()];
         let here: Vec<PodId> = evicted
             .iter()
             .copied()

@@ -151,14 +151,14 @@ pub fn build(
                 placements.push((placed, var));
             }
         }
-        let lowest_victim = initial.servers[server.index()]
+        let lowest_victim = initial.servers()[server.index()]
             .pods()
             .iter()
             .filter_map(|id| initial.pod(*id))
             .filter(|pod| pod.preemptible)
             .map(|pod| pod.priority)
             .min();
-        for id in initial.servers[server.index()].pods() {
+        for id in initial.servers()[server.index()].pods() {
             if let Some(pod) = initial.pod(*id)
                 && pod.preemptible
                 && pod.priority < top_priority
@@ -246,7 +246,7 @@ pub fn build(
     for &server in servers {
         let t = cluster.type_of(server);
         let doms = domains_of(t);
-        let a = &initial.servers[server.index()];
+        let a = &initial.servers()[server.index()];
         let here: Vec<&(Placed, Variable)> = placements
             .iter()
             .filter(|(pl, _)| pl.server == server)

@@ -13,7 +13,7 @@ pub fn topology(cluster: &Cluster, state: Option<&ClusterState>) -> String {
         let t = &cluster.types[s.type_id.index()];
         let (free_g, free_c, pods) = match state {
             Some(st) => {
-                let a = &st.servers[i];
+                let a = &st.servers()[i];
                 (a.free_gpus(), a.free_cores(), a.pods().len())
             }
             None => (t.whole().gpus, t.whole().cores, 0),
