@@ -114,7 +114,7 @@ fn workload() -> impl Strategy<Value = PreemptionSpec> {
         (class(2, false), class(3, false), 0..4usize),
         prop::collection::vec((2..4usize, 1..=6i64), 1..=2),
         (0..4usize, 1..=3i64, any::<u64>(), any::<bool>()),
-        settings(),
+        (settings(), any::<bool>()),
     )
         .prop_map(
             |(
@@ -122,7 +122,7 @@ fn workload() -> impl Strategy<Value = PreemptionSpec> {
                 (p0, p1, variant),
                 preempt,
                 (allocator, churn_rounds, seed, bind),
-                (alpha, score, basis, norm, budget),
+                ((alpha, score, basis, norm, budget), node_scope),
             )| {
                 let mut spec: PreemptionSpec =
                     toml::from_str("kind = \"preemption\"\nworkload = []").expect("base spec");
@@ -173,7 +173,11 @@ fn workload() -> impl Strategy<Value = PreemptionSpec> {
                 spec.flextopo.score_basis = basis;
                 spec.flextopo.priority_norm = norm;
                 spec.flextopo.max_subset_evaluations = budget;
-                spec.flextopo.imp_scope = ImpScope::Cluster;
+                spec.flextopo.imp_scope = if node_scope {
+                    ImpScope::Node
+                } else {
+                    ImpScope::Cluster
+                };
                 spec
             },
         )

@@ -8,7 +8,7 @@ use super::problem::{ChainKey, Decision, Problem, QosTest, start_key};
 use crate::plan::preemption::Preemptor;
 use crate::spec::preemption::{ImpScope, PriorityNorm, ScoreBasis, TopologyQos};
 use crate::topology::state::{ClusterState, Resident, ServerAlloc};
-use crate::topology::{Cluster, CoreSet, GpuSet, Level, Request, ServerId};
+use crate::topology::{Cluster, CoreSet, Domain, GpuSet, Level, Request, ServerId};
 
 pub(super) const SCORE_EPS: f64 = 1e-12;
 
@@ -50,6 +50,8 @@ struct Screen {
     /// `None`: the server does not qualify.
     level_bounds: Option<[Option<usize>; 3]>,
     priorities: Option<(i64, i64)>,
+    /// [`Qualifying::tightest_span`]'s counts, once asked.
+    span_capacity: OnceLock<[Option<usize>; 2]>,
     /// [`Qualifying::best_chain`] at the first size asked.
     best_chain: OnceLock<(usize, BestChain)>,
 }
@@ -71,6 +73,35 @@ struct ScreenKey {
 }
 
 impl Qualifying<'_> {
+    /// The finest level the victims of a `k`-subset can span (under `score_basis =
+    /// "victims"` the subset's level): a subset lies within one domain only if all its
+    /// victims do.
+    pub(super) fn tightest_span(&self, cluster: &Cluster, k: usize) -> Level {
+        // Per level below the whole server (NUMA, socket): the most potential victims lying
+        // wholly inside one domain of that level (`None`: the type has no such domain).
+        let count = || {
+            let t = cluster.type_of(self.server);
+            [Level::Numa, Level::Socket].map(|level| {
+                let inside = |d: &Domain| {
+                    self.facts
+                        .iter()
+                        .filter(|v| v.gpus.is_subset(&d.gpus) && v.cores.is_subset(&d.cores))
+                        .count()
+                };
+                t.domains(level).iter().map(inside).max()
+            })
+        };
+        let capacity = match self.screen {
+            Some(screen) => *screen.span_capacity.get_or_init(count),
+            None => count(),
+        };
+        [Level::Numa, Level::Socket]
+            .into_iter()
+            .zip(capacity)
+            .find(|(_, most)| most.is_some_and(|m| m >= k))
+            .map_or(Level::CrossSocket, |(level, _)| level)
+    }
+
     /// [`BestChain`] of the server's `k`-subsets, kept with its screen for the first `k`
     /// asked (a sequence of decisions for one class asks the same size again and again).
     pub(super) fn best_chain(
@@ -356,6 +387,7 @@ fn screen(
             facts: None,
             level_bounds: None,
             priorities: None,
+            span_capacity: OnceLock::new(),
             best_chain: OnceLock::new(),
         };
     }
@@ -382,6 +414,7 @@ fn screen(
         facts,
         level_bounds: Some(level_bounds),
         priorities,
+        span_capacity: OnceLock::new(),
         best_chain: OnceLock::new(),
     }
 }

@@ -1,12 +1,14 @@
 //! Incremental Minimal Preemption without enumerating every minimal-size subset.
 //!
 //! IMP's candidates are the feasible victim subsets of the smallest size `k*` that has any,
-//! on any server; the reference ([`super::flextopo::decide_reference`]) enumerates all of
-//! them and ranks them by Eq. 1, then by the candidate chain. This search chooses the same
-//! candidate:
+//! on any server (`imp_scope = "cluster"`), or on each server those of its own smallest
+//! feasible size (`"node"`); the reference ([`super::flextopo::decide_reference`])
+//! enumerates all of them and ranks them by Eq. 1, then by the candidate chain. This search
+//! chooses the same candidate:
 //!
 //! 1. `k*`: servers are tried from the smallest counting bound up; a size is settled by the
-//!    first feasible subset found on any server.
+//!    first feasible subset found on any server. Under node scope every server's own size is
+//!    found the same way, from its counting bound up.
 //! 2. Every server that could hold a `k*`-candidate gets an optimistic key: the best score any
 //!    of its `k*`-subsets could have (the best level its per-level counting bound allows, the
 //!    lowest priority sum of `k*` of its victims) and the best chain key (the same sum, the
@@ -17,9 +19,10 @@
 //!    candidate already in the top band.
 //!
 //! It applies when a candidate's score does not depend on the others: `priority_norm` is
-//! `spec` or `inverse-sum`, or every potential victim in reach has one priority (then P = 1
-//! under `candidates`). With `imp_scope = "node"`, or when the per-server budget would cut
-//! the reference short, it returns `None` and the reference decides.
+//! `spec` or `inverse-sum`, or every potential victim in reach has one priority and every
+//! server in reach one candidate size (then every candidate has the same priority sum and
+//! P = 1 under `candidates`). When the per-server budget would cut the reference short, it returns
+//! `None` and the reference decides.
 
 use super::flextopo_sourcing::{
     BestChain, Filtered, Qualifying, SCORE_EPS, Sink, VictimFacts, candidate_key, candidate_score,
@@ -31,9 +34,10 @@ use crate::spec::preemption::{ImpScope, PriorityNorm, ScoreBasis};
 use crate::topology::Level;
 use crate::topology::state::ClusterState;
 
-/// A server's optimistic key at size `k*`.
+/// A server's optimistic key at the size of its candidates.
 struct Bound {
     qualifying: usize,
+    size: usize,
     score: f64,
     chain: ChainKey,
     /// Every potential victim of the server has one priority.
@@ -43,49 +47,68 @@ struct Bound {
 /// IMP's decision by the pruned search, or `None` when a precondition of the module fails.
 pub fn decide(problem: &Problem<'_>, state: &ClusterState, p: &Preemptor) -> Option<Decision> {
     let settings = &problem.spec.flextopo;
-    if settings.imp_scope != ImpScope::Cluster {
-        return None;
-    }
     let qos = problem.qos_test(p);
     let mut filtered = Filtered::new(problem, &qos, state, p);
     let mut evaluated = 0u64;
-    let Some(k) = smallest_feasible_size(problem, &qos, state, &filtered, &mut evaluated) else {
-        return Some(decision_of(
-            &filtered,
-            &Sink::default(),
-            None,
-            evaluated,
-            false,
-        ));
+    // Per qualifying server, the size of its candidates (`None`: it holds none): k* on every
+    // server under cluster scope, the server's own smallest feasible size under node scope.
+    let sizes: Vec<Option<usize>> = match settings.imp_scope {
+        ImpScope::Cluster => {
+            let Some(k) = smallest_feasible_size(problem, &qos, state, &filtered, &mut evaluated)
+            else {
+                return Some(decision_of(
+                    &filtered,
+                    &Sink::default(),
+                    None,
+                    evaluated,
+                    false,
+                ));
+            };
+            let in_reach = |q: &Qualifying| q.min_victims <= k && k <= q.victims;
+            filtered
+                .servers
+                .iter()
+                .map(|q| in_reach(q).then_some(k))
+                .collect()
+        }
+        ImpScope::Node => filtered
+            .servers
+            .iter()
+            .map(|q| smallest_feasible_on(problem, &qos, state, q, &filtered, &mut evaluated))
+            .collect(),
     };
-    let in_reach = |q: &Qualifying| q.min_victims <= k && k <= q.victims;
     let budget = settings.max_subset_evaluations;
-    if filtered
-        .servers
-        .iter()
-        .filter(|q| in_reach(q))
-        .any(|q| subsets_up_to(q.victims, q.min_victims, k) > budget)
+    let in_reach = || {
+        filtered
+            .servers
+            .iter()
+            .zip(&sizes)
+            .filter(|(_, k)| k.is_some())
+    };
+    if in_reach()
+        .any(|(q, k)| k.is_some_and(|k| subsets_up_to(q.victims, q.min_victims, k) > budget))
     {
         return None;
     }
     if settings.priority_norm == PriorityNorm::Candidates {
-        // Every potential victim in reach must have one priority.
-        let mut spans = filtered
-            .servers
-            .iter()
-            .filter(|q| in_reach(q))
-            .filter_map(|q| q.priorities);
+        // Every candidate must have the same priority sum (then P = 1 for all): one priority
+        // among the potential victims in reach, and one size (node scope may mix sizes).
+        let mut spans = in_reach().filter_map(|(q, _)| q.priorities);
         if let Some((lo, hi)) = spans.next()
             && (lo != hi || spans.any(|s| s != (lo, hi)))
+        {
+            return None;
+        }
+        let mut in_reach_sizes = in_reach().filter_map(|(_, k)| *k);
+        if let Some(first) = in_reach_sizes.next()
+            && in_reach_sizes.any(|k| k != first)
         {
             return None;
         }
     }
     let range = preemptible_priority_range(problem);
     let bound_of = |scratch: &mut Vec<(i64, f64)>, qi: usize| {
-        in_reach(&filtered.servers[qi])
-            .then(|| bound(problem, &filtered, qi, k, range, scratch))
-            .flatten()
+        sizes[qi].and_then(|k| bound(problem, &filtered, qi, k, range, scratch))
     };
     // One pass in server order. With the filter's results kept in the servers' memos this
     // pass and the filter are bound by memory, not work: on two cores, rayon made them slower.
@@ -131,6 +154,7 @@ pub fn decide(problem: &Problem<'_>, state: &ClusterState, p: &Preemptor) -> Opt
             continue;
         }
         let first_new = scores.len();
+        let k = b.size;
         evaluated += if b.one_priority && k > 0 {
             source_latest_first(
                 problem,
@@ -194,6 +218,23 @@ fn smallest_feasible_size(
     })
 }
 
+/// The smallest size with a feasible subset on one server, from its counting bound up
+/// (`None`: none up to all its victims, which a qualifying server always has).
+fn smallest_feasible_on(
+    problem: &Problem<'_>,
+    qos: &QosTest,
+    state: &ClusterState,
+    q: &Qualifying,
+    filtered: &Filtered,
+    evaluated: &mut u64,
+) -> Option<usize> {
+    (q.min_victims..=q.victims).find(|&k| {
+        let (found, n) = has_feasible_subset(problem, qos, state, q, filtered.facts(q), k);
+        *evaluated += n;
+        found
+    })
+}
+
 /// Whether some `k`-subset of `q`'s victims admits a placement meeting the QoS, and the
 /// subsets tried to find out.
 fn has_feasible_subset(
@@ -237,12 +278,13 @@ fn bound(
         .find(|(_, needed)| needed.is_some_and(|n| n <= k))?
         .0;
     // A set reaching `best_level` may land on any worse level too, and under the victims
-    // basis the level is the victims' own footprint: take the best score of what remains.
+    // basis the level is the victims' own span, no finer than the tightest `k` victims can
+    // have: take the best score of what remains.
     let levels_possible = Level::ALL
         .into_iter()
         .filter(|&l| match settings.score_basis {
             ScoreBasis::Placement => l >= best_level,
-            ScoreBasis::Victims => true,
+            ScoreBasis::Victims => l >= q.tightest_span(problem.cluster, k),
         });
     let topology = levels_possible
         .map(|l| problem.cost.topology_score(t, l))
@@ -262,6 +304,7 @@ fn bound(
     Some(Bound {
         one_priority,
         qualifying: qi,
+        size: k,
         score: settings.alpha * pterm + (1.0 - settings.alpha) * topology,
         chain,
     })
