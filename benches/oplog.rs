@@ -1,0 +1,54 @@
+//! The floor of the co-location op log as it is: writing, then reading back, as many
+//! `OpRecord`s as `separate` logs in the Azure hour (one per decode iteration and stage), with
+//! nothing simulated or verified. A run that logs every op can be no faster than this.
+//!
+//! Run: `cargo bench --bench oplog` (`-- --ops N` to change the count, `--reserve` to allocate
+//! the log at its final size first).
+
+use std::time::Instant;
+
+use coplan::plan::colocation::{OpKind, OpRecord, TaskId, TaskList};
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let ops: usize = args
+        .iter()
+        .position(|a| a == "--ops")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(7_822_658);
+    let reserve = args.iter().any(|a| a == "--reserve");
+    let mut times = Vec::new();
+    for _ in 0..5 {
+        let t0 = Instant::now();
+        let mut log: Vec<OpRecord> = if reserve {
+            Vec::with_capacity(ops)
+        } else {
+            Vec::new()
+        };
+        let mut t = 0.0f64;
+        for i in 0..ops {
+            log.push(OpRecord {
+                node: i % 16,
+                stage: i % 2,
+                kind: OpKind::Decode,
+                tasks: TaskList::from_slice(&[TaskId((i % 19_366) as u32)]),
+                start_s: t,
+                end_s: t + 0.01,
+            });
+            t += 0.0004;
+        }
+        let busy: f64 = log.iter().map(|o| o.end_s - o.start_s).sum();
+        std::hint::black_box(busy);
+        drop(log);
+        times.push(t0.elapsed().as_secs_f64());
+    }
+    times.sort_by(f64::total_cmp);
+    println!(
+        "{ops} records of {} bytes, written and read back{}: median of 5 {:.3} s (min {:.3} s)",
+        std::mem::size_of::<OpRecord>(),
+        if reserve { ", log reserved" } else { "" },
+        times[times.len() / 2],
+        times[0]
+    );
+}
