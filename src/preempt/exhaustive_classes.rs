@@ -85,7 +85,7 @@ pub fn decide(problem: &Problem<'_>, state: &ClusterState, p: &Preemptor) -> Opt
     let mut evaluated = 0u64;
     let mut members = Vec::new();
     for (qi, q) in filtered.servers.iter().enumerate() {
-        let facts = filtered.facts(q);
+        let facts = q.facts();
         let base = &state.servers()[q.server.index()];
         let walk = Walk::new(problem, state, &qos, q, facts, p, victims_basis);
         let (leaders, n) = walk.run(Counts::of(

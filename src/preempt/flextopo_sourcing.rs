@@ -22,9 +22,6 @@ pub(super) struct Qualifying<'s> {
     facts: Cow<'s, [VictimFacts]>,
     /// The memo's screen the facts come from (`None` when the memo was full).
     screen: Option<&'s Screen>,
-    /// The screen's kept [`BestChain`], copied while the filter has the screen at hand (a
-    /// later pass over every server would fetch each screen from memory again).
-    kept_chain: Option<(usize, BestChain)>,
     pub(super) victims: usize,
     /// The lowest and highest priority of the potential victims (`None`: there are none).
     pub(super) priorities: Option<(i64, i64)>,
@@ -73,6 +70,11 @@ struct ScreenKey {
 }
 
 impl Qualifying<'_> {
+    /// The server's potential victims, ascending pod id.
+    pub(super) fn facts(&self) -> &[VictimFacts] {
+        &self.facts
+    }
+
     /// The finest level the victims of a `k`-subset can span (under `score_basis =
     /// "victims"` the subset's level): a subset lies within one domain only if all its
     /// victims do.
@@ -125,11 +127,6 @@ impl Qualifying<'_> {
                 one_priority,
             }
         };
-        if let Some((at, kept)) = &self.kept_chain
-            && *at == k
-        {
-            return kept.clone();
-        }
         match self.screen {
             Some(screen) => {
                 let (at, kept) = screen.best_chain.get_or_init(|| (k, compute(scratch)));
@@ -199,7 +196,6 @@ impl<'s> Filtered<'s> {
                     min_victims: level_bounds.iter().flatten().copied().min().unwrap_or(0),
                     level_bounds,
                     facts,
-                    kept_chain: kept.and_then(|s| s.best_chain.get().cloned()),
                     screen: kept,
                     used: 0,
                     done: false,
@@ -207,11 +203,6 @@ impl<'s> Filtered<'s> {
             }
         }
         Filtered { servers }
-    }
-
-    /// The potential victims of a qualifying server, ascending pod id.
-    pub(super) fn facts<'q>(&self, q: &'q Qualifying<'s>) -> &'q [VictimFacts] {
-        &q.facts
     }
 
     /// Sources the `k`-subsets of qualifying server `qi` into `sink` ([`source_subsets`]).
@@ -226,11 +217,21 @@ impl<'s> Filtered<'s> {
         budget: u64,
         sink: &mut Sink,
     ) -> (u64, bool) {
-        let q = &mut self.servers[qi];
-        let facts = std::mem::take(&mut q.facts);
-        let result = source_subsets(problem, qos, state, (qi, q, &facts), k, budget, sink);
-        self.servers[qi].facts = facts;
-        result
+        let Qualifying {
+            server,
+            facts,
+            used,
+            ..
+        } = &mut self.servers[qi];
+        source_subsets(
+            problem,
+            qos,
+            state,
+            (qi, *server, used, facts),
+            k,
+            budget,
+            sink,
+        )
     }
 }
 
@@ -317,7 +318,7 @@ pub(super) fn decision_of(
     let (server, victims) = match chosen {
         Some(c) => {
             let q = &filtered.servers[c.qualifying];
-            let facts = filtered.facts(q);
+            let facts = q.facts();
             let ids = sink.members(c).iter().map(|&i| facts[i].id).collect();
             (Some(q.server), ids)
         }
@@ -427,15 +428,14 @@ fn source_subsets(
     problem: &Problem<'_>,
     qos: &QosTest,
     state: &ClusterState,
-    (qi, q, facts): (usize, &mut Qualifying, &[VictimFacts]),
+    (qi, server, used, facts): (usize, ServerId, &mut u64, &[VictimFacts]),
     k: usize,
     budget: u64,
     sink: &mut Sink,
 ) -> (u64, bool) {
-    let base = &state.servers()[q.server.index()];
+    let base = &state.servers()[server.index()];
     let mut stopped = false;
     let mut evaluated = 0u64;
-    let (used, server) = (&mut q.used, q.server);
     for_each_union(
         facts,
         k,
@@ -572,7 +572,7 @@ pub(super) fn candidate_score(
     let level = match settings.score_basis {
         ScoreBasis::Placement => c.level,
         ScoreBasis::Victims => {
-            let facts = filtered.facts(q);
+            let facts = q.facts();
             let (g, x) = sink
                 .members(c)
                 .iter()
@@ -595,7 +595,7 @@ pub(super) fn candidate_key(
     with_victims: bool,
 ) -> ChainKey {
     let q = &filtered.servers[c.qualifying];
-    let facts = filtered.facts(q);
+    let facts = q.facts();
     let members = sink.members(c);
     let ids = if with_victims {
         members.iter().map(|&i| facts[i].id).collect()

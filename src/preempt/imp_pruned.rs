@@ -74,7 +74,7 @@ pub fn decide(problem: &Problem<'_>, state: &ClusterState, p: &Preemptor) -> Opt
         ImpScope::Node => filtered
             .servers
             .iter()
-            .map(|q| smallest_feasible_on(problem, &qos, state, q, &filtered, &mut evaluated))
+            .map(|q| smallest_feasible_on(problem, &qos, state, q, &mut evaluated))
             .collect(),
     };
     let budget = settings.max_subset_evaluations;
@@ -211,7 +211,7 @@ fn smallest_feasible_size(
             .iter()
             .filter(|q| q.min_victims <= k && k <= q.victims)
             .any(|q| {
-                let (found, n) = has_feasible_subset(problem, qos, state, q, filtered.facts(q), k);
+                let (found, n) = has_feasible_subset(problem, qos, state, q, k);
                 *evaluated += n;
                 found
             })
@@ -225,11 +225,10 @@ fn smallest_feasible_on(
     qos: &QosTest,
     state: &ClusterState,
     q: &Qualifying,
-    filtered: &Filtered,
     evaluated: &mut u64,
 ) -> Option<usize> {
     (q.min_victims..=q.victims).find(|&k| {
-        let (found, n) = has_feasible_subset(problem, qos, state, q, filtered.facts(q), k);
+        let (found, n) = has_feasible_subset(problem, qos, state, q, k);
         *evaluated += n;
         found
     })
@@ -242,13 +241,12 @@ fn has_feasible_subset(
     qos: &QosTest,
     state: &ClusterState,
     q: &Qualifying,
-    facts: &[VictimFacts],
     k: usize,
 ) -> (bool, u64) {
     let base = &state.servers()[q.server.index()];
     let (mut found, mut tried) = (false, 0u64);
     super::flextopo_sourcing::for_each_union(
-        facts,
+        q.facts(),
         k,
         (base.free_gpus(), base.free_cores()),
         &mut |_, g, c| {
@@ -345,7 +343,7 @@ fn source_latest_first(
     sink: &mut Sink,
 ) -> u64 {
     let q = &filtered.servers[qi];
-    let facts = filtered.facts(q);
+    let facts = q.facts();
     let base = &state.servers()[q.server.index()];
     let mut order: Vec<usize> = (0..facts.len()).collect();
     order.sort_by(|&a, &b| {
