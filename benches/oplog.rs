@@ -1,5 +1,5 @@
-//! The floor of the co-location op log as it is: writing, then reading back, as many
-//! `OpRecord`s as `separate` logs in the Azure hour (one per decode iteration and stage), with
+//! The floor of the co-location op log as it is: writing, then reading back, as many ops as
+//! `separate` logs in the Azure hour (one per decode iteration and stage) to an `OpLog`, with
 //! nothing simulated or verified. A run that logs every op can be no faster than this.
 //!
 //! Run: `cargo bench --bench oplog` (`-- --ops N` to change the count, `--reserve` to allocate
@@ -7,7 +7,7 @@
 
 use std::time::Instant;
 
-use coplan::plan::colocation::{OpKind, OpRecord, TaskId, TaskList};
+use coplan::plan::colocation::{OpKind, OpLog, TaskId};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -21,21 +21,14 @@ fn main() {
     let mut times = Vec::new();
     for _ in 0..5 {
         let t0 = Instant::now();
-        let mut log: Vec<OpRecord> = if reserve {
-            Vec::with_capacity(ops)
-        } else {
-            Vec::new()
-        };
+        let mut log = OpLog::new();
+        if reserve {
+            log.reserve(ops);
+        }
         let mut t = 0.0f64;
         for i in 0..ops {
-            log.push(OpRecord {
-                node: i % 16,
-                stage: i % 2,
-                kind: OpKind::Decode,
-                tasks: TaskList::from_slice(&[TaskId((i % 19_366) as u32)]),
-                start_s: t,
-                end_s: t + 0.01,
-            });
+            let tasks = log.tasks(&[TaskId((i % 19_366) as u32)]);
+            log.push(i % 16, i % 2, OpKind::Decode, tasks, t, t + 0.01);
             t += 0.0004;
         }
         let busy: f64 = log.iter().map(|o| o.end_s - o.start_s).sum();
@@ -45,8 +38,8 @@ fn main() {
     }
     times.sort_by(f64::total_cmp);
     println!(
-        "{ops} records of {} bytes, written and read back{}: median of 5 {:.3} s (min {:.3} s)",
-        std::mem::size_of::<OpRecord>(),
+        "{ops} ops of {} bytes, written to an `OpLog` and read back{}: median of 5 {:.3} s (min {:.3} s)",
+        OpLog::ENTRY_BYTES,
         if reserve { ", log reserved" } else { "" },
         times[times.len() / 2],
         times[0]

@@ -22,7 +22,8 @@ use std::sync::Arc;
 
 use super::latency::LatencyModel;
 use crate::plan::colocation::{
-    ColocationRun, OpKind, OpRecord, RunBounds, Task, TaskId, TaskKind, TaskList, TaskOutcome,
+    ColocationRun, LoggedTasks, OpKind, OpLog, RunBounds, Task, TaskId, TaskKind, TaskList,
+    TaskOutcome,
 };
 use crate::spec::colocation::{ColocationSpec, MemoryTimeout, QueueOrder};
 
@@ -213,6 +214,23 @@ struct Stage {
 struct DecodeGroup {
     members: Vec<TaskId>,
     in_flight: Option<u64>,
+    /// Of the iteration in flight, fixed at its launch (its members and their tokens do not
+    /// change until it ends), so that each of its stage ops reads them instead of recomputing.
+    flight: Flight,
+}
+
+/// What every stage op of a decode iteration reads: its batch, the batch's context tokens
+/// (the op's duration), its smallest task id (its `task-id` queue key), and whether any
+/// member has KV on the host (then each op reloads it first).
+#[derive(Debug, Clone, PartialEq, Default)]
+struct Flight {
+    batch: TaskList,
+    context_tokens: u64,
+    task_key: i64,
+    reloads: bool,
+    /// The batch as the op log stores it, once its first op is logged (the stage ops of the
+    /// iteration share it).
+    logged: Option<LoggedTasks>,
 }
 
 /// Continuous batching on a node: up to one group per pipeline stage, so that while one
@@ -306,7 +324,7 @@ pub struct DiscreteEventEngine<'a> {
     arrivals_ordered: usize,
     seq: u64,
     now: f64,
-    ops: Vec<OpRecord>,
+    ops: OpLog,
     outcomes: Vec<TaskOutcome>,
     held: Held,
     /// Tokens decoded so far per inference task.
@@ -342,7 +360,7 @@ pub struct StageLoad {
 /// times. A search takes it out of an engine before cloning the engine many times.
 #[derive(Debug, Default)]
 pub struct History {
-    ops: Vec<OpRecord>,
+    ops: OpLog,
     token_times: Vec<Vec<f64>>,
 }
 
@@ -378,7 +396,7 @@ impl<'a> DiscreteEventEngine<'a> {
             arrivals_ordered,
             seq: pushed,
             now: 0.0,
-            ops: Vec::new(),
+            ops: OpLog::new(),
             outcomes: tasks
                 .iter()
                 .map(|t| TaskOutcome {
@@ -429,9 +447,52 @@ impl<'a> DiscreteEventEngine<'a> {
         }
     }
 
-    fn record(&mut self, op: OpRecord) {
+    fn record(
+        &mut self,
+        node: usize,
+        stage: usize,
+        kind: OpKind,
+        tasks: &[TaskId],
+        start_s: f64,
+        end_s: f64,
+    ) {
         if self.recording {
-            self.ops.push(op);
+            let tasks = self.ops.tasks(tasks);
+            self.ops.push(node, stage, kind, tasks, start_s, end_s);
+        }
+    }
+
+    /// Logs a stage op of decode iteration `iter`, storing its batch once per iteration.
+    fn record_decode(&mut self, node: usize, stage: usize, iter: u64, r: &Running, end_s: f64) {
+        if !self.recording {
+            return;
+        }
+        let group = self.nodes[node]
+            .decode
+            .groups
+            .iter_mut()
+            .find(|g| g.in_flight == Some(iter));
+        let tasks = match group {
+            Some(g) => match g.flight.logged {
+                Some(t) => t,
+                None => {
+                    let t = self.ops.tasks(&r.tasks);
+                    g.flight.logged = Some(t);
+                    t
+                }
+            },
+            None => self.ops.tasks(&r.tasks),
+        };
+        self.ops.push(node, stage, r.kind, tasks, r.start_s, end_s);
+    }
+
+    /// Forgets the log's shared batches held by iterations in flight: the log they are in has
+    /// been taken out or rebuilt.
+    fn forget_logged_batches(&mut self) {
+        for n in &mut self.nodes {
+            for g in &mut n.decode.groups {
+                g.flight.logged = None;
+            }
         }
     }
 
@@ -548,6 +609,7 @@ impl<'a> DiscreteEventEngine<'a> {
 
     /// Takes the op log and token times out (see `History`); `restore_history` puts them back.
     pub fn take_history(&mut self) -> History {
+        self.forget_logged_batches();
         History {
             ops: std::mem::take(&mut self.ops),
             token_times: self
@@ -561,7 +623,8 @@ impl<'a> DiscreteEventEngine<'a> {
     /// Puts back what `take_history` took, before anything recorded since.
     pub fn restore_history(&mut self, history: History) {
         let later = std::mem::replace(&mut self.ops, history.ops);
-        self.ops.extend(later);
+        self.ops.append(&later);
+        self.forget_logged_batches();
         for (o, mut earlier) in self.outcomes.iter_mut().zip(history.token_times) {
             earlier.append(&mut o.token_times);
             o.token_times = earlier;
@@ -636,15 +699,41 @@ impl<'a> DiscreteEventEngine<'a> {
         ordered.get(i).map(|a| a.0)
     }
 
-    /// The requests of decode iteration `iter` on `node`: the members of the group it is in
-    /// flight for (empty if none).
-    fn batch(&self, node: usize, iter: u64) -> &[TaskId] {
+    /// The launch-time facts of decode iteration `iter` on `node`, while it is in flight.
+    fn flight(&self, node: usize, iter: u64) -> Option<&Flight> {
         self.nodes[node]
             .decode
             .groups
             .iter()
             .find(|g| g.in_flight == Some(iter))
-            .map_or(&[], |g| g.members.as_slice())
+            .map(|g| &g.flight)
+    }
+
+    /// Fixes what the stage ops of an iteration of `members` read (see `Flight`).
+    fn launch_flight(&self, members: &[TaskId]) -> Flight {
+        let context_tokens = members
+            .iter()
+            .map(|t| match self.tasks[t.index()].kind {
+                TaskKind::Inference { prompt_tokens, .. } => {
+                    (prompt_tokens + self.generated[t.index()]) as u64
+                }
+                TaskKind::Training { .. } => 0,
+            })
+            .sum();
+        let stages = self.cfg.stages;
+        Flight {
+            batch: TaskList::from_slice(members),
+            context_tokens,
+            task_key: members
+                .iter()
+                .map(|t| i64::from(t.0))
+                .min()
+                .unwrap_or(i64::MAX),
+            reloads: members
+                .iter()
+                .any(|t| (0..stages).any(|s| self.held.offloaded[slot(stages, *t, s)] > 0.0)),
+            logged: None,
+        }
     }
 
     /// Ends the A-PP slot of a training task's current offer, once: its stage-0 forward ended,
@@ -741,18 +830,29 @@ impl<'a> DiscreteEventEngine<'a> {
 
     fn enqueue(&mut self, node: usize, stage: usize, op: Pending, estimate_s: f64) {
         self.seq += 1;
+        if let Pending::Decode(iter) = op {
+            let st = &self.nodes[node].stages[stage];
+            if st.running.is_none()
+                && st.queue.is_empty()
+                && self.flight(node, iter).is_some_and(|f| !f.reloads)
+            {
+                // What queueing it and `try_start` would do: the op is the only one, and a
+                // decode iteration without reloads always starts. The queued time is added
+                // and taken off as it would be, so that it stays the same to the last bit.
+                let st = &mut self.nodes[node].stages[stage];
+                st.queued_s += estimate_s;
+                st.queued_s -= estimate_s;
+                self.start(node, stage, op, false);
+                return;
+            }
+        }
         let rank = match op {
             Pending::Forward(id) | Pending::Backward(id) => self.ranks[id.index()],
             Pending::Decode(_) | Pending::Sync => None,
         };
         let task_key = match op {
             Pending::Forward(id) | Pending::Backward(id) => i64::from(id.0),
-            Pending::Decode(iter) => self
-                .batch(node, iter)
-                .iter()
-                .map(|t| i64::from(t.0))
-                .min()
-                .unwrap_or(i64::MAX),
+            Pending::Decode(iter) => self.flight(node, iter).map_or(i64::MAX, |f| f.task_key),
             Pending::Sync => -1,
         };
         let q = Queued {
@@ -977,19 +1077,18 @@ impl<'a> DiscreteEventEngine<'a> {
                     self.cfg.latency.backward_s(b, l),
                 )
             }
-            Pending::Decode(iter) => {
-                let batch = TaskList::from_slice(self.batch(node, iter));
-                let ctx: u64 = batch
-                    .iter()
-                    .map(|t| match self.tasks[t.index()].kind {
-                        TaskKind::Inference { prompt_tokens, .. } => {
-                            (prompt_tokens + self.generated[t.index()]) as u64
-                        }
-                        TaskKind::Training { .. } => 0,
-                    })
-                    .sum();
-                (OpKind::Decode, batch, self.cfg.latency.decode_s(ctx))
-            }
+            Pending::Decode(iter) => match self.flight(node, iter) {
+                Some(f) => (
+                    OpKind::Decode,
+                    f.batch.clone(),
+                    self.cfg.latency.decode_s(f.context_tokens),
+                ),
+                None => (
+                    OpKind::Decode,
+                    TaskList::new(),
+                    self.cfg.latency.decode_s(0),
+                ),
+            },
             Pending::Sync => (
                 OpKind::Sync,
                 TaskList::new(),
@@ -1006,14 +1105,7 @@ impl<'a> DiscreteEventEngine<'a> {
                 o.offloaded = true;
                 self.held.offloaded[slot(self.cfg.stages, id, stage)] = need;
                 let move_s = need / self.cfg.offload_mib_per_s;
-                self.record(OpRecord {
-                    node,
-                    stage,
-                    kind: OpKind::Offload,
-                    tasks: TaskList::from_slice(&[id]),
-                    start_s: now,
-                    end_s: now + move_s,
-                });
+                self.record(node, stage, OpKind::Offload, &[id], now, now + move_s);
                 duration += move_s;
             } else {
                 let growth = self.growth_mib(id);
@@ -1032,8 +1124,13 @@ impl<'a> DiscreteEventEngine<'a> {
         // Offloaded data the op needs comes back first: a training task's activations for its
         // backward (then freed), the KV of offloaded requests for every decode iteration (it
         // streams in and stays on the host).
+        let may_reload = match op {
+            Pending::Backward(_) => true,
+            Pending::Decode(iter) => self.flight(node, iter).is_some_and(|f| f.reloads),
+            _ => false,
+        };
         let reloaded: Vec<TaskId> = match op {
-            Pending::Backward(_) | Pending::Decode(_) => tasks
+            Pending::Backward(_) | Pending::Decode(_) if may_reload => tasks
                 .iter()
                 .copied()
                 .filter(|t| self.held.offloaded[slot(self.cfg.stages, *t, stage)] > 0.0)
@@ -1049,14 +1146,7 @@ impl<'a> DiscreteEventEngine<'a> {
         }
         if reload_mib > 0.0 {
             let reload_s = reload_mib / self.cfg.offload_mib_per_s;
-            self.record(OpRecord {
-                node,
-                stage,
-                kind: OpKind::Reload,
-                tasks: reloaded.into(),
-                start_s: now,
-                end_s: now + reload_s,
-            });
+            self.record(node, stage, OpKind::Reload, &reloaded, now, now + reload_s);
             duration += reload_s;
             start_s = now + reload_s;
         }
@@ -1086,14 +1176,10 @@ impl<'a> DiscreteEventEngine<'a> {
         let Some(r) = self.nodes[node].stages[stage].running.take() else {
             return;
         };
-        self.record(OpRecord {
-            node,
-            stage,
-            kind: r.kind,
-            tasks: r.tasks,
-            start_s: r.start_s,
-            end_s: now,
-        });
+        match r.op {
+            Pending::Decode(iter) => self.record_decode(node, stage, iter, &r, now),
+            _ => self.record(node, stage, r.kind, &r.tasks, r.start_s, now),
+        }
         let last = self.cfg.stages - 1;
         match r.op {
             Pending::Forward(id) => {
@@ -1203,6 +1289,7 @@ impl<'a> DiscreteEventEngine<'a> {
             d.groups.push(DecodeGroup {
                 members,
                 in_flight: None,
+                flight: Flight::default(),
             });
         }
         d.groups
@@ -1236,6 +1323,11 @@ impl<'a> DiscreteEventEngine<'a> {
             let iter = self.next_iteration;
             self.next_iteration += 1;
             group.in_flight = Some(iter);
+            let members = std::mem::take(&mut group.members);
+            let flight = self.launch_flight(&members);
+            let group = &mut self.nodes[node].decode.groups[g];
+            group.members = members;
+            group.flight = flight;
             let est = self.cfg.latency.decode_s(0);
             self.enqueue(node, 0, Pending::Decode(iter), est);
         }
@@ -1291,6 +1383,7 @@ impl<'a> DiscreteEventEngine<'a> {
             g.members = batch;
             g.members.retain(|t| !finished.contains(t));
             g.in_flight = None;
+            g.flight = Flight::default();
         }
         for id in finished {
             self.finish_request(node, id);

@@ -5,7 +5,9 @@
 
 use super::registry;
 use super::setup::{Setup, setup};
-use crate::plan::colocation::{ColocationRun, OpKind, RunBounds, TaskId, TaskList};
+use crate::plan::colocation::{
+    ColocationRun, OpKind, OpLog, OpRecord, RunBounds, TaskId, TaskList,
+};
 use crate::plan::{PlanStatus, PlannerRole};
 use crate::spec::colocation::MemoryTimeout;
 use crate::spec::{ClusterSpec, ColocationSpec};
@@ -100,34 +102,47 @@ impl Rng {
 
 /// One random corruption of a run; task ids stay in range (the reference indexes by them).
 fn corrupt(run: &mut ColocationRun, tasks: usize, bounds: &RunBounds, rng: &mut Rng) {
-    let n = run.ops.len();
+    let mut ops = run.ops.to_records();
+    corrupt_timeline(&mut ops, run, tasks, bounds, rng);
+    run.ops = OpLog::from(ops);
+}
+
+/// `corrupt` on the timeline as owned records (the log itself is append-only).
+fn corrupt_timeline(
+    ops: &mut Vec<OpRecord>,
+    run: &mut ColocationRun,
+    tasks: usize,
+    bounds: &RunBounds,
+    rng: &mut Rng,
+) {
+    let n = ops.len();
     if n == 0 {
         return;
     }
     let i = rng.below(n);
     match rng.below(14) {
-        0 => run.ops[i].start_s += rng.shift(),
-        1 => run.ops[i].end_s += rng.shift(),
+        0 => ops[i].start_s += rng.shift(),
+        1 => ops[i].end_s += rng.shift(),
         2 => {
             let d = rng.shift();
-            run.ops[i].start_s += d;
-            run.ops[i].end_s += d;
+            ops[i].start_s += d;
+            ops[i].end_s += d;
         }
         3 => {
-            run.ops.remove(i);
+            ops.remove(i);
         }
         4 => {
-            let op = run.ops[i].clone();
+            let op = ops[i].clone();
             let at = rng.below(n);
-            run.ops.insert(at, op);
+            ops.insert(at, op);
         }
         5 => {
             // Two ops change places in the log (the order the fast path relies on).
             let j = rng.below(n);
-            run.ops.swap(i, j);
+            ops.swap(i, j);
         }
-        6 => run.ops[i].node = rng.below(bounds.nodes + 1),
-        7 => run.ops[i].stage = rng.below(bounds.stages + 1),
+        6 => ops[i].node = rng.below(bounds.nodes + 1),
+        7 => ops[i].stage = rng.below(bounds.stages + 1),
         8 => {
             let kinds = [
                 OpKind::Forward,
@@ -137,10 +152,10 @@ fn corrupt(run: &mut ColocationRun, tasks: usize, bounds: &RunBounds, rng: &mut 
                 OpKind::Reload,
                 OpKind::Sync,
             ];
-            run.ops[i].kind = kinds[rng.below(kinds.len())];
+            ops[i].kind = kinds[rng.below(kinds.len())];
         }
         9 => {
-            let mut ids = run.ops[i].tasks.to_vec();
+            let mut ids = ops[i].tasks.to_vec();
             let id = TaskId(rng.below(tasks) as u32);
             if ids.is_empty() || rng.next().is_multiple_of(2) {
                 ids.push(id);
@@ -148,7 +163,7 @@ fn corrupt(run: &mut ColocationRun, tasks: usize, bounds: &RunBounds, rng: &mut 
                 let k = rng.below(ids.len());
                 ids[k] = id;
             }
-            run.ops[i].tasks = TaskList::from(ids);
+            ops[i].tasks = TaskList::from(ids);
         }
         10 => {
             let t = rng.below(run.outcomes.len());
@@ -183,11 +198,11 @@ fn corrupt(run: &mut ColocationRun, tasks: usize, bounds: &RunBounds, rng: &mut 
         }
         _ => {
             // A whole task's ops move in time together.
-            let Some(&id) = run.ops[i].tasks.first() else {
+            let Some(&id) = ops[i].tasks.first() else {
                 return;
             };
             let d = rng.shift();
-            for op in run.ops.iter_mut().filter(|o| o.tasks.contains(&id)) {
+            for op in ops.iter_mut().filter(|o| o.tasks.contains(&id)) {
                 op.start_s += d;
                 op.end_s += d;
             }
@@ -233,4 +248,27 @@ fn the_linear_pass_never_accepts_what_the_reference_rejects() {
         rejected > 300 && accepted > 100,
         "{rejected} rejected, {accepted} accepted"
     );
+}
+
+#[test]
+fn a_log_that_overflowed_is_rejected_and_a_rebuilt_log_verifies_alike() {
+    let s = small("colocation-small", false);
+    let bounds = s.config.bounds();
+    let run = runs(&s).into_iter().next().expect("a planner ran");
+    // The engine's log (decode batches shared by their stage ops) and the same ops re-logged
+    // one by one are the same timeline.
+    let rebuilt = OpLog::from(run.ops.to_records());
+    assert_eq!(rebuilt, run.ops);
+    let mut bad = run.clone();
+    bad.ops.push_record(&OpRecord {
+        node: 0,
+        stage: usize::from(u16::MAX) + 1,
+        kind: OpKind::Decode,
+        tasks: TaskList::from_slice(&[TaskId(0)]),
+        start_s: 0.0,
+        end_s: 0.0,
+    });
+    assert!(bad.ops.overflowed());
+    let err = verify_run(&bounds, &s.tasks, &bad).expect_err("an incomplete log is rejected");
+    assert!(err.contains("overflowed"), "{err}");
 }

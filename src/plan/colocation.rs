@@ -82,6 +82,253 @@ pub struct OpRecord {
     pub end_s: f64,
 }
 
+/// The op log of a run, in the order the ops ended. A run logs millions of ops (a decode
+/// iteration per token and stage), so each is held in 32 bytes: its task when it has one,
+/// else an index into a shared table of task lists, which the stage ops of one decode
+/// iteration share. Read it as [`Op`]s; [`OpRecord`]s convert to and from it.
+#[derive(Debug, Clone, Default)]
+pub struct OpLog {
+    entries: Vec<LogEntry>,
+    /// The task lists of ops with several tasks: list b is `task_ids[ends[b - 1]..ends[b]]`.
+    task_ids: Vec<TaskId>,
+    ends: Vec<usize>,
+    /// An op whose node, stage or list index did not fit its field: the log is incomplete,
+    /// and the verifier rejects it.
+    overflowed: bool,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct LogEntry {
+    start_s: f64,
+    end_s: f64,
+    node: u32,
+    /// The task (`len == 1`) or the list index in `OpLog::ends` (`len == 2`).
+    tasks: TaskId,
+    stage: u16,
+    kind: OpKind,
+    len: u8,
+}
+
+/// The tasks of an op as the log holds them: none, one, or a shared list. Made by
+/// [`OpLog::tasks`], so that the stage ops of a decode iteration store its batch once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoggedTasks {
+    tasks: TaskId,
+    len: u8,
+}
+
+impl Default for LoggedTasks {
+    fn default() -> Self {
+        LoggedTasks {
+            tasks: TaskId(0),
+            len: 0,
+        }
+    }
+}
+
+/// One op of an [`OpLog`], read in place.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Op<'a> {
+    pub node: usize,
+    pub stage: usize,
+    pub kind: OpKind,
+    pub tasks: &'a [TaskId],
+    pub start_s: f64,
+    pub end_s: f64,
+}
+
+impl Op<'_> {
+    pub fn to_record(&self) -> OpRecord {
+        OpRecord {
+            node: self.node,
+            stage: self.stage,
+            kind: self.kind,
+            tasks: TaskList::from_slice(self.tasks),
+            start_s: self.start_s,
+            end_s: self.end_s,
+        }
+    }
+}
+
+impl OpLog {
+    /// What one op takes in the log, besides a shared task list.
+    pub const ENTRY_BYTES: usize = std::mem::size_of::<LogEntry>();
+
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Room for `ops` more ops.
+    pub fn reserve(&mut self, ops: usize) {
+        self.entries.reserve(ops);
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Whether an op did not fit the log (more than 2^32 − 1 nodes or task lists, or more
+    /// than 65 535 stages): what was logged is then not the whole run.
+    pub fn overflowed(&self) -> bool {
+        self.overflowed
+    }
+
+    /// Stores the tasks of one or more ops (a list is stored once, however many ops use it).
+    pub fn tasks(&mut self, ids: &[TaskId]) -> LoggedTasks {
+        match ids {
+            [] => LoggedTasks::default(),
+            [id] => LoggedTasks { tasks: *id, len: 1 },
+            _ => match u32::try_from(self.ends.len()) {
+                Ok(b) => {
+                    self.task_ids.extend_from_slice(ids);
+                    self.ends.push(self.task_ids.len());
+                    LoggedTasks {
+                        tasks: TaskId(b),
+                        len: 2,
+                    }
+                }
+                Err(_) => {
+                    self.overflowed = true;
+                    LoggedTasks::default()
+                }
+            },
+        }
+    }
+
+    /// Logs one op.
+    pub fn push(
+        &mut self,
+        node: usize,
+        stage: usize,
+        kind: OpKind,
+        tasks: LoggedTasks,
+        start_s: f64,
+        end_s: f64,
+    ) {
+        let (Ok(node), Ok(stage)) = (u32::try_from(node), u16::try_from(stage)) else {
+            self.overflowed = true;
+            return;
+        };
+        self.entries.push(LogEntry {
+            start_s,
+            end_s,
+            node,
+            tasks: tasks.tasks,
+            stage,
+            kind,
+            len: tasks.len,
+        });
+    }
+
+    pub fn push_record(&mut self, op: &OpRecord) {
+        let tasks = self.tasks(&op.tasks);
+        self.push(op.node, op.stage, op.kind, tasks, op.start_s, op.end_s);
+    }
+
+    pub fn get(&self, k: usize) -> Option<Op<'_>> {
+        self.entries.get(k).map(|e| self.view(e))
+    }
+
+    pub fn iter(&self) -> OpIter<'_> {
+        OpIter {
+            log: self,
+            entries: self.entries.iter(),
+        }
+    }
+
+    /// Every op as an owned record (for tests that edit a timeline).
+    pub fn to_records(&self) -> Vec<OpRecord> {
+        self.iter().map(|op| op.to_record()).collect()
+    }
+
+    /// Appends another log's ops after this one's.
+    pub fn append(&mut self, later: &OpLog) {
+        for op in later {
+            self.push_record(&op.to_record());
+        }
+        self.overflowed |= later.overflowed;
+    }
+
+    fn view<'a>(&'a self, e: &'a LogEntry) -> Op<'a> {
+        let tasks: &[TaskId] = match e.len {
+            0 => &[],
+            1 => std::slice::from_ref(&e.tasks),
+            _ => {
+                let b = e.tasks.index();
+                let start = if b == 0 { 0 } else { self.ends[b - 1] };
+                &self.task_ids[start..self.ends[b]]
+            }
+        };
+        Op {
+            node: e.node as usize,
+            stage: usize::from(e.stage),
+            kind: e.kind,
+            tasks,
+            start_s: e.start_s,
+            end_s: e.end_s,
+        }
+    }
+}
+
+impl From<Vec<OpRecord>> for OpLog {
+    fn from(records: Vec<OpRecord>) -> Self {
+        let mut log = OpLog::new();
+        for op in &records {
+            log.push_record(op);
+        }
+        log
+    }
+}
+
+/// The ops of an [`OpLog`] in log order.
+pub struct OpIter<'a> {
+    log: &'a OpLog,
+    entries: std::slice::Iter<'a, LogEntry>,
+}
+
+impl<'a> Iterator for OpIter<'a> {
+    type Item = Op<'a>;
+
+    fn next(&mut self) -> Option<Op<'a>> {
+        self.entries.next().map(|e| self.log.view(e))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.entries.size_hint()
+    }
+}
+
+impl ExactSizeIterator for OpIter<'_> {}
+
+impl<'a> DoubleEndedIterator for OpIter<'a> {
+    fn next_back(&mut self) -> Option<Op<'a>> {
+        self.entries.next_back().map(|e| self.log.view(e))
+    }
+}
+
+impl<'a> IntoIterator for &'a OpLog {
+    type Item = Op<'a>;
+    type IntoIter = OpIter<'a>;
+
+    fn into_iter(self) -> OpIter<'a> {
+        self.iter()
+    }
+}
+
+/// Two logs are equal when they hold the same ops in the same order, however their task
+/// lists are shared.
+impl PartialEq for OpLog {
+    fn eq(&self, other: &Self) -> bool {
+        self.overflowed == other.overflowed
+            && self.len() == other.len()
+            && self.iter().zip(other.iter()).all(|(a, b)| a == b)
+    }
+}
+
 /// The tasks of one op, read as a slice. A run logs millions of ops (a decode iteration per
 /// token and stage), nearly all of one or two tasks: up to `TaskList::INLINE` are held in the
 /// record itself, so logging and dropping an op allocates nothing; longer lists are boxed.
@@ -202,7 +449,7 @@ pub struct TaskOutcome {
 /// The timeline of one planner's run on the discrete-event engine.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ColocationRun {
-    pub ops: Vec<OpRecord>,
+    pub ops: OpLog,
     pub outcomes: Vec<TaskOutcome>,
 }
 
@@ -329,4 +576,69 @@ pub struct BoundReport {
     pub reason: Option<String>,
     /// Redacted in snapshots.
     pub runtime_ms: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(node: usize, stage: usize, kind: OpKind, ids: &[u32], start_s: f64) -> OpRecord {
+        OpRecord {
+            node,
+            stage,
+            kind,
+            tasks: ids.iter().map(|&i| TaskId(i)).collect::<Vec<_>>().into(),
+            start_s,
+            end_s: start_s + 1.0,
+        }
+    }
+
+    #[test]
+    fn the_log_reads_back_what_was_logged_in_order() {
+        let records = vec![
+            record(3, 1, OpKind::Forward, &[7], 0.0),
+            record(0, 0, OpKind::Decode, &[1, 2, 9], 1.0),
+            record(2, 0, OpKind::Sync, &[], 2.0),
+            record(0, 1, OpKind::Reload, &[4, 5], 3.0),
+        ];
+        let log = OpLog::from(records.clone());
+        assert_eq!(log.len(), 4);
+        assert_eq!(log.to_records(), records);
+        assert_eq!(
+            log.get(1).map(|o| o.tasks.to_vec()),
+            Some(vec![TaskId(1), TaskId(2), TaskId(9)])
+        );
+        assert!(log.get(4).is_none());
+        assert_eq!(log.iter().next_back().map(|o| o.kind), Some(OpKind::Reload));
+    }
+
+    #[test]
+    fn ops_share_one_stored_list() {
+        let mut log = OpLog::new();
+        let batch = log.tasks(&[TaskId(1), TaskId(2)]);
+        log.push(0, 0, OpKind::Decode, batch, 0.0, 1.0);
+        log.push(0, 1, OpKind::Decode, batch, 1.0, 2.0);
+        let other = log.tasks(&[TaskId(3), TaskId(4), TaskId(5)]);
+        log.push(1, 0, OpKind::Decode, other, 0.0, 1.0);
+        assert_eq!(log.task_ids.len(), 5);
+        let tasks: Vec<Vec<u32>> = log
+            .iter()
+            .map(|o| o.tasks.iter().map(|t| t.0).collect())
+            .collect();
+        assert_eq!(tasks, vec![vec![1, 2], vec![1, 2], vec![3, 4, 5]]);
+        // Appending re-stores the later log's lists after this one's.
+        let mut first = OpLog::from(vec![record(0, 0, OpKind::Reload, &[8, 9], 0.0)]);
+        first.append(&log);
+        assert_eq!(first.len(), 4);
+        assert_eq!(first.to_records()[1..], log.to_records()[..]);
+    }
+
+    #[test]
+    fn an_op_that_does_not_fit_marks_the_log_overflowed() {
+        let mut log = OpLog::new();
+        log.push_record(&record(0, 70_000, OpKind::Decode, &[1], 0.0));
+        assert!(log.overflowed());
+        assert!(log.is_empty());
+        assert_ne!(log, OpLog::new());
+    }
 }

@@ -21,7 +21,7 @@ fn trace_value(run: &ColocationRun, nodes: usize, stages: usize) -> serde_json::
     }
     for op in &run.ops {
         let kind = serde_json::to_value(op.kind).unwrap_or_default();
-        let label = match op.tasks.as_slice() {
+        let label = match op.tasks {
             [] => kind.as_str().unwrap_or("op").to_string(),
             [t] => format!("{} t{}", kind.as_str().unwrap_or("op"), t.0),
             many => format!("{} ×{}", kind.as_str().unwrap_or("op"), many.len()),

@@ -23,6 +23,13 @@ type Span = (f64, f64, OpKind);
 /// and anything it cannot certify — a violation, or a timeline out of its usual order — goes to
 /// that replay, which names the first violation exactly as before.
 pub fn verify_run(cfg: &RunBounds, tasks: &[Task], run: &ColocationRun) -> Result<(), String> {
+    if run.ops.overflowed() {
+        return Err(
+            "the op log overflowed (more than 2^32 - 1 nodes or task lists, or more \
+                    than 65 535 stages): the timeline is incomplete"
+                .into(),
+        );
+    }
     if certify(cfg, tasks, run) {
         return Ok(());
     }
@@ -77,7 +84,7 @@ pub fn certify(cfg: &RunBounds, tasks: &[Task], run: &ColocationRun) -> bool {
                 } else {
                     &mut backward
                 };
-                for t in &op.tasks {
+                for t in op.tasks {
                     let i = t.index();
                     if i >= known {
                         if op.kind == OpKind::Forward {
@@ -94,7 +101,7 @@ pub fn certify(cfg: &RunBounds, tasks: &[Task], run: &ColocationRun) -> bool {
                 }
             }
             OpKind::Decode if op.stage == stages - 1 => {
-                for t in &op.tasks {
+                for t in op.tasks {
                     // The reference counts others too, and never reads their count.
                     if let Some(c) = decode_iters.get_mut(t.index()) {
                         *c += 1;
@@ -102,7 +109,7 @@ pub fn certify(cfg: &RunBounds, tasks: &[Task], run: &ColocationRun) -> bool {
                 }
             }
             OpKind::Offload => {
-                for t in &op.tasks {
+                for t in op.tasks {
                     match offloaded.get_mut(key(t.index(), op.stage)) {
                         Some(o) if t.index() < known => *o = true,
                         _ => return false,
@@ -114,7 +121,9 @@ pub fn certify(cfg: &RunBounds, tasks: &[Task], run: &ColocationRun) -> bool {
         }
     }
     for &k in &reloads {
-        let op = &run.ops[k];
+        let Some(op) = run.ops.get(k) else {
+            return false;
+        };
         if op
             .tasks
             .iter()
@@ -283,7 +292,7 @@ fn certify_memory(
         if op.kind != OpKind::Decode || op.stage != stages - 1 {
             continue;
         }
-        for t in &op.tasks {
+        for t in op.tasks {
             let i = t.index();
             if i >= known || !matches!(tasks[i].kind, TaskKind::Inference { .. }) {
                 continue;
@@ -393,7 +402,7 @@ pub fn verify_run_reference(
     let mut decode_iters: BTreeMap<usize, u32> = BTreeMap::new();
     let mut offloaded: BTreeMap<(usize, usize), ()> = BTreeMap::new();
     for op in &run.ops {
-        for t in &op.tasks {
+        for t in op.tasks {
             let rec = (op.node, op.stage, op.start_s, op.end_s);
             match op.kind {
                 OpKind::Forward => forward.entry(t.index()).or_default().push(rec),
