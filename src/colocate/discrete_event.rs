@@ -463,7 +463,7 @@ impl<'a> DiscreteEventEngine<'a> {
     }
 
     /// Logs a stage op of decode iteration `iter`, storing its batch once per iteration.
-    fn record_decode(&mut self, node: usize, stage: usize, iter: u64, r: &Running, end_s: f64) {
+    fn record_decode(&mut self, node: usize, stage: usize, iter: u64, start_s: f64, end_s: f64) {
         if !self.recording {
             return;
         }
@@ -472,18 +472,20 @@ impl<'a> DiscreteEventEngine<'a> {
             .groups
             .iter_mut()
             .find(|g| g.in_flight == Some(iter));
+        // The op's tasks are its iteration's batch (none when the iteration has no group).
         let tasks = match group {
             Some(g) => match g.flight.logged {
                 Some(t) => t,
                 None => {
-                    let t = self.ops.tasks(&r.tasks);
+                    let t = self.ops.tasks(&g.flight.batch);
                     g.flight.logged = Some(t);
                     t
                 }
             },
-            None => self.ops.tasks(&r.tasks),
+            None => self.ops.tasks(&[]),
         };
-        self.ops.push(node, stage, r.kind, tasks, r.start_s, end_s);
+        self.ops
+            .push(node, stage, OpKind::Decode, tasks, start_s, end_s);
     }
 
     /// Forgets the log's shared batches held by iterations in flight: the log they are in has
@@ -1173,15 +1175,19 @@ impl<'a> DiscreteEventEngine<'a> {
 
     fn op_done(&mut self, node: usize, stage: usize, planner: &mut dyn Dispatcher) {
         let now = self.now;
-        let Some(r) = self.nodes[node].stages[stage].running.take() else {
-            return;
+        // Read in place rather than moved out: the op is copied nowhere on the hot path.
+        let (op, start_s) = match &self.nodes[node].stages[stage].running {
+            Some(r) => (r.op, r.start_s),
+            None => return,
         };
-        match r.op {
-            Pending::Decode(iter) => self.record_decode(node, stage, iter, &r, now),
-            _ => self.record(node, stage, r.kind, &r.tasks, r.start_s, now),
+        if let Pending::Decode(iter) = op {
+            self.record_decode(node, stage, iter, start_s, now);
+            self.nodes[node].stages[stage].running = None;
+        } else if let Some(r) = self.nodes[node].stages[stage].running.take() {
+            self.record(node, stage, r.kind, &r.tasks, r.start_s, now);
         }
         let last = self.cfg.stages - 1;
-        match r.op {
+        match op {
             Pending::Forward(id) => {
                 let task = self.tasks[id.index()];
                 if task.is_training() && stage == 0 {

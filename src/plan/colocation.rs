@@ -253,6 +253,7 @@ impl OpLog {
         self.overflowed |= later.overflowed;
     }
 
+    #[inline]
     fn view<'a>(&'a self, e: &'a LogEntry) -> Op<'a> {
         let tasks: &[TaskId] = match e.len {
             0 => &[],
@@ -293,6 +294,7 @@ pub struct OpIter<'a> {
 impl<'a> Iterator for OpIter<'a> {
     type Item = Op<'a>;
 
+    #[inline]
     fn next(&mut self) -> Option<Op<'a>> {
         self.entries.next().map(|e| self.log.view(e))
     }
