@@ -50,10 +50,16 @@ impl Dispatcher for Timed {
 }
 
 /// A digest of everything a run recorded (every op and outcome, times bit for bit), to check
-/// that a faster engine or verifier leaves the runs exactly as they were.
+/// that a faster engine or verifier leaves the runs exactly as they were. Ops are hashed GPU
+/// by GPU, each GPU's in log order: the order of the log across GPUs is not part of a run
+/// (ops of different nodes that end between two events may be logged node by node).
 fn digest(run: &ColocationRun) -> u64 {
     let mut h = DefaultHasher::new();
-    for op in &run.ops {
+    let mut by_gpu: Vec<usize> = (0..run.ops.len()).collect();
+    let ops: Vec<_> = run.ops.iter().collect();
+    by_gpu.sort_by_key(|&k| (ops[k].node, ops[k].stage));
+    for k in by_gpu {
+        let op = ops[k];
         (op.node, op.stage, op.kind as u8).hash(&mut h);
         op.tasks.iter().for_each(|t| t.0.hash(&mut h));
         (op.start_s.to_bits(), op.end_s.to_bits()).hash(&mut h);

@@ -95,22 +95,25 @@ pub fn compute(run: &ColocationRun, setup: &Setup) -> ColocationMetrics {
         })
         .collect();
     tbt.sort_by(f64::total_cmp);
-    // Per GPU: busy time (compute and transfers apart), span and gaps.
-    let mut per_gpu: BTreeMap<(usize, usize), Vec<(f64, f64)>> = BTreeMap::new();
-    let (mut busy, mut transfer) = (0.0, 0.0);
+    // Per GPU: busy time (compute and transfers apart), span and gaps. Busy times are summed
+    // per GPU, then over GPUs in order, so that they do not depend on how the log interleaves
+    // the ops of different GPUs.
+    // (spans, compute busy, transfer busy) per GPU.
+    type GpuTimes = (Vec<(f64, f64)>, f64, f64);
+    let mut per_gpu: BTreeMap<(usize, usize), GpuTimes> = BTreeMap::new();
     for op in &run.ops {
-        per_gpu
-            .entry((op.node, op.stage))
-            .or_default()
-            .push((op.start_s, op.end_s));
+        let g = per_gpu.entry((op.node, op.stage)).or_default();
+        g.0.push((op.start_s, op.end_s));
         if is_compute(op.kind) {
-            busy += op.end_s - op.start_s;
+            g.1 += op.end_s - op.start_s;
         } else {
-            transfer += op.end_s - op.start_s;
+            g.2 += op.end_s - op.start_s;
         }
     }
+    let busy: f64 = per_gpu.values().map(|g| g.1).sum();
+    let transfer: f64 = per_gpu.values().map(|g| g.2).sum();
     let (mut gaps, mut spans) = (0.0, 0.0);
-    for ops in per_gpu.values_mut() {
+    for (ops, _, _) in per_gpu.values_mut() {
         ops.sort_by(|a, b| a.0.total_cmp(&b.0));
         spans += ops.last().map_or(0.0, |l| l.1) - ops.first().map_or(0.0, |f| f.0);
         gaps += ops
