@@ -50,6 +50,10 @@ pub struct EngineConfig {
     pub app_timeout_s: f64,
     /// Order of ready ops in a stage queue.
     pub queue_order: QueueOrder,
+    /// Whether the ends of decode ops on nodes that run nothing else are handled outside the
+    /// event heap (`DiscreteEventEngine::catch_up`). Off, every event passes through the
+    /// heap: the reference the equivalence tests hold the faster path to.
+    pub defer_decode_ends: bool,
 }
 
 impl EngineConfig {
@@ -75,6 +79,7 @@ impl EngineConfig {
             batch_wait_s: l.batch_wait_factor * inference_latency,
             app_timeout_s: l.app_timeout_s,
             queue_order: l.queue_order,
+            defer_decode_ends: true,
         }
     }
 
@@ -344,6 +349,16 @@ pub struct DiscreteEventEngine<'a> {
     arrivals_closed: bool,
     /// Whether ops and token times are recorded (a search's clones need outcomes only).
     recording: bool,
+    /// Per GPU (node-major): the (time, sequence number) at which its running decode op ends,
+    /// when that op's completion is kept out of the heap (see `catch_up`).
+    pending_decode: Vec<Option<(Time, u64)>>,
+    /// The nodes with a completion in `pending_decode` (each once; a node may stay listed
+    /// with none), and how many each has.
+    pending_nodes: Vec<usize>,
+    pending_count: Vec<usize>,
+    pending_listed: Vec<bool>,
+    /// Events pushed onto the heap so far (a catch-up re-reads the heap's first after one).
+    pushes: u64,
 }
 
 /// See `DiscreteEventEngine::stage_load`.
@@ -433,6 +448,11 @@ impl<'a> DiscreteEventEngine<'a> {
             slot_open: vec![false; tasks.len()],
             arrivals_closed: false,
             recording: true,
+            pending_decode: vec![None; cfg.nodes * cfg.stages],
+            pending_nodes: Vec::new(),
+            pending_count: vec![0; cfg.nodes],
+            pending_listed: vec![false; cfg.nodes],
+            pushes: 0,
         };
         engine.release_training(0.0);
         engine
@@ -500,12 +520,121 @@ impl<'a> DiscreteEventEngine<'a> {
 
     fn push(&mut self, at: f64, e: Event) {
         self.seq += 1;
+        self.pushes += 1;
         self.events.push(Reverse((Time(at), self.seq, e)));
     }
 
+    /// The (time, sequence number) of the next event of the heap and the arrivals.
+    fn next_key(&self) -> Option<(Time, u64)> {
+        let heap = self.events.peek().map(|Reverse((t, s, _))| (*t, *s));
+        let arrival = self
+            .arrivals
+            .get(self.next_arrival)
+            .map(|&(at, seq, _)| (Time(at), seq));
+        match (heap, arrival) {
+            (Some(h), Some(a)) => Some(h.min(a)),
+            (h, a) => h.or(a),
+        }
+    }
+
+    /// Whether decode op `(node, stage)`, starting now, may end outside the heap: its node
+    /// runs decode iterations only (none of them reloads), nothing waits to join its batches
+    /// and nothing else is queued. Handling the end of such an op changes its own node only;
+    /// the one event it can schedule is that node's wake-up.
+    fn decode_only(&self, node: usize) -> bool {
+        let n = &self.nodes[node];
+        let decode = |op: Pending| matches!(op, Pending::Decode(_));
+        n.decode.waiting.is_empty()
+            && n.decode.collect_until.is_none()
+            && n.decode.groups.iter().all(|g| !g.flight.reloads)
+            && n.stages.iter().all(|st| {
+                st.running.as_ref().is_none_or(|r| decode(r.op))
+                    && st.queue.iter().all(|q| decode(q.op))
+            })
+    }
+
+    /// Keeps the end of decode op `(node, stage)` out of the heap, with the key its heap entry
+    /// would have had.
+    fn defer_decode_end(&mut self, node: usize, stage: usize, at: f64) {
+        self.seq += 1;
+        self.pending_decode[node * self.cfg.stages + stage] = Some((Time(at), self.seq));
+        if !self.pending_listed[node] {
+            self.pending_listed[node] = true;
+            self.pending_nodes.push(node);
+        }
+        self.pending_count[node] += 1;
+    }
+
+    /// Puts a node's kept decode-op ends back into the heap, with their keys: something other
+    /// than its own decode iterations is about to change the node.
+    fn restore_decode_ends(&mut self, node: usize) {
+        if self.pending_count[node] == 0 {
+            return;
+        }
+        for stage in 0..self.cfg.stages {
+            if let Some((at, seq)) = self.pending_decode[node * self.cfg.stages + stage].take() {
+                self.pushes += 1;
+                self.events
+                    .push(Reverse((at, seq, Event::OpDone { node, stage })));
+            }
+        }
+        self.pending_count[node] = 0;
+    }
+
+    /// Handles every kept decode-op end that comes before the next event of the heap and the
+    /// arrivals, so that the next event finds every node as it would have found it.
+    ///
+    /// Decode-op ends are most of a run's events. Those of a node that runs only decode
+    /// iterations (`decode_only`) change that node alone, so they are handled here node by
+    /// node, each node's in time order, without passing through the heap: the state each
+    /// node reaches is the same as in time order across nodes. Only the log's interleaving of
+    /// different nodes' ops differs. The one event such an end can schedule is its node's
+    /// wake-up; the next event is then re-read, so that no node is handled past it.
+    fn catch_up(&mut self) {
+        if self.pending_nodes.is_empty() {
+            return;
+        }
+        let stages = self.cfg.stages;
+        let mut bound = self.next_key();
+        let mut i = 0;
+        while i < self.pending_nodes.len() {
+            let node = self.pending_nodes[i];
+            loop {
+                let slots = &self.pending_decode[node * stages..(node + 1) * stages];
+                let Some((stage, key)) = slots
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(s, k)| k.map(|k| (s, k)))
+                    .min_by_key(|&(_, k)| k)
+                else {
+                    break;
+                };
+                if bound.is_some_and(|b| key >= b) {
+                    break;
+                }
+                self.pending_decode[node * stages + stage] = None;
+                self.pending_count[node] -= 1;
+                let pushes = self.pushes;
+                self.now = key.0.0;
+                self.op_done(node, stage, &mut NoDispatch);
+                if self.pushes != pushes {
+                    bound = self.next_key();
+                }
+            }
+            if self.pending_count[node] == 0 {
+                self.pending_listed[node] = false;
+                self.pending_nodes.swap_remove(i);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
     /// The next event: the earlier of the heap's first and the next inference arrival, by
-    /// (time, sequence number) — the order one heap holding both would pop them in.
+    /// (time, sequence number) — the order one heap holding both would pop them in — after
+    /// the kept decode-op ends before it (`catch_up`).
     fn pop_event(&mut self) -> Option<(f64, Event)> {
+        self.catch_up();
         if let Some(&(at, seq, id)) = self.arrivals.get(self.next_arrival) {
             let first = match self.events.peek() {
                 Some(Reverse((t, s, _))) => (Time(at), seq) < (*t, *s),
@@ -566,6 +695,7 @@ impl<'a> DiscreteEventEngine<'a> {
                 }
                 Event::OpDone { node, stage } => self.op_done(node, stage, planner),
                 Event::Wake { node } => {
+                    self.restore_decode_ends(node);
                     if self.nodes[node].wake_at == Some(t) {
                         self.nodes[node].wake_at = None;
                     }
@@ -595,6 +725,10 @@ impl<'a> DiscreteEventEngine<'a> {
     /// leaving the other nodes as they are (nodes share nothing once arrivals are closed).
     pub fn drain_node(&mut self, node: usize) {
         self.close_arrivals();
+        // Every node's ends back in the heap, where the others' are skipped as before.
+        for n in 0..self.cfg.nodes {
+            self.restore_decode_ends(n);
+        }
         let mut noop = NoDispatch;
         while let Some((t, e)) = self.pop_event() {
             let other = match e {
@@ -831,6 +965,9 @@ impl<'a> DiscreteEventEngine<'a> {
     }
 
     fn enqueue(&mut self, node: usize, stage: usize, op: Pending, estimate_s: f64) {
+        if !matches!(op, Pending::Decode(_)) {
+            self.restore_decode_ends(node);
+        }
         self.seq += 1;
         if let Pending::Decode(iter) = op {
             let st = &self.nodes[node].stages[stage];
@@ -1160,7 +1297,12 @@ impl<'a> DiscreteEventEngine<'a> {
             tasks,
             start_s,
         });
-        self.push(now + duration, Event::OpDone { node, stage });
+        if self.cfg.defer_decode_ends && matches!(op, Pending::Decode(_)) && self.decode_only(node)
+        {
+            self.defer_decode_end(node, stage, now + duration);
+        } else {
+            self.push(now + duration, Event::OpDone { node, stage });
+        }
     }
 
     fn duration_without_offload(&self, op: Pending) -> f64 {
@@ -1428,6 +1570,7 @@ mod tests {
             batch_wait_s: 0.0,
             app_timeout_s: 100.0,
             queue_order: QueueOrder::Ready,
+            defer_decode_ends: true,
         }
     }
 
