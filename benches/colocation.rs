@@ -55,11 +55,19 @@ impl Dispatcher for Timed {
 /// (ops of different nodes that end between two events may be logged node by node).
 fn digest(run: &ColocationRun) -> u64 {
     let mut h = DefaultHasher::new();
-    let mut by_gpu: Vec<usize> = (0..run.ops.len()).collect();
-    let ops: Vec<_> = run.ops.iter().collect();
-    by_gpu.sort_by_key(|&k| (ops[k].node, ops[k].stage));
-    for k in by_gpu {
-        let op = ops[k];
+    let stages = run.ops.iter().map(|o| o.stage + 1).max().unwrap_or(1);
+    let mut by_gpu: Vec<Vec<u32>> = Vec::new();
+    for (k, op) in run.ops.iter().enumerate() {
+        let g = op.node * stages + op.stage;
+        if by_gpu.len() <= g {
+            by_gpu.resize(g + 1, Vec::new());
+        }
+        by_gpu[g].push(k as u32);
+    }
+    for k in by_gpu.into_iter().flatten() {
+        let Some(op) = run.ops.get(k as usize) else {
+            continue;
+        };
         (op.node, op.stage, op.kind as u8).hash(&mut h);
         op.tasks.iter().for_each(|t| t.0.hash(&mut h));
         (op.start_s.to_bits(), op.end_s.to_bits()).hash(&mut h);

@@ -215,13 +215,20 @@ struct Stage {
 
 /// The requests of one decode micro-batch: each of its iterations serves all of them (at
 /// most `batch_max`), one iteration in flight at a time.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, Default)]
 struct DecodeGroup {
     members: Vec<TaskId>,
     in_flight: Option<u64>,
     /// Of the iteration in flight, fixed at its launch (its members and their tokens do not
     /// change until it ends), so that each of its stage ops reads them instead of recomputing.
+    /// Derived, and stale while no iteration is in flight: not part of a group's state.
     flight: Flight,
+}
+
+impl PartialEq for DecodeGroup {
+    fn eq(&self, other: &Self) -> bool {
+        self.members == other.members && self.in_flight == other.in_flight
+    }
 }
 
 /// What every stage op of a decode iteration reads: its batch, the batch's context tokens
@@ -616,7 +623,9 @@ impl<'a> DiscreteEventEngine<'a> {
                 self.pending_count[node] -= 1;
                 let pushes = self.pushes;
                 self.now = key.0.0;
-                self.op_done(node, stage, &mut NoDispatch);
+                if !self.pass_decode_on(node, stage) && !self.end_iteration_in_place(node, stage) {
+                    self.op_done(node, stage, &mut NoDispatch);
+                }
                 if self.pushes != pushes {
                     bound = self.next_key();
                 }
@@ -628,6 +637,53 @@ impl<'a> DiscreteEventEngine<'a> {
                 i += 1;
             }
         }
+    }
+
+    /// `op_done` of a kept decode-op end that hands the iteration to an idle next stage, done
+    /// in place: the op is logged, moves to stage + 1 (queued and started there at once, as
+    /// `enqueue` would) and its end is kept again. False, with nothing done, when the op ends
+    /// its iteration or either stage has a queue (`op_done` then handles it).
+    fn pass_decode_on(&mut self, node: usize, stage: usize) -> bool {
+        let now = self.now;
+        let next = stage + 1;
+        if next >= self.cfg.stages {
+            return false;
+        }
+        let stages = &self.nodes[node].stages;
+        let (Some(r), nxt) = (&stages[stage].running, &stages[next]) else {
+            return false;
+        };
+        if !stages[stage].queue.is_empty() || nxt.running.is_some() || !nxt.queue.is_empty() {
+            return false;
+        }
+        let (Pending::Decode(iter), start_s) = (r.op, r.start_s) else {
+            return false;
+        };
+        let Some(duration) = self
+            .flight(node, iter)
+            .map(|f| self.cfg.latency.decode_s(f.context_tokens))
+        else {
+            return false;
+        };
+        self.record_decode(node, stage, iter, start_s, now);
+        let estimate = self.cfg.latency.decode_s(0);
+        // `enqueue`'s sequence number; the queued time added and taken off as it would be.
+        self.seq += 1;
+        let stages = &mut self.nodes[node].stages;
+        stages[stage].running = None;
+        let nxt = &mut stages[next];
+        nxt.queued_s += estimate;
+        nxt.queued_s -= estimate;
+        nxt.busy_until = now + duration;
+        nxt.running = Some(Running {
+            op: Pending::Decode(iter),
+            kind: OpKind::Decode,
+            tasks: TaskList::new(),
+            start_s: now,
+        });
+        // The node still runs decode iterations only: the end is kept again.
+        self.defer_decode_end(node, next, now + duration);
+        true
     }
 
     /// The next event: the earlier of the heap's first and the next inference arrival, by
@@ -1216,18 +1272,13 @@ impl<'a> DiscreteEventEngine<'a> {
                     self.cfg.latency.backward_s(b, l),
                 )
             }
-            Pending::Decode(iter) => match self.flight(node, iter) {
-                Some(f) => (
-                    OpKind::Decode,
-                    f.batch.clone(),
-                    self.cfg.latency.decode_s(f.context_tokens),
-                ),
-                None => (
-                    OpKind::Decode,
-                    TaskList::new(),
-                    self.cfg.latency.decode_s(0),
-                ),
-            },
+            Pending::Decode(iter) => (
+                OpKind::Decode,
+                TaskList::new(),
+                self.cfg
+                    .latency
+                    .decode_s(self.flight(node, iter).map_or(0, |f| f.context_tokens)),
+            ),
             Pending::Sync => (
                 OpKind::Sync,
                 TaskList::new(),
@@ -1268,8 +1319,12 @@ impl<'a> DiscreteEventEngine<'a> {
             Pending::Decode(iter) => self.flight(node, iter).is_some_and(|f| f.reloads),
             _ => false,
         };
+        let needs: &[TaskId] = match op {
+            Pending::Decode(iter) => self.flight(node, iter).map_or(&[], |f| &f.batch),
+            _ => &tasks,
+        };
         let reloaded: Vec<TaskId> = match op {
-            Pending::Backward(_) | Pending::Decode(_) if may_reload => tasks
+            Pending::Backward(_) | Pending::Decode(_) if may_reload => needs
                 .iter()
                 .copied()
                 .filter(|t| self.held.offloaded[slot(self.cfg.stages, *t, stage)] > 0.0)
@@ -1464,21 +1519,27 @@ impl<'a> DiscreteEventEngine<'a> {
         }
         d.collect_until = None;
         for g in 0..d.groups.len() {
-            let group = &mut self.nodes[node].decode.groups[g];
+            let group = &self.nodes[node].decode.groups[g];
             if group.in_flight.is_some() || group.members.is_empty() {
                 continue;
             }
-            let iter = self.next_iteration;
-            self.next_iteration += 1;
-            group.in_flight = Some(iter);
-            let members = std::mem::take(&mut group.members);
-            let flight = self.launch_flight(&members);
-            let group = &mut self.nodes[node].decode.groups[g];
-            group.members = members;
-            group.flight = flight;
-            let est = self.cfg.latency.decode_s(0);
-            self.enqueue(node, 0, Pending::Decode(iter), est);
+            self.launch(node, g);
         }
+    }
+
+    /// Launches the next iteration of idle group `g`: it enters stage 0's queue.
+    fn launch(&mut self, node: usize, g: usize) {
+        let iter = self.next_iteration;
+        self.next_iteration += 1;
+        let group = &mut self.nodes[node].decode.groups[g];
+        group.in_flight = Some(iter);
+        let members = std::mem::take(&mut group.members);
+        let flight = self.launch_flight(&members);
+        let group = &mut self.nodes[node].decode.groups[g];
+        group.members = members;
+        group.flight = flight;
+        let est = self.cfg.latency.decode_s(0);
+        self.enqueue(node, 0, Pending::Decode(iter), est);
     }
 
     fn iteration_done(&mut self, node: usize, iter: u64) {
@@ -1495,35 +1556,13 @@ impl<'a> DiscreteEventEngine<'a> {
             None => Vec::new(),
         };
         let mut finished = Vec::new();
-        for id in &batch {
+        for &id in &batch {
             if self.outcomes[id.index()].dropped {
                 continue;
             }
-            self.generated[id.index()] += 1;
-            if self.recording {
-                self.outcomes[id.index()].token_times.push(now);
-            }
-            let kv = self.cfg.kv_mib_per_token;
-            for s in 0..self.cfg.stages {
-                if self.held.offloaded[slot(self.cfg.stages, *id, s)] > 0.0 {
-                    // An offloaded request's cache grows on the host.
-                    self.held.offloaded[slot(self.cfg.stages, *id, s)] += kv;
-                    continue;
-                }
-                // The token's KV comes out of the request's reservation.
-                let k = slot(self.cfg.stages, *id, s);
-                let held = &mut self.held;
-                let from_reserve = held.reserved[k].min(kv);
-                held.reserved[k] -= from_reserve;
-                held.mib[k] += kv;
-                let st = &mut self.nodes[node].stages[s];
-                st.reserved_mib -= from_reserve;
-                st.mem_mib += kv;
-            }
-            if let TaskKind::Inference { output_tokens, .. } = self.tasks[id.index()].kind
-                && self.generated[id.index()] >= output_tokens
-            {
-                finished.push(*id);
+            self.add_token(node, id, now);
+            if self.output_done(id, 0) {
+                finished.push(id);
             }
         }
         if let Some(g) = group {
@@ -1531,12 +1570,102 @@ impl<'a> DiscreteEventEngine<'a> {
             g.members = batch;
             g.members.retain(|t| !finished.contains(t));
             g.in_flight = None;
-            g.flight = Flight::default();
         }
         for id in finished {
             self.finish_request(node, id);
         }
         self.try_decode(node);
+    }
+
+    /// Whether a request has decoded all its output after `more` further tokens.
+    fn output_done(&self, id: TaskId, more: u32) -> bool {
+        matches!(self.tasks[id.index()].kind,
+            TaskKind::Inference { output_tokens, .. }
+                if self.generated[id.index()].saturating_add(more) >= output_tokens)
+    }
+
+    /// A request's next token, decoded at `now`: counted, timed, and its KV taken out of its
+    /// reservation on every stage (or grown on the host where its cache was offloaded).
+    fn add_token(&mut self, node: usize, id: TaskId, now: f64) {
+        self.generated[id.index()] += 1;
+        if self.recording {
+            self.outcomes[id.index()].token_times.push(now);
+        }
+        let kv = self.cfg.kv_mib_per_token;
+        let stages = self.cfg.stages;
+        for s in 0..stages {
+            let k = slot(stages, id, s);
+            if self.held.offloaded[k] > 0.0 {
+                self.held.offloaded[k] += kv;
+                continue;
+            }
+            let held = &mut self.held;
+            let from_reserve = held.reserved[k].min(kv);
+            held.reserved[k] -= from_reserve;
+            held.mib[k] += kv;
+            let st = &mut self.nodes[node].stages[s];
+            st.reserved_mib -= from_reserve;
+            st.mem_mib += kv;
+        }
+    }
+
+    /// `op_done` of a kept decode-op end that ends its iteration, done in place when no member
+    /// finishes: the op is logged, every member takes its token, and the group's next
+    /// iteration is launched (as `try_decode` would). False, with nothing done, otherwise
+    /// (`op_done` then handles it).
+    fn end_iteration_in_place(&mut self, node: usize, stage: usize) -> bool {
+        let now = self.now;
+        let last = self.cfg.stages - 1;
+        if stage != last {
+            return false;
+        }
+        let n = &self.nodes[node];
+        let Some(r) = &n.stages[stage].running else {
+            return false;
+        };
+        let (Pending::Decode(iter), start_s) = (r.op, r.start_s) else {
+            return false;
+        };
+        let Some(g) = n
+            .decode
+            .groups
+            .iter()
+            .position(|g| g.in_flight == Some(iter))
+        else {
+            return false;
+        };
+        // `try_decode` would launch this group alone: nothing waits or collects, every other
+        // group is in flight. `op_done`'s `try_start` of this stage would find no queue.
+        let alone = n.decode.waiting.is_empty()
+            && n.decode.collect_until.is_none()
+            && n.decode
+                .groups
+                .iter()
+                .enumerate()
+                .all(|(h, other)| h == g || other.in_flight.is_some());
+        let members = &n.decode.groups[g].members;
+        if !alone
+            || !n.stages[last].queue.is_empty()
+            || members.is_empty()
+            || members
+                .iter()
+                .any(|&id| self.outcomes[id.index()].dropped || self.output_done(id, 1))
+        {
+            return false;
+        }
+        self.record_decode(node, stage, iter, start_s, now);
+        self.nodes[node].stages[stage].running = None;
+        let members = std::mem::take(&mut self.nodes[node].decode.groups[g].members);
+        for &id in &members {
+            self.add_token(node, id, now);
+        }
+        let group = &mut self.nodes[node].decode.groups[g];
+        group.members = members;
+        group.in_flight = None;
+        // What `try_decode` does here: nothing waits and every other group is in flight, so
+        // it launches this group's next iteration and nothing else.
+        self.launch(node, g);
+        true
     }
 }
 
