@@ -461,6 +461,19 @@ impl<'a> DiscreteEventEngine<'a> {
             pending_listed: vec![false; cfg.nodes],
             pushes: 0,
         };
+        // The log holds about one op per decoded token and stage plus each task's forwards
+        // and backwards: allocated once, it is not copied as it grows.
+        let expected_ops: u64 = tasks
+            .iter()
+            .map(|t| match t.kind {
+                TaskKind::Inference { output_tokens, .. } => u64::from(output_tokens) + 1,
+                TaskKind::Training { .. } => 2,
+            })
+            .sum::<u64>()
+            .saturating_mul(cfg.stages as u64);
+        engine
+            .ops
+            .reserve(usize::try_from(expected_ops).unwrap_or(0));
         engine.release_training(0.0);
         engine
     }
@@ -1455,6 +1468,10 @@ impl<'a> DiscreteEventEngine<'a> {
         if output == 0 {
             self.finish_request(node, id);
         } else {
+            if self.recording {
+                // One time per token to come: no regrowth while it decodes.
+                o.token_times.reserve_exact(output as usize);
+            }
             self.nodes[node].decode.waiting.push_back(id);
             self.try_decode(node);
         }

@@ -158,9 +158,9 @@ impl OpLog {
         Self::default()
     }
 
-    /// Room for `ops` more ops.
+    /// Room for `ops` more ops, if the memory is there (else the log grows as it goes).
     pub fn reserve(&mut self, ops: usize) {
-        self.entries.reserve(ops);
+        let _ = self.entries.try_reserve_exact(ops);
     }
 
     pub fn len(&self) -> usize {
