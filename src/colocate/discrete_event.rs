@@ -194,9 +194,10 @@ struct Queued {
 
 #[derive(Debug, Clone, PartialEq)]
 struct Running {
+    /// Also its tasks: a forward's or backward's one, a decode iteration's batch (its group
+    /// holds it), a sync's none.
     op: Pending,
     kind: OpKind,
-    tasks: TaskList,
     start_s: f64,
 }
 
@@ -691,7 +692,6 @@ impl<'a> DiscreteEventEngine<'a> {
         nxt.running = Some(Running {
             op: Pending::Decode(iter),
             kind: OpKind::Decode,
-            tasks: TaskList::new(),
             start_s: now,
         });
         // The node still runs decode iterations only: the end is kept again.
@@ -1268,33 +1268,23 @@ impl<'a> DiscreteEventEngine<'a> {
 
     fn start(&mut self, node: usize, stage: usize, op: Pending, offload: bool) {
         let now = self.now;
-        let (kind, tasks, mut duration) = match op {
+        let (kind, mut duration) = match op {
             Pending::Forward(id) => {
                 let (b, l) = self.tasks[id.index()].forward_shape();
-                (
-                    OpKind::Forward,
-                    TaskList::from_slice(&[id]),
-                    self.cfg.latency.forward_s(b, l),
-                )
+                (OpKind::Forward, self.cfg.latency.forward_s(b, l))
             }
             Pending::Backward(id) => {
                 let (b, l) = self.tasks[id.index()].forward_shape();
-                (
-                    OpKind::Backward,
-                    TaskList::from_slice(&[id]),
-                    self.cfg.latency.backward_s(b, l),
-                )
+                (OpKind::Backward, self.cfg.latency.backward_s(b, l))
             }
             Pending::Decode(iter) => (
                 OpKind::Decode,
-                TaskList::new(),
                 self.cfg
                     .latency
                     .decode_s(self.flight(node, iter).map_or(0, |f| f.context_tokens)),
             ),
             Pending::Sync => (
                 OpKind::Sync,
-                TaskList::new(),
                 self.cfg.weights_mib / self.cfg.offload_mib_per_s,
             ),
         };
@@ -1332,9 +1322,14 @@ impl<'a> DiscreteEventEngine<'a> {
             Pending::Decode(iter) => self.flight(node, iter).is_some_and(|f| f.reloads),
             _ => false,
         };
+        let backward = [match op {
+            Pending::Backward(id) => id,
+            _ => TaskId(0),
+        }];
         let needs: &[TaskId] = match op {
             Pending::Decode(iter) => self.flight(node, iter).map_or(&[], |f| &f.batch),
-            _ => &tasks,
+            Pending::Backward(_) => &backward,
+            _ => &[],
         };
         let reloaded: Vec<TaskId> = match op {
             Pending::Backward(_) | Pending::Decode(_) if may_reload => needs
@@ -1359,12 +1354,7 @@ impl<'a> DiscreteEventEngine<'a> {
         }
         let st = &mut self.nodes[node].stages[stage];
         st.busy_until = now + duration;
-        st.running = Some(Running {
-            op,
-            kind,
-            tasks,
-            start_s,
-        });
+        st.running = Some(Running { op, kind, start_s });
         if self.cfg.defer_decode_ends && matches!(op, Pending::Decode(_)) && self.decode_only(node)
         {
             self.defer_decode_end(node, stage, now + duration);
@@ -1394,7 +1384,11 @@ impl<'a> DiscreteEventEngine<'a> {
             self.record_decode(node, stage, iter, start_s, now);
             self.nodes[node].stages[stage].running = None;
         } else if let Some(r) = self.nodes[node].stages[stage].running.take() {
-            self.record(node, stage, r.kind, &r.tasks, r.start_s, now);
+            let task = match r.op {
+                Pending::Forward(id) | Pending::Backward(id) => Some(id),
+                Pending::Decode(_) | Pending::Sync => None,
+            };
+            self.record(node, stage, r.kind, task.as_slice(), r.start_s, now);
         }
         let last = self.cfg.stages - 1;
         match op {
