@@ -22,8 +22,7 @@ use std::sync::Arc;
 
 use super::latency::LatencyModel;
 use crate::plan::colocation::{
-    ColocationRun, LoggedTasks, OpKind, OpLog, RunBounds, Task, TaskId, TaskKind, TaskList,
-    TaskOutcome,
+    ColocationRun, LoggedTasks, OpKind, OpLog, RunBounds, Task, TaskId, TaskKind, TaskOutcome,
 };
 use crate::spec::colocation::{ColocationSpec, MemoryTimeout, QueueOrder};
 
@@ -232,12 +231,11 @@ impl PartialEq for DecodeGroup {
     }
 }
 
-/// What every stage op of a decode iteration reads: its batch, the batch's context tokens
-/// (the op's duration), its smallest task id (its `task-id` queue key), and whether any
-/// member has KV on the host (then each op reloads it first).
+/// What every stage op of a decode iteration reads besides its batch (the group's members):
+/// the batch's context tokens (the op's duration), its smallest task id (its `task-id` queue
+/// key), and whether any member has KV on the host (then each op reloads it first).
 #[derive(Debug, Clone, PartialEq, Default)]
 struct Flight {
-    batch: TaskList,
     context_tokens: u64,
     task_key: i64,
     reloads: bool,
@@ -518,7 +516,7 @@ impl<'a> DiscreteEventEngine<'a> {
             Some(g) => match g.flight.logged {
                 Some(t) => t,
                 None => {
-                    let t = self.ops.tasks(&g.flight.batch);
+                    let t = self.ops.tasks(&g.members);
                     g.flight.logged = Some(t);
                     t
                 }
@@ -904,6 +902,17 @@ impl<'a> DiscreteEventEngine<'a> {
         ordered.get(i).map(|a| a.0)
     }
 
+    /// The requests of decode iteration `iter` on `node`: the members of its group, which do
+    /// not change while it is in flight (none if it has no group).
+    fn batch(&self, node: usize, iter: u64) -> &[TaskId] {
+        self.nodes[node]
+            .decode
+            .groups
+            .iter()
+            .find(|g| g.in_flight == Some(iter))
+            .map_or(&[], |g| g.members.as_slice())
+    }
+
     /// The launch-time facts of decode iteration `iter` on `node`, while it is in flight.
     fn flight(&self, node: usize, iter: u64) -> Option<&Flight> {
         self.nodes[node]
@@ -927,7 +936,6 @@ impl<'a> DiscreteEventEngine<'a> {
             .sum();
         let stages = self.cfg.stages;
         Flight {
-            batch: TaskList::from_slice(members),
             context_tokens,
             task_key: members
                 .iter()
@@ -1327,7 +1335,7 @@ impl<'a> DiscreteEventEngine<'a> {
             _ => TaskId(0),
         }];
         let needs: &[TaskId] = match op {
-            Pending::Decode(iter) => self.flight(node, iter).map_or(&[], |f| &f.batch),
+            Pending::Decode(iter) => self.batch(node, iter),
             Pending::Backward(_) => &backward,
             _ => &[],
         };
