@@ -6,7 +6,7 @@ use super::latency::PassCost;
 use super::trace::TraceRequest;
 use super::workload;
 use crate::p;
-use crate::plan::colocation::{Task, TaskKind};
+use crate::plan::colocation::{OpLog, Task, TaskKind};
 use crate::spec::ColocationSpec;
 use crate::spec::source::Finding;
 use crate::topology::Cluster;
@@ -83,6 +83,21 @@ pub fn cluster_findings(cluster: &Cluster, spec: &ColocationSpec) -> Vec<Finding
         );
     }
     let used = spec.nodes.unwrap_or(available).clamp(0, available) as usize;
+    if used > OpLog::MAX_NODES {
+        out.push(
+            Finding::new(
+                "spec::too-large",
+                p!["nodes"],
+                format!(
+                    "{used} nodes: a co-location run simulates at most {} (its op log names a \
+                     node in 16 bits)",
+                    OpLog::MAX_NODES
+                ),
+                "too many nodes",
+            )
+            .help(format!("set `nodes` to at most {}", OpLog::MAX_NODES)),
+        );
+    }
     if let Some(short) = cluster.servers[..used]
         .iter()
         .find(|s| (cluster.types[s.type_id.index()].gpu_count() as i64) < spec.model.stages)

@@ -262,7 +262,7 @@ fn a_log_that_overflowed_is_rejected_and_a_rebuilt_log_verifies_alike() {
     let mut bad = run.clone();
     bad.ops.push_record(&OpRecord {
         node: 0,
-        stage: usize::from(u16::MAX) + 1,
+        stage: OpLog::MAX_STAGES,
         kind: OpKind::Decode,
         tasks: TaskList::from_slice(&[TaskId(0)]),
         start_s: 0.0,

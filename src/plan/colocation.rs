@@ -83,9 +83,10 @@ pub struct OpRecord {
 }
 
 /// The op log of a run, in the order the ops ended. A run logs millions of ops (a decode
-/// iteration per token and stage), so each is held in 32 bytes: its task when it has one,
-/// else an index into a shared table of task lists, which the stage ops of one decode
-/// iteration share. Read it as [`Op`]s; [`OpRecord`]s convert to and from it.
+/// iteration per token and stage), so each is held in 24 bytes: its times, its task when it
+/// has one (else an index into a shared table of task lists, which the stage ops of one
+/// decode iteration share), and node, stage and kind packed in 32 bits. Read it as [`Op`]s;
+/// [`OpRecord`]s convert to and from it.
 #[derive(Debug, Clone, Default)]
 pub struct OpLog {
     entries: Vec<LogEntry>,
@@ -101,12 +102,37 @@ pub struct OpLog {
 struct LogEntry {
     start_s: f64,
     end_s: f64,
-    node: u32,
     /// The task (`len == 1`) or the list index in `OpLog::ends` (`len == 2`).
     tasks: TaskId,
-    stage: u16,
-    kind: OpKind,
-    len: u8,
+    /// `len` (2 bits), kind (3), stage (11), node (16), from the low bits up.
+    packed: u32,
+}
+
+const KINDS: [OpKind; 6] = [
+    OpKind::Forward,
+    OpKind::Backward,
+    OpKind::Decode,
+    OpKind::Offload,
+    OpKind::Reload,
+    OpKind::Sync,
+];
+
+impl LogEntry {
+    fn len(&self) -> u32 {
+        self.packed & 0b11
+    }
+
+    fn kind(&self) -> OpKind {
+        KINDS[((self.packed >> 2) & 0b111) as usize % KINDS.len()]
+    }
+
+    fn stage(&self) -> usize {
+        ((self.packed >> 5) & 0x7ff) as usize
+    }
+
+    fn node(&self) -> usize {
+        (self.packed >> 16) as usize
+    }
 }
 
 /// The tasks of an op as the log holds them: none, one, or a shared list. Made by
@@ -153,6 +179,9 @@ impl Op<'_> {
 impl OpLog {
     /// What one op takes in the log, besides a shared task list.
     pub const ENTRY_BYTES: usize = std::mem::size_of::<LogEntry>();
+    /// Nodes and stages an op may name (16 and 11 bits of its entry).
+    pub const MAX_NODES: usize = 1 << 16;
+    pub const MAX_STAGES: usize = 1 << 11;
 
     pub fn new() -> Self {
         Self::default()
@@ -171,8 +200,8 @@ impl OpLog {
         self.entries.is_empty()
     }
 
-    /// Whether an op did not fit the log (more than 2^32 − 1 nodes or task lists, or more
-    /// than 65 535 stages): what was logged is then not the whole run.
+    /// Whether an op did not fit the log (more than 65 536 nodes, 2 048 stages or 2^32 task
+    /// lists): what was logged is then not the whole run.
     pub fn overflowed(&self) -> bool {
         self.overflowed
     }
@@ -209,18 +238,19 @@ impl OpLog {
         start_s: f64,
         end_s: f64,
     ) {
-        let (Ok(node), Ok(stage)) = (u32::try_from(node), u16::try_from(stage)) else {
+        if node >= Self::MAX_NODES || stage >= Self::MAX_STAGES {
             self.overflowed = true;
             return;
-        };
+        }
+        let kind_bits = KINDS.iter().position(|k| *k == kind).unwrap_or(0) as u32;
         self.entries.push(LogEntry {
             start_s,
             end_s,
-            node,
             tasks: tasks.tasks,
-            stage,
-            kind,
-            len: tasks.len,
+            packed: u32::from(tasks.len)
+                | kind_bits << 2
+                | (stage as u32) << 5
+                | (node as u32) << 16,
         });
     }
 
@@ -255,7 +285,7 @@ impl OpLog {
 
     #[inline]
     fn view<'a>(&'a self, e: &'a LogEntry) -> Op<'a> {
-        let tasks: &[TaskId] = match e.len {
+        let tasks: &[TaskId] = match e.len() {
             0 => &[],
             1 => std::slice::from_ref(&e.tasks),
             _ => {
@@ -265,9 +295,9 @@ impl OpLog {
             }
         };
         Op {
-            node: e.node as usize,
-            stage: usize::from(e.stage),
-            kind: e.kind,
+            node: e.node(),
+            stage: e.stage(),
+            kind: e.kind(),
             tasks,
             start_s: e.start_s,
             end_s: e.end_s,
@@ -638,7 +668,7 @@ mod tests {
     #[test]
     fn an_op_that_does_not_fit_marks_the_log_overflowed() {
         let mut log = OpLog::new();
-        log.push_record(&record(0, 70_000, OpKind::Decode, &[1], 0.0));
+        log.push_record(&record(0, 3_000, OpKind::Decode, &[1], 0.0));
         assert!(log.overflowed());
         assert!(log.is_empty());
         assert_ne!(log, OpLog::new());

@@ -25,8 +25,8 @@ type Span = (f64, f64, OpKind);
 pub fn verify_run(cfg: &RunBounds, tasks: &[Task], run: &ColocationRun) -> Result<(), String> {
     if run.ops.overflowed() {
         return Err(
-            "the op log overflowed (more than 2^32 - 1 nodes or task lists, or more \
-                    than 65 535 stages): the timeline is incomplete"
+            "the op log overflowed (more than 65 536 nodes, 2 048 stages or 2^32 task \
+             lists): the timeline is incomplete"
                 .into(),
         );
     }
