@@ -12,7 +12,9 @@ use crate::plan::{PlanStatus, PlannerRole};
 use crate::spec::colocation::MemoryTimeout;
 use crate::spec::{ClusterSpec, ColocationSpec};
 use crate::topology::Cluster;
-use crate::verify::colocation::{certify, verify_run, verify_run_reference};
+use crate::verify::colocation::{
+    certify, certify_scanning_halves_from, verify_run, verify_run_reference,
+};
 
 use super::planner::PlannerRun;
 
@@ -70,6 +72,7 @@ fn the_linear_pass_certifies_the_engine_runs() {
         for run in &all {
             assert_eq!(verify_run_reference(&bounds, &s.tasks, run), Ok(()));
             assert!(certify(&bounds, &s.tasks, run), "the fast path accepts it");
+            assert!(certify_scanning_halves_from(&bounds, &s.tasks, run, 0));
         }
     }
 }
@@ -232,6 +235,12 @@ fn the_linear_pass_never_accepts_what_the_reference_rejects() {
                     }
                 }
                 let reference = verify_run_reference(&bounds, &s.tasks, &bad);
+                // Read in two halves, the log certifies exactly as in one pass.
+                assert_eq!(
+                    certify_scanning_halves_from(&bounds, &s.tasks, &bad, 0),
+                    certify(&bounds, &s.tasks, &bad),
+                    "case {case}: the halves disagree with the single pass"
+                );
                 if certify(&bounds, &s.tasks, &bad) {
                     assert_eq!(reference, Ok(()), "case {case}: certified a rejected run");
                 }

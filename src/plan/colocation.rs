@@ -270,6 +270,16 @@ impl OpLog {
         }
     }
 
+    /// The ops at positions `range` (clamped to the log).
+    pub fn iter_range(&self, range: std::ops::Range<usize>) -> OpIter<'_> {
+        let end = range.end.min(self.entries.len());
+        let start = range.start.min(end);
+        OpIter {
+            log: self,
+            entries: self.entries[start..end].iter(),
+        }
+    }
+
     /// Every op as an owned record (for tests that edit a timeline).
     pub fn to_records(&self) -> Vec<OpRecord> {
         self.iter().map(|op| op.to_record()).collect()

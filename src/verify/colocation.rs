@@ -39,23 +39,46 @@ pub fn verify_run(cfg: &RunBounds, tasks: &[Task], run: &ColocationRun) -> Resul
 /// One op of a task on one stage: (node, start, end).
 type Slot = Option<(usize, f64, f64)>;
 
-/// Whether `verify_run_reference` accepts the run, decided without sorting the timeline:
-/// `true` only when every check it makes passes; `false` when one fails or when a shortcut
-/// below does not apply (the reference then decides). Each step says which reference check it
-/// mirrors. Public for the tests that hold it to the reference.
-pub fn certify(cfg: &RunBounds, tasks: &[Task], run: &ColocationRun) -> bool {
+/// Logs at least this long are scanned in two halves at once.
+const PARALLEL_SCAN_OPS: usize = 1 << 16;
+
+/// What `certify`'s linear pass finds in a stretch of the log.
+struct Scan {
+    /// Per GPU: the first and the last span of the stretch.
+    first: Vec<Option<(f64, f64)>>,
+    last: Vec<Option<(f64, f64)>>,
+    forward: Vec<Slot>,
+    backward: Vec<Slot>,
+    decode_iters: Vec<u32>,
+    offloaded: Vec<bool>,
+    /// Log positions of reload ops.
+    reloads: Vec<usize>,
+}
+
+/// Whether a span may follow the previous span of its GPU (step 1 of `certify`).
+fn follows(previous: (f64, f64), start: f64, end: f64) -> bool {
+    let order = previous
+        .0
+        .total_cmp(&start)
+        .then(previous.1.total_cmp(&end));
+    order != std::cmp::Ordering::Greater && start + EPS >= previous.1
+}
+
+/// Steps 1 and 2 of `certify` over the ops at `positions`; `None` when a check fails.
+fn scan(
+    cfg: &RunBounds,
+    known: usize,
+    run: &ColocationRun,
+    positions: std::ops::Range<usize>,
+) -> Option<Scan> {
     let stages = cfg.stages;
-    if stages == 0 {
-        return false;
-    }
     let gpus = cfg.nodes.saturating_mul(stages);
-    // Tasks the reference can index (it would panic on others: leave those to it).
-    let known = tasks.len().min(run.outcomes.len());
     let key = |i: usize, s: usize| i * stages + s;
     // 1. One op at a time per GPU. The reference sorts each GPU's spans by (start, end) and
     // compares neighbours; when every GPU's spans already come in that order in the log (ops
     // are logged as they end), the stable sort keeps them as they are, so comparing each span
     // with the GPU's previous one is the same check.
+    let mut first: Vec<Option<(f64, f64)>> = vec![None; gpus];
     let mut last: Vec<Option<(f64, f64)>> = vec![None; gpus];
     // 2. Pipeline order: each task's forward and backward per stage (a second op of a task on
     // one stage is left to the reference), decode iterations on the last stage, offloads.
@@ -64,16 +87,16 @@ pub fn certify(cfg: &RunBounds, tasks: &[Task], run: &ColocationRun) -> bool {
     let mut decode_iters: Vec<u32> = vec![0; known];
     let mut offloaded: Vec<bool> = vec![false; known * stages];
     let mut reloads: Vec<usize> = Vec::new();
-    for (k, op) in run.ops.iter().enumerate() {
+    let start = positions.start;
+    for (k, op) in (start..).zip(run.ops.iter_range(positions)) {
         if op.node >= cfg.nodes || op.stage >= stages || op.end_s + EPS < op.start_s {
-            return false;
+            return None;
         }
         let g = op.node * stages + op.stage;
-        if let Some((start, end)) = last[g] {
-            let order = start.total_cmp(&op.start_s).then(end.total_cmp(&op.end_s));
-            if order == std::cmp::Ordering::Greater || op.start_s + EPS < end {
-                return false;
-            }
+        match last[g] {
+            Some(previous) if !follows(previous, op.start_s, op.end_s) => return None,
+            Some(_) => {}
+            None => first[g] = Some((op.start_s, op.end_s)),
         }
         last[g] = Some((op.start_s, op.end_s));
         let rec = Some((op.node, op.start_s, op.end_s));
@@ -88,14 +111,14 @@ pub fn certify(cfg: &RunBounds, tasks: &[Task], run: &ColocationRun) -> bool {
                     let i = t.index();
                     if i >= known {
                         if op.kind == OpKind::Forward {
-                            return false;
+                            return None;
                         }
                         // The reference reads backward ops only of tasks with a forward.
                         continue;
                     }
                     let slot = &mut slots[key(i, op.stage)];
                     if slot.is_some() {
-                        return false;
+                        return None;
                     }
                     *slot = rec;
                 }
@@ -112,7 +135,7 @@ pub fn certify(cfg: &RunBounds, tasks: &[Task], run: &ColocationRun) -> bool {
                 for t in op.tasks {
                     match offloaded.get_mut(key(t.index(), op.stage)) {
                         Some(o) if t.index() < known => *o = true,
-                        _ => return false,
+                        _ => return None,
                     }
                 }
             }
@@ -120,6 +143,102 @@ pub fn certify(cfg: &RunBounds, tasks: &[Task], run: &ColocationRun) -> bool {
             _ => {}
         }
     }
+    Some(Scan {
+        first,
+        last,
+        forward,
+        backward,
+        decode_iters,
+        offloaded,
+        reloads,
+    })
+}
+
+impl Scan {
+    /// This stretch's findings followed by the next stretch's: what one pass over both finds.
+    fn then(mut self, next: Scan) -> Option<Scan> {
+        for (g, first) in next.first.iter().enumerate() {
+            if let (Some(previous), Some(f)) = (self.last[g], first)
+                && !follows(previous, f.0, f.1)
+            {
+                return None;
+            }
+            if next.last[g].is_some() {
+                self.last[g] = next.last[g];
+            }
+            if self.first[g].is_none() {
+                self.first[g] = *first;
+            }
+        }
+        for (mine, theirs) in [
+            (&mut self.forward, &next.forward),
+            (&mut self.backward, &next.backward),
+        ] {
+            for (a, b) in mine.iter_mut().zip(theirs) {
+                match (&a, b) {
+                    (Some(_), Some(_)) => return None,
+                    (None, Some(_)) => *a = *b,
+                    _ => {}
+                }
+            }
+        }
+        for (a, b) in self.decode_iters.iter_mut().zip(&next.decode_iters) {
+            *a += b;
+        }
+        for (a, b) in self.offloaded.iter_mut().zip(&next.offloaded) {
+            *a |= b;
+        }
+        self.reloads.extend(next.reloads);
+        Some(self)
+    }
+}
+
+/// Whether `verify_run_reference` accepts the run, decided without sorting the timeline:
+/// `true` only when every check it makes passes; `false` when one fails or when a shortcut
+/// below does not apply (the reference then decides). Each step says which reference check it
+/// mirrors. Public for the tests that hold it to the reference.
+pub fn certify(cfg: &RunBounds, tasks: &[Task], run: &ColocationRun) -> bool {
+    certify_scanning_halves_from(cfg, tasks, run, PARALLEL_SCAN_OPS)
+}
+
+/// `certify`, reading the log in two halves at once from `ops` ops on (0: always). Public for
+/// the tests that hold the halves' merge to the single pass.
+pub fn certify_scanning_halves_from(
+    cfg: &RunBounds,
+    tasks: &[Task],
+    run: &ColocationRun,
+    ops: usize,
+) -> bool {
+    let stages = cfg.stages;
+    if stages == 0 {
+        return false;
+    }
+    // Tasks the reference can index (it would panic on others: leave those to it).
+    let known = tasks.len().min(run.outcomes.len());
+    let key = |i: usize, s: usize| i * stages + s;
+    // Steps 1 and 2 read the log once; a long log is read in two halves at once, and the
+    // halves' findings merged as one pass would have found them.
+    let n = run.ops.len();
+    let scanned = if n >= ops {
+        let (a, b) = rayon::join(
+            || scan(cfg, known, run, 0..n / 2),
+            || scan(cfg, known, run, n / 2..n),
+        );
+        a.zip(b).and_then(|(a, b)| a.then(b))
+    } else {
+        scan(cfg, known, run, 0..n)
+    };
+    let Some(Scan {
+        forward,
+        backward,
+        decode_iters,
+        offloaded,
+        reloads,
+        ..
+    }) = scanned
+    else {
+        return false;
+    };
     for &k in &reloads {
         let Some(op) = run.ops.get(k) else {
             return false;
