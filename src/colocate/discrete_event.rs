@@ -651,49 +651,62 @@ impl<'a> DiscreteEventEngine<'a> {
         }
     }
 
-    /// `op_done` of a kept decode-op end that hands the iteration to an idle next stage, done
-    /// in place: the op is logged, moves to stage + 1 (queued and started there at once, as
-    /// `enqueue` would) and its end is kept again. False, with nothing done, when the op ends
-    /// its iteration or either stage has a queue (`op_done` then handles it).
+    /// `op_done` of a kept decode-op end that hands its iteration to the next stage, done in
+    /// place: the op is logged and enters stage + 1 (started at once when that stage is idle,
+    /// as `enqueue` would, and its end kept again; else queued there), and the freed stage
+    /// takes its next queued op. False, with nothing done, when the op ends its iteration or
+    /// reloads (`op_done` then handles it).
     fn pass_decode_on(&mut self, node: usize, stage: usize) -> bool {
         let now = self.now;
         let next = stage + 1;
         if next >= self.cfg.stages {
             return false;
         }
-        let stages = &self.nodes[node].stages;
-        let (Some(r), nxt) = (&stages[stage].running, &stages[next]) else {
+        let Some(r) = &self.nodes[node].stages[stage].running else {
             return false;
         };
-        if !stages[stage].queue.is_empty() || nxt.running.is_some() || !nxt.queue.is_empty() {
-            return false;
-        }
         let (Pending::Decode(iter), start_s) = (r.op, r.start_s) else {
             return false;
         };
-        let Some(duration) = self
+        let Some((duration, task_key)) = self
             .flight(node, iter)
-            .map(|f| self.cfg.latency.decode_s(f.context_tokens))
+            .filter(|f| !f.reloads)
+            .map(|f| (self.cfg.latency.decode_s(f.context_tokens), f.task_key))
         else {
             return false;
         };
         self.record_decode(node, stage, iter, start_s, now);
+        self.nodes[node].stages[stage].running = None;
         let estimate = self.cfg.latency.decode_s(0);
-        // `enqueue`'s sequence number; the queued time added and taken off as it would be.
+        // `enqueue`: its sequence number, then the op starts on an idle stage with nothing
+        // queued (the queued time added and taken off as it would be), or waits in its queue.
         self.seq += 1;
-        let stages = &mut self.nodes[node].stages;
-        stages[stage].running = None;
-        let nxt = &mut stages[next];
-        nxt.queued_s += estimate;
-        nxt.queued_s -= estimate;
-        nxt.busy_until = now + duration;
-        nxt.running = Some(Running {
-            op: Pending::Decode(iter),
-            kind: OpKind::Decode,
-            start_s: now,
-        });
-        // The node still runs decode iterations only: the end is kept again.
-        self.defer_decode_end(node, next, now + duration);
+        let nxt = &mut self.nodes[node].stages[next];
+        if nxt.running.is_none() && nxt.queue.is_empty() {
+            nxt.queued_s += estimate;
+            nxt.queued_s -= estimate;
+            nxt.busy_until = now + duration;
+            nxt.running = Some(Running {
+                op: Pending::Decode(iter),
+                kind: OpKind::Decode,
+                start_s: now,
+            });
+            // The node still runs decode iterations only: the end is kept again.
+            self.defer_decode_end(node, next, now + duration);
+        } else {
+            nxt.queued_s += estimate;
+            nxt.queue.push(Queued {
+                op: Pending::Decode(iter),
+                ready_at: now,
+                rank: None,
+                task_key,
+                seq: self.seq,
+                estimate_s: estimate,
+            });
+            self.try_start(node, next);
+        }
+        // `op_done`'s last step: the freed stage takes its next queued op.
+        self.try_start(node, stage);
         true
     }
 
@@ -1654,7 +1667,7 @@ impl<'a> DiscreteEventEngine<'a> {
             return false;
         };
         // `try_decode` would launch this group alone: nothing waits or collects, every other
-        // group is in flight. `op_done`'s `try_start` of this stage would find no queue.
+        // group is in flight.
         let alone = n.decode.waiting.is_empty()
             && n.decode.collect_until.is_none()
             && n.decode
@@ -1664,7 +1677,6 @@ impl<'a> DiscreteEventEngine<'a> {
                 .all(|(h, other)| h == g || other.in_flight.is_some());
         let members = &n.decode.groups[g].members;
         if !alone
-            || !n.stages[last].queue.is_empty()
             || members.is_empty()
             || members
                 .iter()
@@ -1684,6 +1696,8 @@ impl<'a> DiscreteEventEngine<'a> {
         // What `try_decode` does here: nothing waits and every other group is in flight, so
         // it launches this group's next iteration and nothing else.
         self.launch(node, g);
+        // `op_done`'s last step: the freed stage takes its next queued op.
+        self.try_start(node, stage);
         true
     }
 }
