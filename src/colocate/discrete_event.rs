@@ -302,6 +302,42 @@ impl Ord for Time {
     }
 }
 
+/// An event's place in the order of events, (time by `total_cmp`, sequence number), as two
+/// integers: the time's bits mapped so that unsigned order is `total_cmp`'s.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct EventKey {
+    time_bits: u64,
+    seq: u64,
+}
+
+impl EventKey {
+    const SIGN: u64 = 1 << 63;
+    /// After every event.
+    const LAST: EventKey = EventKey {
+        time_bits: u64::MAX,
+        seq: u64::MAX,
+    };
+
+    fn new(at: f64, seq: u64) -> Self {
+        let b = at.to_bits();
+        let time_bits = if b & Self::SIGN != 0 {
+            !b
+        } else {
+            b | Self::SIGN
+        };
+        EventKey { time_bits, seq }
+    }
+
+    fn time(&self) -> f64 {
+        let b = self.time_bits;
+        f64::from_bits(if b & Self::SIGN != 0 {
+            b & !Self::SIGN
+        } else {
+            !b
+        })
+    }
+}
+
 /// Index of (task, stage) in the flat per-task vectors of `Held`.
 fn slot(stages: usize, id: TaskId, stage: usize) -> usize {
     id.index() * stages + stage
@@ -357,7 +393,7 @@ pub struct DiscreteEventEngine<'a> {
     recording: bool,
     /// Per GPU (node-major): the (time, sequence number) at which its running decode op ends,
     /// when that op's completion is kept out of the heap (see `catch_up`).
-    pending_decode: Vec<Option<(Time, u64)>>,
+    pending_decode: Vec<Option<EventKey>>,
     /// The nodes with a completion in `pending_decode` (each once; a node may stay listed
     /// with none), and how many each has.
     pending_nodes: Vec<usize>,
@@ -576,7 +612,7 @@ impl<'a> DiscreteEventEngine<'a> {
     /// would have had.
     fn defer_decode_end(&mut self, node: usize, stage: usize, at: f64) {
         self.seq += 1;
-        self.pending_decode[node * self.cfg.stages + stage] = Some((Time(at), self.seq));
+        self.pending_decode[node * self.cfg.stages + stage] = Some(EventKey::new(at, self.seq));
         if !self.pending_listed[node] {
             self.pending_listed[node] = true;
             self.pending_nodes.push(node);
@@ -591,7 +627,8 @@ impl<'a> DiscreteEventEngine<'a> {
             return;
         }
         for stage in 0..self.cfg.stages {
-            if let Some((at, seq)) = self.pending_decode[node * self.cfg.stages + stage].take() {
+            if let Some(key) = self.pending_decode[node * self.cfg.stages + stage].take() {
+                let (at, seq) = (Time(key.time()), key.seq);
                 self.pushes += 1;
                 self.events
                     .push(Reverse((at, seq, Event::OpDone { node, stage })));
@@ -614,7 +651,9 @@ impl<'a> DiscreteEventEngine<'a> {
             return;
         }
         let stages = self.cfg.stages;
-        let mut bound = self.next_key();
+        let bound_of =
+            |k: Option<(Time, u64)>| k.map_or(EventKey::LAST, |(t, s)| EventKey::new(t.0, s));
+        let mut bound = bound_of(self.next_key());
         let mut i = 0;
         while i < self.pending_nodes.len() {
             let node = self.pending_nodes[i];
@@ -628,18 +667,18 @@ impl<'a> DiscreteEventEngine<'a> {
                 else {
                     break;
                 };
-                if bound.is_some_and(|b| key >= b) {
+                if key >= bound {
                     break;
                 }
                 self.pending_decode[node * stages + stage] = None;
                 self.pending_count[node] -= 1;
                 let pushes = self.pushes;
-                self.now = key.0.0;
+                self.now = key.time();
                 if !self.pass_decode_on(node, stage) && !self.end_iteration_in_place(node, stage) {
                     self.op_done(node, stage, &mut NoDispatch);
                 }
                 if self.pushes != pushes {
-                    bound = self.next_key();
+                    bound = bound_of(self.next_key());
                 }
             }
             if self.pending_count[node] == 0 {
@@ -1784,6 +1823,33 @@ mod tests {
 
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() < 1e-9
+    }
+
+    #[test]
+    fn event_keys_order_as_the_heap_does() {
+        let times = [
+            f64::NEG_INFINITY,
+            -1.5,
+            -0.0,
+            0.0,
+            1e-300,
+            0.25,
+            0.25 + f64::EPSILON,
+            7.0,
+            f64::INFINITY,
+            f64::NAN,
+            -f64::NAN,
+        ];
+        for &a in &times {
+            assert_eq!(EventKey::new(a, 1).time().to_bits(), a.to_bits());
+            for &b in &times {
+                for (x, y) in [(1, 2), (2, 1), (3, 3)] {
+                    let heap = (Time(a), x).cmp(&(Time(b), y));
+                    assert_eq!(EventKey::new(a, x).cmp(&EventKey::new(b, y)), heap, "{a} {b}");
+                }
+            }
+            assert!(EventKey::new(a, u64::MAX - 1) < EventKey::LAST);
+        }
     }
 
     #[test]
