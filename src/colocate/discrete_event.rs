@@ -1845,7 +1845,11 @@ mod tests {
             for &b in &times {
                 for (x, y) in [(1, 2), (2, 1), (3, 3)] {
                     let heap = (Time(a), x).cmp(&(Time(b), y));
-                    assert_eq!(EventKey::new(a, x).cmp(&EventKey::new(b, y)), heap, "{a} {b}");
+                    assert_eq!(
+                        EventKey::new(a, x).cmp(&EventKey::new(b, y)),
+                        heap,
+                        "{a} {b}"
+                    );
                 }
             }
             assert!(EventKey::new(a, u64::MAX - 1) < EventKey::LAST);

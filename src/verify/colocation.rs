@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use crate::plan::colocation::{
-    ColocationMetrics, ColocationRun, OpKind, RunBounds, Task, TaskKind,
+    ColocationMetrics, ColocationRun, OpKind, RunBounds, Task, TaskId, TaskKind,
 };
 use crate::spec::colocation::ColocationObjective;
 
@@ -39,6 +39,14 @@ pub fn verify_run(cfg: &RunBounds, tasks: &[Task], run: &ColocationRun) -> Resul
 /// One op of a task on one stage: (node, start, end).
 type Slot = Option<(usize, f64, f64)>;
 
+/// What the linear pass found of each task's ops, for the memory replay.
+#[derive(Clone, Copy)]
+struct Slots<'a> {
+    forward: &'a [Slot],
+    backward: &'a [Slot],
+    offloaded: &'a [bool],
+}
+
 /// Logs at least this long are scanned in two halves at once.
 const PARALLEL_SCAN_OPS: usize = 1 << 16;
 
@@ -50,6 +58,9 @@ struct Scan {
     forward: Vec<Slot>,
     backward: Vec<Slot>,
     decode_iters: Vec<u32>,
+    /// The tasks of the last-stage decode ops, op by op in log order (the memory replay's
+    /// token order), so that the replay need not read the log again.
+    decode_tasks: Vec<TaskId>,
     offloaded: Vec<bool>,
     /// Log positions of reload ops.
     reloads: Vec<usize>,
@@ -85,6 +96,7 @@ fn scan(
     let mut forward: Vec<Slot> = vec![None; known * stages];
     let mut backward: Vec<Slot> = vec![None; known * stages];
     let mut decode_iters: Vec<u32> = vec![0; known];
+    let mut decode_tasks: Vec<TaskId> = Vec::new();
     let mut offloaded: Vec<bool> = vec![false; known * stages];
     let mut reloads: Vec<usize> = Vec::new();
     let start = positions.start;
@@ -130,6 +142,7 @@ fn scan(
                         *c += 1;
                     }
                 }
+                decode_tasks.extend_from_slice(op.tasks);
             }
             OpKind::Offload => {
                 for t in op.tasks {
@@ -149,6 +162,7 @@ fn scan(
         forward,
         backward,
         decode_iters,
+        decode_tasks,
         offloaded,
         reloads,
     })
@@ -185,6 +199,7 @@ impl Scan {
         for (a, b) in self.decode_iters.iter_mut().zip(&next.decode_iters) {
             *a += b;
         }
+        self.decode_tasks.extend_from_slice(&next.decode_tasks);
         for (a, b) in self.offloaded.iter_mut().zip(&next.offloaded) {
             *a |= b;
         }
@@ -232,6 +247,7 @@ pub fn certify_scanning_halves_from(
         forward,
         backward,
         decode_iters,
+        decode_tasks,
         offloaded,
         reloads,
         ..
@@ -305,7 +321,12 @@ pub fn certify_scanning_halves_from(
     if run.outcomes.iter().any(|o| o.dropped == o.end_s.is_some()) {
         return false;
     }
-    certify_memory(cfg, tasks, run, &forward, &backward, &offloaded, known)
+    let slots = Slots {
+        forward: &forward,
+        backward: &backward,
+        offloaded: &offloaded,
+    };
+    certify_memory(cfg, tasks, run, &slots, &decode_tasks, known)
 }
 
 /// Step 3 of `certify`: the memory replay. The reference sorts all allocations and frees by
@@ -320,11 +341,15 @@ fn certify_memory(
     cfg: &RunBounds,
     tasks: &[Task],
     run: &ColocationRun,
-    forward: &[Slot],
-    backward: &[Slot],
-    offloaded: &[bool],
+    slots: &Slots<'_>,
+    decode_tasks: &[TaskId],
     known: usize,
 ) -> bool {
+    let Slots {
+        forward,
+        backward,
+        offloaded,
+    } = *slots;
     let stages = cfg.stages;
     let gpus = cfg.nodes * stages;
     let kv = cfg.kv_mib_per_token;
@@ -407,23 +432,18 @@ fn certify_memory(
     };
     // Token times in decode-op order: each last-stage decode op of a task takes its next one.
     let mut taken = vec![0usize; known];
-    for op in &run.ops {
-        if op.kind != OpKind::Decode || op.stage != stages - 1 {
+    for t in decode_tasks {
+        let i = t.index();
+        if i >= known || !matches!(tasks[i].kind, TaskKind::Inference { .. }) {
             continue;
         }
-        for t in op.tasks {
-            let i = t.index();
-            if i >= known || !matches!(tasks[i].kind, TaskKind::Inference { .. }) {
-                continue;
-            }
-            let Some(&time) = run.outcomes[i].token_times.get(taken[i]) else {
-                continue;
-            };
-            taken[i] += 1;
-            for g in grows(i) {
-                if !token(g, time) {
-                    return false;
-                }
+        let Some(&time) = run.outcomes[i].token_times.get(taken[i]) else {
+            continue;
+        };
+        taken[i] += 1;
+        for g in grows(i) {
+            if !token(g, time) {
+                return false;
             }
         }
     }
