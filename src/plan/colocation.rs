@@ -108,6 +108,7 @@ struct LogEntry {
     packed: u32,
 }
 
+/// Every kind, in declaration order (an entry stores the discriminant).
 const KINDS: [OpKind; 6] = [
     OpKind::Forward,
     OpKind::Backward,
@@ -242,7 +243,8 @@ impl OpLog {
             self.overflowed = true;
             return;
         }
-        let kind_bits = KINDS.iter().position(|k| *k == kind).unwrap_or(0) as u32;
+        // `KINDS` lists the kinds in declaration order: the discriminant is the index.
+        let kind_bits = kind as u32;
         self.entries.push(LogEntry {
             start_s,
             end_s,
@@ -652,6 +654,19 @@ mod tests {
         );
         assert!(log.get(4).is_none());
         assert_eq!(log.iter().next_back().map(|o| o.kind), Some(OpKind::Reload));
+    }
+
+    #[test]
+    fn kinds_are_stored_by_their_discriminant() {
+        for (i, kind) in KINDS.iter().enumerate() {
+            assert_eq!(*kind as usize, i);
+            let mut log = OpLog::new();
+            log.push(3, 2, *kind, LoggedTasks::default(), 0.0, 1.0);
+            assert_eq!(
+                log.get(0).map(|o| (o.kind, o.node, o.stage)),
+                Some((*kind, 3, 2))
+            );
+        }
     }
 
     #[test]
