@@ -1328,6 +1328,22 @@ impl<'a> DiscreteEventEngine<'a> {
 
     fn start(&mut self, node: usize, stage: usize, op: Pending, offload: bool) {
         let now = self.now;
+        if let Pending::Decode(iter) = op
+            && let Some(f) = self.flight(node, iter)
+            && !f.reloads
+        {
+            // The rest of this function, for a decode iteration that reloads nothing.
+            let duration = self.cfg.latency.decode_s(f.context_tokens);
+            let st = &mut self.nodes[node].stages[stage];
+            st.busy_until = now + duration;
+            st.running = Some(Running {
+                op,
+                kind: OpKind::Decode,
+                start_s: now,
+            });
+            self.schedule_decode_end(node, stage, now + duration);
+            return;
+        }
         let (kind, mut duration) = match op {
             Pending::Forward(id) => {
                 let (b, l) = self.tasks[id.index()].forward_shape();
@@ -1415,11 +1431,20 @@ impl<'a> DiscreteEventEngine<'a> {
         let st = &mut self.nodes[node].stages[stage];
         st.busy_until = now + duration;
         st.running = Some(Running { op, kind, start_s });
-        if self.cfg.defer_decode_ends && matches!(op, Pending::Decode(_)) && self.decode_only(node)
-        {
-            self.defer_decode_end(node, stage, now + duration);
+        if matches!(op, Pending::Decode(_)) {
+            self.schedule_decode_end(node, stage, now + duration);
         } else {
             self.push(now + duration, Event::OpDone { node, stage });
+        }
+    }
+
+    /// Schedules the end of decode op `(node, stage)`: kept out of the heap when its node runs
+    /// decode iterations only (`decode_only`), else in it.
+    fn schedule_decode_end(&mut self, node: usize, stage: usize, at: f64) {
+        if self.cfg.defer_decode_ends && self.decode_only(node) {
+            self.defer_decode_end(node, stage, at);
+        } else {
+            self.push(at, Event::OpDone { node, stage });
         }
     }
 
