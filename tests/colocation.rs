@@ -148,13 +148,19 @@ fn run_bits(run: &ColocationRun) -> (Vec<Vec<String>>, Vec<String>) {
     (per_gpu.into_values().collect(), outcomes)
 }
 
-/// Every heuristic planner's run of `spec`, with decode-op ends kept out of the event heap
+/// Every heuristic planner's run of `spec` (and the exact search's, when asked), with
+/// decode-op ends kept out of the event heap
 /// and without.
-fn runs_both_ways(spec: &ColocationSpec, seed: u64) -> Vec<(String, ColocationRun, ColocationRun)> {
+fn runs_both_ways(
+    spec: &ColocationSpec,
+    seed: u64,
+    with_ilp: bool,
+) -> Vec<(String, ColocationRun, ColocationRun)> {
     let c = cluster();
     let mut s = setup(&c, spec, None, Some(seed));
     let mut out = Vec::new();
-    for name in PLANNERS {
+    let ilp = with_ilp.then_some("ilp");
+    for name in PLANNERS.into_iter().chain(ilp) {
         let Some(planner) = registry::planner(name) else {
             panic!("{name} is a planner")
         };
@@ -195,15 +201,25 @@ proptest! {
         nodes in 1..=3i64, stages in 1..=3i64, count in 1..=25i64, rate in 0.0..0.6f64,
         kv in prop::sample::select(vec![0.1, 20.0, 400.0]), threshold in 0.1..=1.0f64, drop in any::<bool>(),
         batch_max in 1..=4i64, wait in 0.0..1.0f64, depri in 0..3usize, chain in any::<bool>(),
-        out in 0..=6i64, tiny_instance in any::<bool>(), seed in 1..1000u64,
+        out in 0..=6i64, tiny_instance in any::<bool>(), windowed in any::<bool>(),
+        seed in 1..1000u64,
     ) {
         let spec = if tiny_instance {
-            tiny(nodes, stages, count.min(8), rate, out, depri)
+            let mut spec = tiny(nodes, stages, count.min(8), rate, out, depri);
+            if windowed {
+                // The rolling-window search, whose leaves drain one node at a time.
+                spec.planners.ilp_exact_max_tasks = 2;
+                spec.planners.ilp_window = 2;
+            }
+            spec
         } else {
             instance(nodes, stages, count, rate, kv, threshold, drop, batch_max, wait, depri, chain)
         };
         prop_assume!(coplan::spec::validate::colocation(&spec).is_empty());
-        for (name, fast, reference) in runs_both_ways(&spec, seed) {
+        // The exact search (its engine clones and per-node drains) on the tiny instances.
+        let runs = runs_both_ways(&spec, seed, tiny_instance);
+        prop_assert!(!tiny_instance || runs.iter().any(|r| r.0 == "ilp"), "the exact search ran");
+        for (name, fast, reference) in runs {
             prop_assert!(run_bits(&fast) == run_bits(&reference), "{} differs", name);
         }
     }
