@@ -542,11 +542,9 @@ impl<'a> DiscreteEventEngine<'a> {
         if !self.recording {
             return;
         }
-        let group = self.nodes[node]
-            .decode
-            .groups
-            .iter_mut()
-            .find(|g| g.in_flight == Some(iter));
+        let group = self
+            .group_of(node, iter)
+            .map(|g| &mut self.nodes[node].decode.groups[g]);
         // The op's tasks are its iteration's batch (none when the iteration has no group).
         let tasks = match group {
             Some(g) => match g.flight.logged {
@@ -957,22 +955,24 @@ impl<'a> DiscreteEventEngine<'a> {
     /// The requests of decode iteration `iter` on `node`: the members of its group, which do
     /// not change while it is in flight (none if it has no group).
     fn batch(&self, node: usize, iter: u64) -> &[TaskId] {
-        self.nodes[node]
-            .decode
-            .groups
-            .iter()
-            .find(|g| g.in_flight == Some(iter))
-            .map_or(&[], |g| g.members.as_slice())
+        self.group_of(node, iter).map_or(&[], |g| {
+            self.nodes[node].decode.groups[g].members.as_slice()
+        })
     }
 
     /// The launch-time facts of decode iteration `iter` on `node`, while it is in flight.
     fn flight(&self, node: usize, iter: u64) -> Option<&Flight> {
+        self.group_of(node, iter)
+            .map(|g| &self.nodes[node].decode.groups[g].flight)
+    }
+
+    /// The index of the group whose iteration `iter` is in flight on `node`.
+    fn group_of(&self, node: usize, iter: u64) -> Option<usize> {
         self.nodes[node]
             .decode
             .groups
             .iter()
-            .find(|g| g.in_flight == Some(iter))
-            .map(|g| &g.flight)
+            .position(|g| g.in_flight == Some(iter))
     }
 
     /// Fixes what the stage ops of an iteration of `members` read (see `Flight`).
@@ -1642,11 +1642,7 @@ impl<'a> DiscreteEventEngine<'a> {
         let now = self.now;
         // The iteration's batch: its group's members, which do not change while the
         // iteration is in flight (taken out while the loop below updates the engine).
-        let group = self.nodes[node]
-            .decode
-            .groups
-            .iter()
-            .position(|g| g.in_flight == Some(iter));
+        let group = self.group_of(node, iter);
         let batch = match group {
             Some(g) => std::mem::take(&mut self.nodes[node].decode.groups[g].members),
             None => Vec::new(),
@@ -1722,12 +1718,7 @@ impl<'a> DiscreteEventEngine<'a> {
         let (Pending::Decode(iter), start_s) = (r.op, r.start_s) else {
             return false;
         };
-        let Some(g) = n
-            .decode
-            .groups
-            .iter()
-            .position(|g| g.in_flight == Some(iter))
-        else {
+        let Some(g) = self.group_of(node, iter) else {
             return false;
         };
         // `try_decode` would launch this group alone: nothing waits or collects, every other

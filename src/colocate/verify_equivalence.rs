@@ -147,15 +147,7 @@ fn corrupt_timeline(
         6 => ops[i].node = rng.below(bounds.nodes + 1),
         7 => ops[i].stage = rng.below(bounds.stages + 1),
         8 => {
-            let kinds = [
-                OpKind::Forward,
-                OpKind::Backward,
-                OpKind::Decode,
-                OpKind::Offload,
-                OpKind::Reload,
-                OpKind::Sync,
-            ];
-            ops[i].kind = kinds[rng.below(kinds.len())];
+            ops[i].kind = OpKind::ALL[rng.below(OpKind::ALL.len())];
         }
         9 => {
             let mut ids = ops[i].tasks.to_vec();

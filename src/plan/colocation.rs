@@ -70,6 +70,18 @@ pub enum OpKind {
     Sync,
 }
 
+impl OpKind {
+    /// Every kind, in declaration order.
+    pub const ALL: [OpKind; 6] = [
+        OpKind::Forward,
+        OpKind::Backward,
+        OpKind::Decode,
+        OpKind::Offload,
+        OpKind::Reload,
+        OpKind::Sync,
+    ];
+}
+
 /// One executed op: the timeline.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct OpRecord {
@@ -108,15 +120,8 @@ struct LogEntry {
     packed: u32,
 }
 
-/// Every kind, in declaration order (an entry stores the discriminant).
-const KINDS: [OpKind; 6] = [
-    OpKind::Forward,
-    OpKind::Backward,
-    OpKind::Decode,
-    OpKind::Offload,
-    OpKind::Reload,
-    OpKind::Sync,
-];
+/// Every kind, in declaration order (a log entry stores the discriminant).
+const KINDS: [OpKind; 6] = OpKind::ALL;
 
 impl LogEntry {
     fn len(&self) -> u32 {
