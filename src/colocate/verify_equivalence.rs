@@ -72,7 +72,15 @@ fn the_linear_pass_certifies_the_engine_runs() {
         for run in &all {
             assert_eq!(verify_run_reference(&bounds, &s.tasks, run), Ok(()));
             assert!(certify(&bounds, &s.tasks, run), "the fast path accepts it");
-            assert!(certify_scanning_halves_from(&bounds, &s.tasks, run, 0));
+            for threads in [1, 2] {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .expect("a thread pool");
+                let halves =
+                    pool.install(|| certify_scanning_halves_from(&bounds, &s.tasks, run, 0));
+                assert!(halves, "the halves certify it on {threads} threads");
+            }
         }
     }
 }
