@@ -96,7 +96,8 @@ fn scan(
     let mut forward: Vec<Slot> = vec![None; known * stages];
     let mut backward: Vec<Slot> = vec![None; known * stages];
     let mut decode_iters: Vec<u32> = vec![0; known];
-    let mut decode_tasks: Vec<TaskId> = Vec::new();
+    // About one task per last-stage op: a stage's share of the stretch.
+    let mut decode_tasks: Vec<TaskId> = Vec::with_capacity(positions.len() / stages);
     let mut offloaded: Vec<bool> = vec![false; known * stages];
     let mut reloads: Vec<usize> = Vec::new();
     let start = positions.start;
