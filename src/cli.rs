@@ -185,12 +185,92 @@ pub enum PlanFormat {
     Csv,
 }
 
+/// The format of the import summary: text on stderr, or JSON on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ImportFormat {
+    Text,
+    Json,
+}
+
+/// `--gpu-shares`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum GpuSharesArg {
+    /// A share takes one whole GPU.
+    Whole,
+    /// Pods with a GPU share are left out.
+    Drop,
+}
+
 #[derive(Debug, Subcommand)]
 pub enum ImportCommand {
+    /// A Kubernetes snapshot → a cluster and a preemption workload: Nodes (allocatable CPU and
+    /// nvidia.com/gpu, GPU model label), NodeResourceTopology objects (NUMA zones, costs,
+    /// Topology Manager policy), Pods (Running → [[running]], Pending → [[preempt]]).
+    ///
+    /// Reads `kubectl get nodes,pods -A -o yaml` or `-o json` (a List), multi-document YAML
+    /// and `kubectl get noderesourcetopologies -o yaml`; any number of files.
+    K8s {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        #[arg(long, value_name = "C.toml")]
+        out_cluster: PathBuf,
+        #[arg(long, value_name = "W.toml")]
+        out_workload: PathBuf,
+        /// The summary: text on stderr, or JSON on stdout.
+        #[arg(long, value_enum, default_value_t = ImportFormat::Text)]
+        format: ImportFormat,
+    },
+    /// The Alibaba GPU cluster trace 2023 ("openb") → a cluster and a preemption workload:
+    /// the pods running at a moment are the initial state, the next pods the preemptors.
+    AlibabaOpenb {
+        /// The node list `sn,cpu_milli,memory_mib,gpu,model`.
+        nodes: PathBuf,
+        /// A pod list: the full one (with qos and times) or a sampled one (5 columns).
+        pods: PathBuf,
+        /// The moment (trace seconds) whose running pods form the initial state, or `peak`:
+        /// the earliest moment the most whole GPUs are held (the default). Ignored, with a
+        /// warning, for sampled lists.
+        #[arg(long, value_name = "T|peak")]
+        at: Option<String>,
+        /// The N pods created after the moment (or after the fill) become the preemptors.
+        #[arg(long, default_value_t = 200)]
+        next: usize,
+        /// Sampled lists: place pods in file order until this share of GPUs is taken.
+        #[arg(long, default_value_t = 0.9)]
+        fill: f64,
+        /// Map a GPU model to a built-in server type (repeatable), e.g. G2=gpu-2s4n8g;
+        /// unmapped models get the default layout.
+        #[arg(long = "server-type", value_name = "MODEL=TYPE")]
+        server_types: Vec<String>,
+        /// Override a row of the QoS table (repeatable), e.g. Burstable=300:none:preemptible.
+        #[arg(long, value_name = "CLASS=PRIORITY:TOPOLOGY[:preemptible]")]
+        qos: Vec<String>,
+        /// What a GPU share (gpu_milli < 1000) becomes.
+        #[arg(long, value_enum, default_value_t = GpuSharesArg::Whole)]
+        gpu_shares: GpuSharesArg,
+        /// Sampled lists (no qos column): the QoS classes of the fill pods and of the
+        /// preemptors.
+        #[arg(long, value_name = "FILL,NEXT", default_value = "BE,LS")]
+        sampled_qos: String,
+        #[arg(long, value_name = "C.toml")]
+        out_cluster: PathBuf,
+        #[arg(long, value_name = "W.toml")]
+        out_workload: PathBuf,
+        /// The summary: text on stderr, or JSON on stdout.
+        #[arg(long, value_enum, default_value_t = ImportFormat::Text)]
+        format: ImportFormat,
+    },
     /// The Azure LLM inference trace 2023 (`TIMESTAMP,ContextTokens,GeneratedTokens`) → a
     /// co-location workload with explicit requests (arrival, prompt and output tokens).
     AzureLlm {
         file: PathBuf,
+        /// A co-location workload whose arrivals the trace's requests replace; its model,
+        /// training, LeMix and planner settings are kept.
+        #[arg(long, value_name = "W.toml")]
+        base: Option<PathBuf>,
+        /// The summary: text on stderr, or JSON on stdout (needs --out).
+        #[arg(long, value_enum, default_value_t = ImportFormat::Text)]
+        format: ImportFormat,
         /// Divide inter-arrival times by X (2 = twice the request rate).
         #[arg(long, default_value_t = 1.0)]
         rate_scale: f64,

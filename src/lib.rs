@@ -6,6 +6,7 @@
 //! parts and what each may import.
 
 pub mod colocate;
+pub mod import;
 pub mod plan;
 pub mod preempt;
 pub mod report;

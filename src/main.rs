@@ -10,13 +10,14 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use cli::{
-    CapacityFormat, Cli, Command, ImportCommand, LongFormat, MergeFormat, PlanFormat,
-    ProfileCommand, SchemaKind, TopologyFormat,
+    CapacityFormat, Cli, Command, GpuSharesArg, ImportCommand, ImportFormat, LongFormat,
+    MergeFormat, PlanFormat, ProfileCommand, SchemaKind, TopologyFormat,
 };
 use coplan::report::diagnostic::{self, PlainDiagnostic, Style};
 use coplan::report::{chrome_trace, csv, dot, json, table, toml};
 use coplan::session::commands::{self, PlanResult, SimulationResult, VidurOptions};
 use coplan::session::error::SessionError;
+use coplan::session::import::{self, ImportSummary, Imported};
 use coplan::session::load::load_pair;
 use coplan::sim::preemption::SimOptions;
 use coplan::spec::{self, InvalidSpec, SpecKind};
@@ -258,15 +259,72 @@ fn run(cli: Cli) -> Result<(), Failure> {
         }
         Command::Import {
             command:
+                ImportCommand::K8s {
+                    files,
+                    out_cluster,
+                    out_workload,
+                    format,
+                },
+        } => {
+            let imported = import::import_k8s(&files)?;
+            write_imported(&imported, &out_cluster, &out_workload, format)
+        }
+        Command::Import {
+            command:
+                ImportCommand::AlibabaOpenb {
+                    nodes,
+                    pods,
+                    at,
+                    next,
+                    fill,
+                    server_types,
+                    qos,
+                    gpu_shares,
+                    sampled_qos,
+                    out_cluster,
+                    out_workload,
+                    format,
+                },
+        } => {
+            let args = import::AlibabaArgs {
+                at,
+                next,
+                fill,
+                server_types,
+                qos,
+                drop_gpu_shares: gpu_shares == GpuSharesArg::Drop,
+                sampled_qos,
+            };
+            let imported = import::import_alibaba(&nodes, &pods, &args)?;
+            write_imported(&imported, &out_cluster, &out_workload, format)
+        }
+        Command::Import {
+            command:
                 ImportCommand::AzureLlm {
                     file,
+                    base,
+                    format,
                     rate_scale,
                     limit,
                     out,
                 },
         } => {
-            let (spec, comments) = commands::import_azure(&file, rate_scale, limit)?;
-            emit(&toml::colocation_workload(&comments, &spec), out.as_deref())
+            if format == ImportFormat::Json && out.is_none() {
+                return Err(input(
+                    "--format json prints the summary on stdout, where the workload goes without --out".into(),
+                    Some("add --out W.toml".into()),
+                ));
+            }
+            let (spec, comments, summary) =
+                import::import_azure(&file, rate_scale, limit, base.as_deref())?;
+            let text = toml::colocation_workload(&comments, &spec);
+            let name = out.as_ref().map_or_else(
+                || "the generated workload".into(),
+                |p| p.display().to_string(),
+            );
+            import::check_generated(&[(name, text.clone())])?;
+            emit(&text, out.as_deref())?;
+            print_summary(&summary, format)
         }
         Command::Import {
             command:
@@ -294,6 +352,36 @@ fn run(cli: Cli) -> Result<(), Failure> {
             &toml::model_fit(&commands::profile_fit(&samples)?),
             out.as_deref(),
         ),
+    }
+}
+
+/// Writes an import's cluster and workload (each atomically, after both validate) and prints
+/// its summary.
+fn write_imported(
+    imported: &Imported,
+    out_cluster: &Path,
+    out_workload: &Path,
+    format: ImportFormat,
+) -> Result<(), Failure> {
+    let cluster = toml::cluster(&imported.comments, &imported.cluster);
+    let workload = toml::preemption_workload(&imported.comments, &imported.workload);
+    import::check_generated(&[
+        (out_cluster.display().to_string(), cluster.clone()),
+        (out_workload.display().to_string(), workload.clone()),
+    ])?;
+    emit(&cluster, Some(out_cluster))?;
+    emit(&workload, Some(out_workload))?;
+    print_summary(&imported.summary, format)
+}
+
+/// The import summary: text on stderr, or JSON on stdout.
+fn print_summary(summary: &ImportSummary, format: ImportFormat) -> Result<(), Failure> {
+    match format {
+        ImportFormat::Json => print(&json::to_json(summary)),
+        ImportFormat::Text => {
+            let _ = std::io::stderr().write_all(table::import::summary(summary).as_bytes());
+            Ok(())
+        }
     }
 }
 

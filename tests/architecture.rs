@@ -10,7 +10,7 @@ use std::path::Path;
 
 /// The pure core: it computes, and leaves presenting results to `report` and the shell.
 const CORE: &[&str] = &[
-    "spec", "topology", "preempt", "colocate", "sim", "solver", "verify", "plan",
+    "spec", "topology", "preempt", "colocate", "sim", "solver", "verify", "plan", "import",
 ];
 const SHELL: &[&str] = &["report", "cli", "session"];
 /// `spec` is the bottom layer: everything reads specs, so specs may read nothing above them.
@@ -42,6 +42,7 @@ const MAY_IMPORT: &[(&str, &[&str])] = &[
     ("topology", &["spec"]),
     ("plan", &["spec", "topology"]),
     ("verify", &["plan", "spec", "topology"]),
+    ("import", &["spec", "topology"]),
     (
         "preempt",
         &["plan", "verify", "solver", "rng", "spec", "topology"],
@@ -56,9 +57,14 @@ const MAY_IMPORT: &[(&str, &[&str])] = &[
     ),
     (
         "session",
-        &["sim", "preempt", "colocate", "plan", "spec", "topology"],
+        &[
+            "sim", "preempt", "colocate", "import", "plan", "spec", "topology",
+        ],
     ),
-    ("report", &["sim", "colocate", "plan", "spec", "topology"]),
+    (
+        "report",
+        &["sim", "colocate", "import", "plan", "spec", "topology"],
+    ),
 ];
 /// The binary's own files: they sit in `src/` but are not part of the library.
 const BINARY_FILES: &[&str] = &["main.rs", "cli.rs"];

@@ -136,16 +136,40 @@ pub fn csv_records(
     })
 }
 
-/// A co-location workload with these requests inline; the model, training and planner
-/// settings are the example's defaults, to be edited. Returns the spec and the comment lines
-/// that say where it came from.
+/// The assumed model of a workload imported without `--base`: Llama-3-8B on 2 A100 stages,
+/// the fit of `examples/profiles/llama-3-8b-a100-2-stages.csv` (Vidur's measured latencies)
+/// and the memory of `examples/workloads/colocation-small.toml`.
+fn assumed_model() -> ModelProfile {
+    ModelProfile {
+        name: "llama-3-8b".into(),
+        stages: 2,
+        eta_forward: 1.487e-9,
+        eta_backward: 2.973e-9,
+        delta_forward_s: 2.694e-3,
+        beta_forward: 3.413e-5,
+        delta_backward_s: 5.388e-3,
+        beta_backward: 6.826e-5,
+        decode_base_s: 4.848e-3,
+        decode_per_token_s: 6.428e-8,
+        weights_mib: 7660.0,
+        kv_mib_per_token: 0.0625,
+        activation_mib_per_token: 2.125,
+    }
+}
+
+/// A co-location workload with these requests inline. With a `base` workload the requests
+/// replace its arrivals (`arrival`, `trace`, `load`) and everything else is the base's;
+/// without one the model, training and planner settings are the assumed defaults, to be
+/// edited, and `nodes` is absent (every server of the cluster it is planned on). Returns the
+/// spec and the comment lines that say where it came from and what was assumed.
 pub fn workload_from_trace(
     rows: &[TraceRequest],
     source: &str,
     rate_scale: f64,
+    base: Option<(&ColocationSpec, &str)>,
 ) -> (ColocationSpec, Vec<String>) {
     let span = rows.last().map_or(0.0, |r| r.arrival_s);
-    let header = vec![
+    let mut header = vec![
         "#:schema ../../schemas/colocation.schema.json".to_string(),
         format!(
             "# {} requests imported by `coplan import azure-llm` from {source} (rate scale {rate_scale}),",
@@ -155,7 +179,7 @@ pub fn workload_from_trace(
         "# \"Splitwise: Efficient generative LLM inference using phase splitting\", ISCA 2024."
             .to_string(),
     ];
-    let requests = rows
+    let requests: Vec<RequestSpec> = rows
         .iter()
         .map(|r| RequestSpec {
             // Microseconds: the trace's own resolution is finer than any stage latency.
@@ -164,35 +188,44 @@ pub fn workload_from_trace(
             output_tokens: i64::from(r.output_tokens),
         })
         .collect();
-    let spec = ColocationSpec {
-        kind: SpecKind::Colocation,
-        name: Some("azure-llm".into()),
-        nodes: Some(4),
-        // Llama-3-8B on 2 A100 stages: the fit of examples/profiles/llama-3-8b-a100-2-stages.csv
-        // (Vidur's measured latencies) and the memory of examples/workloads/colocation-small.toml.
-        model: ModelProfile {
-            name: "llama-3-8b".into(),
-            stages: 2,
-            eta_forward: 1.487e-9,
-            eta_backward: 2.973e-9,
-            delta_forward_s: 2.694e-3,
-            beta_forward: 3.413e-5,
-            delta_backward_s: 5.388e-3,
-            beta_backward: 6.826e-5,
-            decode_base_s: 4.848e-3,
-            decode_per_token_s: 6.428e-8,
-            weights_mib: 7660.0,
-            kv_mib_per_token: 0.0625,
-            activation_mib_per_token: 2.125,
-        },
-        inference: InferenceSpec::from_requests(requests),
-        training: TrainingSpec {
-            rate: 0.3,
-            ..TrainingSpec::default()
-        },
-        lemix: LemixSettings::default(),
-        objective: ColocationObjective::default(),
-        planners: ColocationPlanners::default(),
+    let spec = match base {
+        Some((base, base_name)) => {
+            header.push(format!(
+                "# Everything but the requests comes from the base workload {base_name}."
+            ));
+            let mut spec = base.clone();
+            spec.inference.arrival = None;
+            spec.inference.trace = None;
+            spec.inference.format = None;
+            spec.inference.load = None;
+            spec.inference.count = requests.len() as i64;
+            spec.inference.requests = Some(requests);
+            spec
+        }
+        None => {
+            header.push(
+                "# Assumed (no --base): Llama-3-8B on 2 A100 stages per node, the fit of".into(),
+            );
+            header.push(
+                "# examples/profiles/llama-3-8b-a100-2-stages.csv, training rate 0.3; no `nodes`:"
+                    .into(),
+            );
+            header.push("# every server of the cluster it is planned on is a node.".into());
+            ColocationSpec {
+                kind: SpecKind::Colocation,
+                name: Some("azure-llm".into()),
+                nodes: None,
+                model: assumed_model(),
+                inference: InferenceSpec::from_requests(requests),
+                training: TrainingSpec {
+                    rate: 0.3,
+                    ..TrainingSpec::default()
+                },
+                lemix: LemixSettings::default(),
+                objective: ColocationObjective::default(),
+                planners: ColocationPlanners::default(),
+            }
+        }
     };
     (spec, header)
 }

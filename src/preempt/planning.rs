@@ -457,6 +457,7 @@ mod tests {
                 server_type: "gpu-2s4n8g".into(),
                 count: 1,
                 name_prefix: "n".into(),
+                names: None,
             }],
         };
         let cluster = Cluster::from_spec(&cluster_spec);

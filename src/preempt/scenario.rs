@@ -246,6 +246,7 @@ mod tests {
                 server_type: "rtx4090-8g".into(),
                 count: servers,
                 name_prefix: "n".into(),
+                names: None,
             }],
         })
     }

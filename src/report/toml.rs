@@ -1,10 +1,10 @@
-//! Generated TOML: workloads written by importers and the `[model]` fragment of a latency fit,
+//! Generated TOML: clusters and workloads written by importers and the `[model]` fragment of a latency fit,
 //! serialised with the `toml` crate (comments, which TOML serialisers do not write, go first).
 
 use serde::Serialize;
 
 use crate::colocate::latency::{Fit, FitQuality, PassCost, PassFit};
-use crate::spec::ColocationSpec;
+use crate::spec::{ClusterSpec, ColocationSpec, PreemptionSpec};
 
 fn with_comments(comments: &[String], body: Result<String, toml::ser::Error>) -> String {
     let mut out: String = comments.iter().map(|c| format!("{c}\n")).collect();
@@ -17,6 +17,16 @@ fn with_comments(comments: &[String], body: Result<String, toml::ser::Error>) ->
 
 /// A co-location workload spec, after its comment lines.
 pub fn colocation_workload(comments: &[String], spec: &ColocationSpec) -> String {
+    with_comments(comments, toml::to_string(spec))
+}
+
+/// A cluster spec (what `coplan import` writes), after its comment lines.
+pub fn cluster(comments: &[String], spec: &ClusterSpec) -> String {
+    with_comments(comments, toml::to_string(spec))
+}
+
+/// A preemption workload spec, after its comment lines.
+pub fn preemption_workload(comments: &[String], spec: &PreemptionSpec) -> String {
     with_comments(comments, toml::to_string(spec))
 }
 

@@ -6,14 +6,13 @@ use std::path::{Path, PathBuf};
 use super::error::SessionError;
 use super::load::{
     Pair, Workload, check_solver_built, line_error, load_cluster, load_spec, load_trace,
-    planning_error, read_azure_trace, read_source,
+    planning_error, read_source,
 };
 use crate::colocate::capacity::{CapacityReport, capacity_report};
 use crate::colocate::latency::{self, Fit, Sample};
 use crate::colocate::planning::candidate_run;
 use crate::colocate::registry as colocation_registry;
 use crate::colocate::setup::{cluster_findings, setup};
-use crate::colocate::trace::workload_from_trace;
 use crate::colocate::vidur;
 pub use crate::colocate::vidur::VidurOptions;
 use crate::plan::colocation::{ColocationPlan, ColocationRun};
@@ -436,26 +435,6 @@ pub fn timeline(pair: &Pair, planner: &str, seed: Option<u64>) -> Result<Timelin
             None,
         )),
     }
-}
-
-/// An Azure LLM trace as a co-location workload: the spec and its comment lines.
-pub fn import_azure(
-    path: &Path,
-    rate_scale: f64,
-    limit: Option<usize>,
-) -> Result<(ColocationSpec, Vec<String>), SessionError> {
-    if !(rate_scale.is_finite() && rate_scale > 0.0) {
-        return Err(SessionError::input(
-            format!("--rate-scale must be positive, got {rate_scale}"),
-            None,
-        ));
-    }
-    let rows = read_azure_trace(path, rate_scale, limit)?;
-    let name = path.display().to_string();
-    if rows.is_empty() {
-        return Err(SessionError::input(format!("{name}: no requests"), None));
-    }
-    Ok(workload_from_trace(&rows, &name, rate_scale))
 }
 
 /// Stage-latency samples derived from Vidur's per-layer table, with comment lines saying what

@@ -194,18 +194,41 @@ pub fn read_azure_trace(
 
 /// A data-file error at a line, as a located diagnostic (file, line, column, the line shown).
 pub fn line_error(source: &SourceFile, line: usize, message: &str, help: &str) -> SessionError {
+    located_error(
+        source,
+        (line, None),
+        message,
+        ("data::malformed-row", "this row"),
+        help,
+    )
+}
+
+/// A data-file error at a line and (1-based) column, as a located diagnostic: the span runs
+/// from the column to the end of the line (the whole line without a column).
+pub fn located_error(
+    source: &SourceFile,
+    (line, column): (usize, Option<usize>),
+    message: &str,
+    (code, label): (&'static str, &str),
+    help: &str,
+) -> SessionError {
     let mut start = 0;
     for (i, l) in source.text.split_inclusive('\n').enumerate() {
         if i + 1 == line {
-            let end = start + l.trim_end_matches(['\n', '\r']).len();
+            let text = l.trim_end_matches(['\n', '\r']);
+            let end = start + text.len();
+            // Columns count characters; spans count bytes.
+            let from = column
+                .and_then(|c| text.char_indices().nth(c.saturating_sub(1)))
+                .map_or(start, |(b, _)| start + b);
             return SessionError::Invalid(vec![InvalidSpec {
                 source_file: source.clone(),
                 issues: vec![Issue {
-                    code: "data::malformed-row",
+                    code,
                     message: message.to_string(),
-                    label: "this row".into(),
-                    help: Some(help.to_string()),
-                    span: start..end,
+                    label: label.to_string(),
+                    help: (!help.is_empty()).then(|| help.to_string()),
+                    span: from..end.max(from),
                 }],
             }]);
         }
@@ -213,6 +236,6 @@ pub fn line_error(source: &SourceFile, line: usize, message: &str, help: &str) -
     }
     SessionError::input(
         format!("{}:{line}: {message}", source.name),
-        Some(help.to_string()),
+        (!help.is_empty()).then(|| help.to_string()),
     )
 }

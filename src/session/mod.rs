@@ -5,4 +5,5 @@
 
 pub mod commands;
 pub mod error;
+pub mod import;
 pub mod load;

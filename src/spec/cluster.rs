@@ -86,6 +86,10 @@ pub struct PoolSpec {
     /// Prefix of server names; the index is zero-padded to the width of `count − 1`.
     #[serde(default = "default_name_prefix")]
     pub name_prefix: String,
+    /// Explicit server names, one per server (`count` of them), instead of numbered ones:
+    /// imported clusters keep the names their nodes have.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub names: Option<Vec<String>>,
 }
 
 fn default_name_prefix() -> String {
@@ -153,8 +157,11 @@ impl ClusterSpec {
             .or_else(|| builtin_server_types().into_iter().find(|t| t.name == name))
     }
 
-    /// Server names of a pool in index order.
+    /// Server names of a pool in index order: its explicit `names`, else numbered ones.
     pub fn pool_server_names(pool: &PoolSpec) -> Vec<String> {
+        if let Some(names) = &pool.names {
+            return names.clone();
+        }
         let count = pool.count.max(0) as usize;
         let width = count.saturating_sub(1).to_string().len();
         (0..count)

@@ -284,16 +284,41 @@ pub fn cluster(spec: &ClusterSpec) -> Vec<Finding> {
             );
         }
         out.at_least(p!["pool", i, "count"], pool.count, 1, "pool `count`");
+        if let Some(names) = &pool.names
+            && names.len() as i64 != pool.count
+        {
+            out.push(
+                Finding::new(
+                    "spec::out-of-range",
+                    p!["pool", i, "names"],
+                    format!(
+                        "pool {i} lists {} server names but has count = {}",
+                        names.len(),
+                        pool.count
+                    ),
+                    "one name per server",
+                )
+                .help("give exactly `count` names, or drop `names` to number the servers"),
+            );
+        }
         for name in ClusterSpec::pool_server_names(pool) {
             if let Some(first) = server_names.get(&name) {
                 out.push(
                     Finding::new(
                         "spec::duplicate-name",
-                        p!["pool", i, "name_prefix"],
+                        if pool.names.is_some() {
+                            p!["pool", i, "names"]
+                        } else {
+                            p!["pool", i, "name_prefix"]
+                        },
                         format!("pool {i} produces server name `{name}`, already produced by pool {first}"),
                         "names collide",
                     )
-                    .help("give each pool its own name_prefix"),
+                    .help(if pool.names.is_some() {
+                        "server names must be unique across the cluster"
+                    } else {
+                        "give each pool its own name_prefix"
+                    }),
                 );
                 break;
             }

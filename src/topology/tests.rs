@@ -230,6 +230,7 @@ fn graph_matches_the_layout_masks() {
                 server_type: spec.name.clone(),
                 count: 1,
                 name_prefix: "n".into(),
+                names: None,
             }],
         });
         let t = &cluster.types[0];

@@ -88,12 +88,14 @@ pub fn two_pools(a: ServerTypeSpec, b: ServerTypeSpec, na: i64, nb: i64) -> Clus
         server_type: "t0".into(),
         count: na,
         name_prefix: "a".into(),
+        names: None,
     }];
     if nb > 0 {
         pool.push(PoolSpec {
             server_type: "t1".into(),
             count: nb,
             name_prefix: "b".into(),
+            names: None,
         });
     }
     ClusterSpec {

@@ -2,6 +2,7 @@
 
 pub mod capacity;
 pub mod grid;
+pub mod import;
 pub mod plan;
 pub mod simulation;
 pub mod summary;

@@ -1,0 +1,496 @@
+//! What every importer shares: server layouts (the documented default when the source says
+//! nothing of NUMA), server types and pools with the nodes' own names, workload classes by pod
+//! shape, the QoS table, and an allocation ledger that places running pods with the node
+//! allocator and writes them with explicit GPU and core ids.
+
+use std::collections::BTreeMap;
+
+use crate::spec::preemption::{IdsOrCount, PreemptEntry, RunningPod, TopologyQos, WorkloadClass};
+use crate::spec::validate::{MAX_CORES_PER_SERVER, MAX_GPUS_PER_SERVER};
+use crate::spec::{ClusterSpec, Penalty, PoolSpec, ServerTypeSpec};
+use crate::topology::{CoreSet, GpuSet, Request, ServerType, place};
+
+use super::summary::ImportSummary;
+
+/// Slowdowns assumed for a layout coplan derived itself (no NRT object, no template): a
+/// placement across sockets is twice as slow, within a socket as fast as within one NUMA node
+/// (the built-in `a100-8g` figures). They are a stated assumption, not a measurement.
+pub const DEFAULT_PENALTY: Penalty = Penalty {
+    numa: 1.0,
+    socket: 1.0,
+    cross_socket: 2.0,
+};
+
+/// Cores at and above which the default layout has two sockets.
+pub const DEFAULT_TWO_SOCKET_CORES: u64 = 16;
+
+/// The default layout of a node that reports only totals (DESIGN §11.1; `docs/import.md`):
+/// two sockets of one NUMA node each when it has at least 16 cores and an even number of GPUs
+/// (cores split evenly, an odd core dropped; the first half of the GPUs on NUMA node 0), else
+/// one socket with one NUMA node. Returns the layout and the cores it could not use.
+pub fn default_layout(cores: u64, gpus: u64, gpu_model: Option<&str>) -> (ServerTypeSpec, u64) {
+    let cores = cores.min(MAX_CORES_PER_SERVER as u64);
+    let gpus = gpus.min(MAX_GPUS_PER_SERVER as u64);
+    let two = cores >= DEFAULT_TWO_SOCKET_CORES && gpus % 2 == 0;
+    let sockets = if two { 2 } else { 1 };
+    let cores_per_numa = (cores / sockets).max(1);
+    let dropped = cores.saturating_sub(cores_per_numa * sockets);
+    let gpu_numa = (0..gpus)
+        .map(|g| (g * sockets / gpus.max(1)) as i64)
+        .collect();
+    (
+        ServerTypeSpec {
+            name: String::new(),
+            gpu_model: gpu_model.map(str::to_string),
+            gpu_memory_mib: 0,
+            sockets: sockets as i64,
+            numa_per_socket: 1,
+            cores_per_numa: cores_per_numa as i64,
+            core_group_size: None,
+            gpu_numa,
+            penalty: DEFAULT_PENALTY,
+        },
+        dropped,
+    )
+}
+
+/// A name fit for a spec: lower-case letters, digits and single dashes.
+pub fn slug(text: &str) -> String {
+    let mut out = String::new();
+    for c in text.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('-') && !out.is_empty() {
+            out.push('-');
+        }
+    }
+    while out.ends_with('-') {
+        out.pop();
+    }
+    if out.is_empty() { "x".into() } else { out }
+}
+
+/// Server types by layout and the nodes of each, in the order nodes were added.
+#[derive(Debug, Default)]
+pub struct ClusterBuilder {
+    types: Vec<ServerTypeSpec>,
+    /// (node name, index into `types`), in the order added.
+    nodes: Vec<(String, usize)>,
+}
+
+impl ClusterBuilder {
+    /// Adds a node of layout `layout` (its `name` ignored); nodes with identical layouts share
+    /// one server type, named from `hint` and the shape. Returns the type's name.
+    pub fn add_node(&mut self, name: &str, layout: &ServerTypeSpec, hint: &str) -> String {
+        let same = |t: &ServerTypeSpec| {
+            ServerTypeSpec {
+                name: String::new(),
+                ..t.clone()
+            } == ServerTypeSpec {
+                name: String::new(),
+                ..layout.clone()
+            }
+        };
+        let index = match self.types.iter().position(same) {
+            Some(i) => i,
+            None => {
+                let numa = layout.sockets * layout.numa_per_socket;
+                let base = format!(
+                    "{}-{}g-{}s{}n-{}c",
+                    slug(hint),
+                    layout.gpu_numa.len(),
+                    layout.sockets,
+                    numa,
+                    layout.cores_per_numa * numa
+                );
+                let mut type_name = base.clone();
+                let mut k = 2;
+                while self.types.iter().any(|t| t.name == type_name) {
+                    type_name = format!("{base}-{k}");
+                    k += 1;
+                }
+                self.types.push(ServerTypeSpec {
+                    name: type_name,
+                    ..layout.clone()
+                });
+                self.types.len() - 1
+            }
+        };
+        self.nodes.push((name.to_string(), index));
+        self.types[index].name.clone()
+    }
+
+    pub fn node_count(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// The cluster: the types that are not built-in templates, one pool per type with the
+    /// nodes' own names in the order they were added. `builtin` names types taken as they are.
+    pub fn build(&self, name: &str, builtin: &[String]) -> ClusterSpec {
+        let mut pools = Vec::new();
+        for (i, t) in self.types.iter().enumerate() {
+            let names: Vec<String> = self
+                .nodes
+                .iter()
+                .filter(|(_, ti)| *ti == i)
+                .map(|(n, _)| n.clone())
+                .collect();
+            if names.is_empty() {
+                continue;
+            }
+            pools.push(PoolSpec {
+                server_type: t.name.clone(),
+                count: names.len() as i64,
+                name_prefix: format!("{}-", t.name),
+                names: Some(names),
+            });
+        }
+        ClusterSpec {
+            kind: None,
+            name: name.to_string(),
+            server_type: self
+                .types
+                .iter()
+                .filter(|t| !builtin.contains(&t.name))
+                .cloned()
+                .collect(),
+            pool: pools,
+        }
+    }
+
+    /// The layout of every type, by name.
+    pub fn types(&self) -> &[ServerTypeSpec] {
+        &self.types
+    }
+
+    /// Adds a node of a built-in template, used as it is.
+    pub fn add_template_node(&mut self, name: &str, template: &ServerTypeSpec) {
+        let index = match self.types.iter().position(|t| t.name == template.name) {
+            Some(i) => i,
+            None => {
+                self.types.push(template.clone());
+                self.types.len() - 1
+            }
+        };
+        self.nodes.push((name.to_string(), index));
+    }
+}
+
+/// How a pod class maps to the spec: priority, topology QoS and whether it may be evicted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QosMapping {
+    pub priority: i64,
+    pub topology_qos: TopologyQos,
+    pub preemptible: bool,
+}
+
+/// Parses a `--qos CLASS=PRIORITY:TOPOLOGY[:preemptible]` value.
+pub fn parse_qos_override(text: &str) -> Result<(String, QosMapping), String> {
+    let usage = "expected CLASS=PRIORITY:TOPOLOGY[:preemptible], e.g. BE=100:none:preemptible \
+                 (TOPOLOGY is guaranteed, best-effort or none)";
+    let (class, rest) = text
+        .split_once('=')
+        .ok_or_else(|| format!("`{text}`: {usage}"))?;
+    let parts: Vec<&str> = rest.split(':').collect();
+    if parts.len() < 2 || parts.len() > 3 || class.trim().is_empty() {
+        return Err(format!("`{text}`: {usage}"));
+    }
+    let priority: i64 = parts[0].trim().parse::<i32>().map(i64::from).map_err(|_| {
+        format!(
+            "`{text}`: priority `{}` is not a 32-bit integer; {usage}",
+            parts[0]
+        )
+    })?;
+    let topology_qos = match parts[1].trim() {
+        "guaranteed" => TopologyQos::Guaranteed,
+        "best-effort" => TopologyQos::BestEffort,
+        "none" => TopologyQos::None,
+        other => return Err(format!("`{text}`: unknown topology QoS `{other}`; {usage}")),
+    };
+    let preemptible = match parts.get(2).map(|p| p.trim()) {
+        None => false,
+        Some("preemptible") => true,
+        Some(other) => return Err(format!("`{text}`: `{other}` is not `preemptible`; {usage}")),
+    };
+    Ok((
+        class.trim().to_string(),
+        QosMapping {
+            priority,
+            topology_qos,
+            preemptible,
+        },
+    ))
+}
+
+/// Workload classes by shape: pods of identical shape share one class.
+#[derive(Debug, Default)]
+pub struct ClassRegistry {
+    classes: Vec<WorkloadClass>,
+    by_shape: BTreeMap<(i64, u32, u32, TopologyQos, bool), usize>,
+}
+
+impl ClassRegistry {
+    /// The class of a pod of this shape (created on first use, named `<hint>-<g>g<c>c`).
+    pub fn class_of(&mut self, hint: &str, qos: QosMapping, gpus: u32, cores: u32) -> String {
+        let key = (qos.priority, gpus, cores, qos.topology_qos, qos.preemptible);
+        if let Some(&i) = self.by_shape.get(&key) {
+            return self.classes[i].name.clone();
+        }
+        let base = format!("{}-{gpus}g{cores}c", slug(hint));
+        let mut name = base.clone();
+        let mut k = 2;
+        while self.classes.iter().any(|c| c.name == name) {
+            name = format!("{base}-{k}");
+            k += 1;
+        }
+        self.classes.push(WorkloadClass {
+            name: name.clone(),
+            priority: qos.priority,
+            gpus: i64::from(gpus),
+            cores: i64::from(cores),
+            topology_qos: qos.topology_qos,
+            preemptible: qos.preemptible,
+        });
+        self.by_shape.insert(key, self.classes.len() - 1);
+        name
+    }
+
+    pub fn into_classes(self) -> Vec<WorkloadClass> {
+        self.classes
+    }
+}
+
+/// Preemptors in arrival order, consecutive pods of one class as one entry.
+pub fn preempt_entries(classes_in_order: &[String]) -> Vec<PreemptEntry> {
+    let mut out: Vec<PreemptEntry> = Vec::new();
+    for class in classes_in_order {
+        match out.last_mut() {
+            Some(last) if &last.workload == class => last.count += 1,
+            _ => out.push(PreemptEntry {
+                workload: class.clone(),
+                count: 1,
+            }),
+        }
+    }
+    out
+}
+
+/// Free GPUs and cores of every node, and the running pods placed on them.
+#[derive(Debug)]
+pub struct Ledger {
+    pub types: Vec<ServerType>,
+    /// Per node: (name, type index, free GPUs, free cores).
+    nodes: Vec<(String, usize, GpuSet, CoreSet)>,
+    by_name: BTreeMap<String, usize>,
+    pub running: Vec<RunningPod>,
+    pub gpus_total: u64,
+    pub gpus_used: u64,
+}
+
+impl Ledger {
+    /// An empty ledger over the builder's nodes.
+    pub fn new(builder: &ClusterBuilder) -> Self {
+        let types: Vec<ServerType> = builder.types.iter().map(ServerType::new).collect();
+        let nodes: Vec<(String, usize, GpuSet, CoreSet)> = builder
+            .nodes
+            .iter()
+            .map(|(n, t)| {
+                let st = &types[*t];
+                (
+                    n.clone(),
+                    *t,
+                    GpuSet::range(0, st.gpu_count()),
+                    CoreSet::range(0, st.core_count()),
+                )
+            })
+            .collect();
+        let by_name = nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.0.clone(), i))
+            .collect();
+        let gpus_total = nodes.iter().map(|n| types[n.1].gpu_count() as u64).sum();
+        Ledger {
+            types,
+            nodes,
+            by_name,
+            running: Vec::new(),
+            gpus_total,
+            gpus_used: 0,
+        }
+    }
+
+    pub fn node_index(&self, name: &str) -> Option<usize> {
+        self.by_name.get(name).copied()
+    }
+
+    pub fn node_count(&self) -> usize {
+        self.nodes.len()
+    }
+
+    pub fn node_name(&self, node: usize) -> &str {
+        &self.nodes[node].0
+    }
+
+    pub fn node_type(&self, node: usize) -> &ServerType {
+        &self.types[self.nodes[node].1]
+    }
+
+    /// Free (GPUs, cores) of a node.
+    pub fn free(&self, node: usize) -> (GpuSet, CoreSet) {
+        (self.nodes[node].2, self.nodes[node].3)
+    }
+
+    /// The node allocator's placement of a request on a node, if it fits.
+    pub fn allocator_placement(
+        &self,
+        node: usize,
+        gpus: u32,
+        cores: u32,
+    ) -> Option<(GpuSet, CoreSet)> {
+        let (free_gpus, free_cores) = self.free(node);
+        place(
+            self.node_type(node),
+            free_gpus,
+            free_cores,
+            Request { gpus, cores },
+        )
+        .map(|p| (p.gpus, p.cores))
+    }
+
+    /// The node a best-fit scheduler picks among `allowed` nodes: the fewest free GPUs left
+    /// after the pod, then the fewest free cores, then the lowest name; the allocator must
+    /// place it there.
+    pub fn best_fit(
+        &self,
+        gpus: u32,
+        cores: u32,
+        allowed: &dyn Fn(usize) -> bool,
+    ) -> Option<usize> {
+        let mut best: Option<(u32, u32, &str, usize)> = None;
+        for (i, (name, _, fg, fc)) in self.nodes.iter().enumerate() {
+            if fg.len() < gpus || fc.len() < cores || !allowed(i) {
+                continue;
+            }
+            let key = (fg.len() - gpus, fc.len() - cores, name.as_str(), i);
+            if best.is_none_or(|b| (key.0, key.1, key.2) < (b.0, b.1, b.2)) {
+                best = Some(key);
+            }
+        }
+        best.map(|b| b.3)
+    }
+
+    /// Takes exactly these GPUs and cores on a node (they must be free) and records the pod.
+    pub fn take(
+        &mut self,
+        node: usize,
+        class: &str,
+        (gpus, cores): (GpuSet, CoreSet),
+        start_time_s: Option<f64>,
+    ) {
+        let entry = &mut self.nodes[node];
+        entry.2 = entry.2.minus(gpus);
+        entry.3 = entry.3.minus(cores);
+        self.gpus_used += u64::from(gpus.len());
+        let ids = |v: Vec<usize>| IdsOrCount::Ids(v.into_iter().map(|i| i as i64).collect());
+        self.running.push(RunningPod {
+            workload: class.to_string(),
+            node: entry.0.clone(),
+            gpus: Some(ids(gpus.iter().collect())),
+            cores: Some(ids(cores.iter().collect())),
+            start_time_s,
+        });
+    }
+
+    /// Share of the cluster's GPUs in use.
+    pub fn gpu_utilization(&self) -> f64 {
+        if self.gpus_total == 0 {
+            0.0
+        } else {
+            self.gpus_used as f64 / self.gpus_total as f64
+        }
+    }
+}
+
+/// Counts a rounding in the summary.
+pub fn note_rounding(summary: &mut ImportSummary, rounded: bool, key: &str) {
+    if rounded {
+        summary.rounded(key, 1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_layout_splits_big_nodes_into_two_sockets() {
+        let (t, dropped) = default_layout(96, 8, Some("G2"));
+        assert_eq!((t.sockets, t.numa_per_socket, t.cores_per_numa), (2, 1, 48));
+        assert_eq!(t.gpu_numa, vec![0, 0, 0, 0, 1, 1, 1, 1]);
+        assert_eq!(dropped, 0);
+        let (t, dropped) = default_layout(63, 2, None);
+        assert_eq!((t.sockets, t.cores_per_numa), (2, 31));
+        assert_eq!(t.gpu_numa, vec![0, 1]);
+        assert_eq!(dropped, 1);
+        // Small nodes and odd GPU counts stay on one NUMA node.
+        let (t, _) = default_layout(8, 1, None);
+        assert_eq!(
+            (t.sockets, t.cores_per_numa, t.gpu_numa.clone()),
+            (1, 8, vec![0])
+        );
+        let (t, _) = default_layout(128, 1, None);
+        assert_eq!(t.sockets, 1);
+        // CPU-only nodes.
+        let (t, _) = default_layout(32, 0, None);
+        assert_eq!((t.sockets, t.gpu_numa.len()), (2, 0));
+    }
+
+    #[test]
+    fn identical_layouts_share_a_type_and_names_stay_unique() {
+        let mut b = ClusterBuilder::default();
+        let (a, _) = default_layout(96, 8, Some("G2"));
+        let (c, _) = default_layout(96, 4, Some("T4"));
+        assert_eq!(b.add_node("n1", &a, "G2"), "g2-8g-2s2n-96c");
+        assert_eq!(b.add_node("n2", &c, "T4"), "t4-4g-2s2n-96c");
+        assert_eq!(b.add_node("n3", &a, "G2"), "g2-8g-2s2n-96c");
+        let spec = b.build("c", &[]);
+        assert_eq!(spec.server_type.len(), 2);
+        assert_eq!(spec.pool[0].names, Some(vec!["n1".into(), "n3".into()]));
+        assert_eq!(slug("Tesla V100-SXM2-32GB"), "tesla-v100-sxm2-32gb");
+        assert_eq!(slug("--"), "x");
+    }
+
+    #[test]
+    fn qos_overrides_parse_and_reject_with_the_usage() {
+        let (class, m) = parse_qos_override("BE=100:none:preemptible").unwrap();
+        assert_eq!(class, "BE");
+        assert_eq!(
+            m,
+            QosMapping {
+                priority: 100,
+                topology_qos: TopologyQos::None,
+                preemptible: true
+            }
+        );
+        for bad in ["BE", "BE=x:none", "BE=1:loose", "BE=1:none:yes", "=1:none"] {
+            assert!(
+                parse_qos_override(bad)
+                    .unwrap_err()
+                    .contains("expected CLASS=")
+            );
+        }
+    }
+
+    #[test]
+    fn consecutive_preemptors_of_one_class_merge() {
+        let v: Vec<String> = ["a", "a", "b", "a"].iter().map(|s| s.to_string()).collect();
+        let e = preempt_entries(&v);
+        assert_eq!(
+            e.iter()
+                .map(|e| (e.workload.as_str(), e.count))
+                .collect::<Vec<_>>(),
+            vec![("a", 2), ("b", 1), ("a", 1)]
+        );
+    }
+}

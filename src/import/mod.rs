@@ -1,0 +1,12 @@
+//! Importers: the clusters and pod lists users run (Kubernetes exports, the Alibaba GPU
+//! trace) turned into cluster and preemption workload specs. Pure: text in, specs and a
+//! summary out; reading files and writing the specs is the session's and `report/`'s.
+
+pub mod alibaba;
+pub mod build;
+pub mod error;
+pub mod k8s;
+pub mod k8s_objects;
+pub mod quantity;
+pub mod summary;
+pub mod time;

@@ -1,0 +1,98 @@
+//! RFC 3339 timestamps as Kubernetes writes them (`2024-05-01T10:00:00Z`,
+//! `2024-05-01T10:00:00.5+02:00`) → seconds since the epoch.
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Hinnant's civil-days algorithm).
+fn epoch_days(year: i64, month: i64, day: i64) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let year_of_era = y - era * 400;
+    let month_from_march = (month + 9) % 12;
+    let day_of_year = (153 * month_from_march + 2) / 5 + day - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    era * 146_097 + day_of_era - 719_468
+}
+
+fn digits(s: &str, n: usize) -> Option<i64> {
+    (s.len() == n && s.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| s.parse().ok())
+        .flatten()
+}
+
+/// Seconds since the epoch of an RFC 3339 date-time, or `None` when it is not one.
+pub fn rfc3339_seconds(text: &str) -> Option<f64> {
+    let s = text.trim();
+    let (date, rest) = s.split_at_checked(10)?;
+    let sep = rest.chars().next()?;
+    if !matches!(sep, 'T' | 't' | ' ') {
+        return None;
+    }
+    let rest = &rest[1..];
+    let mut d = date.split('-');
+    let (y, m, day) = (
+        digits(d.next()?, 4)?,
+        digits(d.next()?, 2)?,
+        digits(d.next()?, 2)?,
+    );
+    let (clock, offset_s) = if let Some(c) = rest.strip_suffix(['Z', 'z']) {
+        (c, 0)
+    } else {
+        let at = rest.rfind(['+', '-'])?;
+        let (c, off) = rest.split_at(at);
+        let sign = if off.starts_with('-') { -1 } else { 1 };
+        let (oh, om) = off[1..].split_once(':')?;
+        (c, sign * (digits(oh, 2)? * 3600 + digits(om, 2)? * 60))
+    };
+    let mut t = clock.split(':');
+    let (h, min) = (digits(t.next()?, 2)?, digits(t.next()?, 2)?);
+    let sec_text = t.next()?;
+    if t.next().is_some() {
+        return None;
+    }
+    let (whole, fraction) = sec_text.split_once('.').unwrap_or((sec_text, ""));
+    let sec = digits(whole, 2)?;
+    if !fraction.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let fraction: f64 = if fraction.is_empty() {
+        0.0
+    } else {
+        format!("0.{fraction}").parse().ok()?
+    };
+    if !(1..=12).contains(&m) || !(1..=31).contains(&day) || h > 23 || min > 59 || sec > 60 {
+        return None;
+    }
+    let seconds = epoch_days(y, m, day) * 86_400 + h * 3600 + min * 60 + sec - offset_s;
+    Some(seconds as f64 + fraction)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kubernetes_timestamps() {
+        assert_eq!(rfc3339_seconds("1970-01-01T00:00:00Z"), Some(0.0));
+        assert_eq!(
+            rfc3339_seconds("2024-05-01T10:00:00Z"),
+            Some(1_714_557_600.0)
+        );
+        assert_eq!(
+            rfc3339_seconds("2024-05-01T12:00:00+02:00"),
+            Some(1_714_557_600.0)
+        );
+        assert_eq!(
+            rfc3339_seconds("2024-05-01T10:00:00.5Z"),
+            Some(1_714_557_600.5)
+        );
+        assert_eq!(rfc3339_seconds("2000-03-01T00:00:00Z"), Some(951_868_800.0));
+        for bad in [
+            "",
+            "2024-05-01",
+            "2024-13-01T00:00:00Z",
+            "2024-05-01T10:00Z",
+            "yesterday",
+        ] {
+            assert_eq!(rfc3339_seconds(bad), None, "{bad}");
+        }
+    }
+}

@@ -1,0 +1,271 @@
+//! `coplan import`: read the input files, run an importer, map its errors to located
+//! diagnostics, and check that what it will write validates.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::error::SessionError;
+use super::load::{load_spec, located_error, read_azure_trace, read_source};
+use crate::colocate::trace::workload_from_trace;
+use crate::import::alibaba::{self, AlibabaOptions, At, GpuShares};
+use crate::import::build::parse_qos_override;
+use crate::import::error::ImportError;
+use crate::import::k8s;
+pub use crate::import::k8s::Imported;
+pub use crate::import::summary::ImportSummary;
+use crate::spec::{self, ColocationSpec, Expect, SourceFile, Spec};
+use crate::topology::Cluster;
+use crate::topology::state::running_state;
+
+/// An importer's error against the files it read.
+fn import_error(sources: &[SourceFile], e: ImportError) -> SessionError {
+    match e {
+        ImportError::Input { message, help } => SessionError::input(message, help),
+        ImportError::At {
+            file,
+            line,
+            column,
+            message,
+            label,
+            help,
+        } => match sources.get(file) {
+            Some(source) => located_error(
+                source,
+                (line, column),
+                &message,
+                ("import::malformed", &label),
+                &help,
+            ),
+            None => SessionError::Internal(format!("an import error names file {file}: {message}")),
+        },
+    }
+}
+
+/// Imports a Kubernetes snapshot from its files.
+pub fn import_k8s(paths: &[PathBuf]) -> Result<Imported, SessionError> {
+    let sources = paths
+        .iter()
+        .map(|p| read_source(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let files: Vec<(String, String)> = sources
+        .iter()
+        .map(|s| (s.name.clone(), s.text.to_string()))
+        .collect();
+    k8s::import(&files).map_err(|e| import_error(&sources, e))
+}
+
+/// The options of `import alibaba-openb` as given on the command line.
+#[derive(Debug, Clone, Default)]
+pub struct AlibabaArgs {
+    /// `T` (seconds) or `peak`.
+    pub at: Option<String>,
+    pub next: usize,
+    pub fill: f64,
+    /// `MODEL=TYPE` each.
+    pub server_types: Vec<String>,
+    /// `CLASS=PRIORITY:TOPOLOGY[:preemptible]` each.
+    pub qos: Vec<String>,
+    pub drop_gpu_shares: bool,
+    /// `FILL,NEXT`.
+    pub sampled_qos: String,
+}
+
+/// Resolves the command-line options; a malformed one is an input error that says what was
+/// expected.
+pub fn alibaba_options(args: &AlibabaArgs) -> Result<AlibabaOptions, SessionError> {
+    let bad = |m: String, h: &str| SessionError::input(m, Some(h.to_string()));
+    let at = match args.at.as_deref() {
+        None => None,
+        Some("peak") => Some(At::Peak),
+        Some(t) => match t.parse::<f64>() {
+            Ok(v) if v.is_finite() && v >= 0.0 => Some(At::Time(v)),
+            _ => {
+                return Err(bad(
+                    format!("--at `{t}` is neither a time in seconds nor `peak`"),
+                    "give the trace time in seconds (e.g. --at 9000000) or --at peak",
+                ));
+            }
+        },
+    };
+    let mut server_types = BTreeMap::new();
+    for s in &args.server_types {
+        let Some((model, t)) = s
+            .split_once('=')
+            .filter(|(m, t)| !m.is_empty() && !t.is_empty())
+        else {
+            return Err(bad(
+                format!("--server-type `{s}` is not MODEL=TYPE"),
+                "e.g. --server-type G2=gpu-2s4n8g (a built-in server type)",
+            ));
+        };
+        if server_types
+            .insert(model.to_string(), t.to_string())
+            .is_some()
+        {
+            return Err(bad(
+                format!("--server-type maps model `{model}` twice"),
+                "give each model once",
+            ));
+        }
+    }
+    let mut qos = BTreeMap::new();
+    for q in &args.qos {
+        let (class, mapping) = parse_qos_override(q).map_err(|m| {
+            SessionError::input(m, Some("the default table is in docs/import.md".into()))
+        })?;
+        qos.insert(class, mapping);
+    }
+    let Some((fill_qos, next_qos)) = args
+        .sampled_qos
+        .split_once(',')
+        .filter(|(a, b)| !a.trim().is_empty() && !b.trim().is_empty())
+    else {
+        return Err(bad(
+            format!("--sampled-qos `{}` is not FILL,NEXT", args.sampled_qos),
+            "e.g. --sampled-qos BE,LS: the fill pods' class, then the preemptors'",
+        ));
+    };
+    if args.next == 0 {
+        return Err(bad(
+            "--next must be at least 1".into(),
+            "the preemptors are the next N pods to arrive",
+        ));
+    }
+    Ok(AlibabaOptions {
+        at,
+        next: args.next,
+        fill: args.fill,
+        server_types,
+        qos,
+        gpu_shares: if args.drop_gpu_shares {
+            GpuShares::Drop
+        } else {
+            GpuShares::Whole
+        },
+        sampled_qos: (fill_qos.trim().to_string(), next_qos.trim().to_string()),
+    })
+}
+
+/// Imports the Alibaba GPU trace's node list and a pod list.
+pub fn import_alibaba(
+    nodes: &Path,
+    pods: &Path,
+    args: &AlibabaArgs,
+) -> Result<Imported, SessionError> {
+    let options = alibaba_options(args)?;
+    let options = &options;
+    let sources = [read_source(nodes)?, read_source(pods)?];
+    alibaba::import(
+        (&sources[0].name, &sources[0].text),
+        (&sources[1].name, &sources[1].text),
+        options,
+    )
+    .map_err(|e| import_error(&sources, e))
+}
+
+/// An Azure LLM trace as a co-location workload, its requests in place of the base
+/// workload's arrivals when one is given: the spec, its comment lines and the summary.
+pub fn import_azure(
+    path: &Path,
+    rate_scale: f64,
+    limit: Option<usize>,
+    base: Option<&Path>,
+) -> Result<(ColocationSpec, Vec<String>, ImportSummary), SessionError> {
+    if !(rate_scale.is_finite() && rate_scale > 0.0) {
+        return Err(SessionError::input(
+            format!("--rate-scale must be positive, got {rate_scale}"),
+            None,
+        ));
+    }
+    let base_spec = match base {
+        Some(b) => match load_spec(b, Expect::Workload)?.spec {
+            Spec::Colocation(c) => Some((*c, b.display().to_string())),
+            other => {
+                return Err(SessionError::input(
+                    format!(
+                        "--base `{}` is a {} workload; the requests of a trace go into a co-location workload",
+                        b.display(),
+                        other.kind().as_str()
+                    ),
+                    Some("give a workload with kind = \"colocation\"".into()),
+                ));
+            }
+        },
+        None => None,
+    };
+    let rows = read_azure_trace(path, rate_scale, limit)?;
+    let name = path.display().to_string();
+    if rows.is_empty() {
+        return Err(SessionError::input(format!("{name}: no requests"), None));
+    }
+    let mut summary = ImportSummary::new("azure-llm", vec![name.clone()]);
+    summary.read("requests", rows.len() as u64);
+    summary.mapped("requests", rows.len() as u64);
+    if let Some(n) = limit {
+        summary.list("limit", n.to_string());
+    }
+    match &base_spec {
+        Some((b, base_name)) => {
+            summary.files.push(base_name.clone());
+            if b.inference.load.is_some() {
+                summary.warn(format!(
+                    "the base sets [inference] load; the trace's own arrival times replace it (rate scale {rate_scale})"
+                ));
+                summary.dropped("base_inference_load", 1);
+            }
+            if b.inference.arrival.is_some() || b.inference.trace.is_some() {
+                summary.dropped("base_arrivals_replaced", 1);
+            }
+        }
+        None => {
+            summary.defaulted("model_profile_llama_3_8b_2_stages", 1);
+            summary.defaulted("nodes_every_server_of_the_cluster", 1);
+        }
+    }
+    let (spec, comments) = workload_from_trace(
+        &rows,
+        &name,
+        rate_scale,
+        base_spec.as_ref().map(|(s, n)| (s, n.as_str())),
+    );
+    Ok((spec, comments, summary))
+}
+
+/// Checks that generated spec texts load and validate, and, for a cluster and a preemption
+/// workload, that the workload's running pods fit the cluster. A failure is a bug of the
+/// importer (an internal error naming the first issue), never a file written.
+pub fn check_generated(files: &[(String, String)]) -> Result<(), SessionError> {
+    let mut cluster = None;
+    let mut workloads = Vec::new();
+    for (name, text) in files {
+        let loaded =
+            spec::load(SourceFile::new(name.clone(), text.clone()), Expect::Any).map_err(|e| {
+                SessionError::Internal(format!(
+                    "the generated {name} does not validate: {}",
+                    e.issues
+                        .first()
+                        .map_or_else(String::new, |i| i.message.clone())
+                ))
+            })?;
+        match &loaded.spec {
+            Spec::Cluster(c) => cluster = Some(Cluster::from_spec(c)),
+            _ => workloads.push(loaded),
+        }
+    }
+    if let Some(c) = &cluster {
+        for w in &workloads {
+            if let Spec::Preemption(p) = &w.spec
+                && let Err(findings) = running_state(c, p)
+            {
+                return Err(SessionError::Internal(format!(
+                    "the generated {} does not fit its cluster: {}",
+                    w.source.name,
+                    findings
+                        .first()
+                        .map_or_else(String::new, |f| f.message.clone())
+                )));
+            }
+        }
+    }
+    Ok(())
+}
