@@ -252,6 +252,10 @@ pub enum ImportCommand {
         /// preemptors.
         #[arg(long, value_name = "FILL,NEXT", default_value = "BE,LS")]
         sampled_qos: String,
+        /// Read a full (timed) list as an arrival sequence, as FGD's simulator does: pods in
+        /// creation order fill the cluster to --fill, the next ones preempt; --at is ignored.
+        #[arg(long)]
+        as_sequence: bool,
         #[arg(long, value_name = "C.toml")]
         out_cluster: PathBuf,
         #[arg(long, value_name = "W.toml")]

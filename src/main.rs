@@ -281,6 +281,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     qos,
                     gpu_shares,
                     sampled_qos,
+                    as_sequence,
                     out_cluster,
                     out_workload,
                     format,
@@ -294,6 +295,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 qos,
                 drop_gpu_shares: gpu_shares == GpuSharesArg::Drop,
                 sampled_qos,
+                as_sequence,
             };
             let imported = import::import_alibaba(&nodes, &pods, &args)?;
             write_imported(&imported, &out_cluster, &out_workload, format)

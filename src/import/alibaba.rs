@@ -52,6 +52,8 @@ pub struct AlibabaOptions {
     pub gpu_shares: GpuShares,
     /// QoS classes of the fill pods and of the preemptors of a sampled list (no `qos` column).
     pub sampled_qos: (String, String),
+    /// Read a timed list as an arrival sequence too (FGD's protocol): fill, then the next pods.
+    pub as_sequence: bool,
 }
 
 impl Default for AlibabaOptions {
@@ -64,6 +66,7 @@ impl Default for AlibabaOptions {
             qos: BTreeMap::new(),
             gpu_shares: GpuShares::Whole,
             sampled_qos: ("BE".into(), "LS".into()),
+            as_sequence: false,
         }
     }
 }
@@ -411,9 +414,8 @@ pub fn import(
     let mut ledger = Ledger::new(&builder);
     let mut classes = ClassRegistry::default();
     let mut not_fitting: Vec<String> = Vec::new();
-    let mapping_of = |qos: &str, summary: &mut ImportSummary| -> Result<QosMapping, ImportError> {
+    let mapping_of = |qos: &str| -> Result<QosMapping, ImportError> {
         qos_table.get(qos).copied().ok_or_else(|| {
-            let _ = summary;
             ImportError::input(
                 format!("QoS class `{qos}` has no mapping"),
                 Some(format!(
@@ -475,7 +477,7 @@ pub fn import(
     let mut preemptors: Vec<String> = Vec::new();
     let mut constrained_preemptors = 0u64;
     let at;
-    if timed {
+    if timed && !options.as_sequence {
         let moment = match options.at.unwrap_or(At::Peak) {
             At::Time(t) => t,
             At::Peak => {
@@ -502,7 +504,7 @@ pub fn import(
             }
             summary.read("pods_running_at_the_moment", 1);
             let qos = pod.qos.clone().unwrap_or_default();
-            let mapping = mapping_of(&qos, &mut summary)?;
+            let mapping = mapping_of(&qos)?;
             let Some(s) = shape(pod, &mut summary) else {
                 continue;
             };
@@ -520,7 +522,7 @@ pub fn import(
                 continue;
             }
             let qos = pod.qos.clone().unwrap_or_default();
-            let mapping = mapping_of(&qos, &mut summary)?;
+            let mapping = mapping_of(&qos)?;
             let Some(s) = shape(pod, &mut summary) else {
                 continue;
             };
@@ -531,12 +533,25 @@ pub fn import(
         }
     } else {
         if options.at.is_some() {
-            summary.warn("the sampled pod list has no times: --at is ignored; pods arrive in file order until --fill".into());
+            summary.warn(if timed {
+                "--as-sequence: --at is ignored; pods arrive in creation order until --fill".into()
+            } else {
+                "the sampled pod list has no times: --at is ignored; pods arrive in file order until --fill".into()
+            });
+        }
+        let mut rows = rows.clone();
+        if timed {
+            // Creation order, ties in file order (the sort is stable).
+            rows.sort_by(|a, b| {
+                a.creation
+                    .unwrap_or(f64::INFINITY)
+                    .total_cmp(&b.creation.unwrap_or(f64::INFINITY))
+            });
         }
         at = None;
         let (fill_qos, next_qos) = &options.sampled_qos;
-        let fill_mapping = mapping_of(fill_qos, &mut summary)?;
-        let next_mapping = mapping_of(next_qos, &mut summary)?;
+        let fill_mapping = mapping_of(fill_qos)?;
+        let next_mapping = mapping_of(next_qos)?;
         let mut next_from = rows.len();
         for (i, pod) in rows.iter().enumerate() {
             if ledger.gpu_utilization() >= options.fill {

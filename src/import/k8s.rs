@@ -133,14 +133,35 @@ struct PodObject {
     object: Object,
 }
 
-/// The located error of a value written at `at` (a line within the document).
+/// The located error of a value written at `at` (a line within the document), its message
+/// naming the document (and the item of a List).
 fn at_span<T>(origin: &Origin, doc_line: usize, s: &Spanned<T>, message: String) -> ImportError {
+    let item = origin
+        .item
+        .map(|i| format!(", item {i}"))
+        .unwrap_or_default();
     ImportError::at(
         origin.file,
         doc_line + s.referenced.line() as usize - 1,
         Some(s.referenced.column() as usize),
-        message,
+        format!("document {}{item}: {message}", origin.document),
     )
+}
+
+/// A YAML parser's message without the location it repeats (relative to the document, which
+/// would mislead in a multi-document file; the diagnostic shows the real one).
+fn parser_message(text: &str) -> String {
+    let first = text.lines().next().unwrap_or("malformed");
+    let mut m = first.strip_prefix("error: ").unwrap_or(first);
+    if m.starts_with("line ")
+        && let Some((_, rest)) = m.split_once(": ")
+    {
+        m = rest;
+    }
+    match m.rfind(" at line ") {
+        Some(i) => m[..i].to_string(),
+        None => m.to_string(),
+    }
 }
 
 /// Reads every document of every file into objects with their origin; counts ignored fields.
@@ -165,13 +186,12 @@ fn read_objects(
                     .location()
                     .map(|l| (l.line() as usize, Some(l.column() as usize)))
                     .unwrap_or((1, None));
-                let message = e.to_string();
-                let message = message.lines().next().unwrap_or("malformed").to_string();
+                let message = parser_message(&e.to_string());
                 ImportError::at(
                     fi,
                     first_line + line.max(1) - 1,
                     column,
-                    format!("{name}, document {document}: {message}"),
+                    format!("document {document}: {message}"),
                 )
                 .with(
                     "malformed here",
@@ -1110,6 +1130,17 @@ mod tests {
         assert_eq!(TopologyPolicy::parse("best-effort"), Some(P::BestEffort));
         assert_eq!(TopologyPolicy::parse("Restricted"), Some(P::Restricted));
         assert_eq!(TopologyPolicy::parse("whatever"), None);
+    }
+
+    #[test]
+    fn parser_messages_lose_their_document_relative_places() {
+        assert_eq!(
+            parser_message(
+                "error: line 5 column 22: unexpected event: expected string scalar at line 5, column 22"
+            ),
+            "unexpected event: expected string scalar"
+        );
+        assert_eq!(parser_message("invalid i64"), "invalid i64");
     }
 
     #[test]

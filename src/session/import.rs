@@ -68,6 +68,7 @@ pub struct AlibabaArgs {
     pub drop_gpu_shares: bool,
     /// `FILL,NEXT`.
     pub sampled_qos: String,
+    pub as_sequence: bool,
 }
 
 /// Resolves the command-line options; a malformed one is an input error that says what was
@@ -143,6 +144,7 @@ pub fn alibaba_options(args: &AlibabaArgs) -> Result<AlibabaOptions, SessionErro
             GpuShares::Whole
         },
         sampled_qos: (fill_qos.trim().to_string(), next_qos.trim().to_string()),
+        as_sequence: args.as_sequence,
     })
 }
 

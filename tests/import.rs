@@ -1,0 +1,482 @@
+//! `coplan import`: Kubernetes snapshots, the Alibaba GPU trace and Azure requests into
+//! specs. Valid inputs are snapshotted (the written cluster, workload and summary) and
+//! planned; every malformed input exits 2 with a diagnostic that names its file, line and
+//! column, snapshotted too.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_coplan"))
+        .args(args)
+        .current_dir(root())
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("the coplan binary runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A fresh folder for a test's output files.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("coplan-import-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+fn snapshot(name: &str, text: &str) {
+    insta::with_settings!({
+        snapshot_path => root().join("snapshots"),
+        prepend_module_to_snapshot => false,
+        omit_expression => true,
+        filters => vec![(r"/[^ ]*coplan-import-[0-9]+-[a-z0-9-]+/", "[tmp]/")],
+    }, {
+        insta::assert_snapshot!(name, text);
+    });
+}
+
+fn path_str(p: &Path) -> String {
+    p.display().to_string()
+}
+
+/// Imports with `args` (the outputs appended), checks the specs validate and plan, and
+/// returns the transcript: the cluster, the workload and the summary.
+fn import_and_plan(name: &str, args: &[&str]) -> String {
+    let dir = scratch(name);
+    let (c, w) = (dir.join("cluster.toml"), dir.join("workload.toml"));
+    let (c, w) = (path_str(&c), path_str(&w));
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend(["--out-cluster", &c, "--out-workload", &w]);
+    let (code, stdout, stderr) = run(&all);
+    assert_eq!(code, 0, "{name}: import failed:\n{stderr}");
+    assert!(stdout.is_empty(), "{name}: the text summary goes to stderr");
+    let cluster = std::fs::read_to_string(&c).expect("cluster written");
+    let workload = std::fs::read_to_string(&w).expect("workload written");
+    let (code, _, err) = run(&["validate", &c, &w]);
+    assert_eq!(
+        code, 0,
+        "{name}: the written specs validate together:\n{err}"
+    );
+    let (code, out, err) = run(&[
+        "plan",
+        &c,
+        &w,
+        "--planners",
+        "k8s-default,k8s-nrt,flextopo-imp,ilp",
+    ]);
+    assert_eq!(code, 0, "{name}: the written specs plan:\n{err}");
+    assert!(out.contains("flextopo-imp"));
+    format!(
+        "$ coplan {}\n--- cluster\n{cluster}--- workload\n{workload}--- stderr\n{stderr}",
+        args.join(" ")
+    )
+}
+
+#[test]
+fn the_k8s_example_snapshot_imports_with_its_nrt_objects() {
+    let text = import_and_plan(
+        "k8s-example",
+        &[
+            "import",
+            "k8s",
+            "examples/k8s/cluster-snapshot.yaml",
+            "examples/k8s/noderesourcetopologies.yaml",
+        ],
+    );
+    // NRT layouts: the H100 nodes have 2 sockets of 2 NUMA nodes (costs 12 against 20).
+    assert!(text.contains("sockets = 2\nnuma_per_socket = 2\ncores_per_numa = 24"));
+    // Pending pods are the preemptors, in creation order.
+    assert!(text.contains("[[preempt]]\nworkload = \"serving-high-2g24c\"\ncount = 4"));
+    assert!(text.contains("nodes_with_the_default_layout: cpu-01"));
+    snapshot("import__k8s-example", &text);
+}
+
+#[test]
+fn a_kubectl_json_list_imports_and_counts_what_it_ignores() {
+    let text = import_and_plan(
+        "k8s-json",
+        &["import", "k8s", "tests/fixtures/import/valid/k8s-list.json"],
+    );
+    assert!(text.contains("names = [\"node-a\"]"), "{text}");
+    assert!(
+        text.contains("cores_dropped_by_the_default_layout"),
+        "{text}"
+    );
+    assert!(text.contains("objects_of_other_kinds"));
+    assert!(text.contains("pods_finished"));
+    snapshot("import__k8s-list", &text);
+}
+
+#[test]
+fn a_small_alibaba_trace_imports_at_a_moment_and_as_a_sequence() {
+    let nodes = "tests/fixtures/import/valid/alibaba-nodes.csv";
+    let pods = "tests/fixtures/import/valid/alibaba-pods.csv";
+    let at = import_and_plan(
+        "alibaba-at",
+        &[
+            "import",
+            "alibaba-openb",
+            nodes,
+            pods,
+            "--at",
+            "50",
+            "--next",
+            "3",
+            "--server-type",
+            "G2=gpu-2s4n8g",
+        ],
+    );
+    assert!(at.contains("server_type = \"gpu-2s4n8g\""));
+    let sequence = import_and_plan(
+        "alibaba-seq",
+        &[
+            "import",
+            "alibaba-openb",
+            nodes,
+            pods,
+            "--as-sequence",
+            "--fill",
+            "0.5",
+            "--next",
+            "2",
+            "--gpu-shares",
+            "drop",
+            "--qos",
+            "Burstable=300:none:preemptible",
+        ],
+    );
+    snapshot("import__alibaba-small", &format!("{at}\n{sequence}"));
+}
+
+#[test]
+fn the_json_summary_carries_every_count() {
+    let dir = scratch("json-summary");
+    let (c, w) = (path_str(&dir.join("c.toml")), path_str(&dir.join("w.toml")));
+    let (code, out, err) = run(&[
+        "import",
+        "k8s",
+        "tests/fixtures/import/valid/k8s-list.json",
+        "--out-cluster",
+        &c,
+        "--out-workload",
+        &w,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON summary on stdout");
+    for key in [
+        "source",
+        "files",
+        "read",
+        "mapped",
+        "defaulted",
+        "rounded",
+        "dropped",
+        "ignored_fields",
+        "lists",
+        "warnings",
+    ] {
+        assert!(v.get(key).is_some(), "summary lacks `{key}`: {out}");
+    }
+    assert_eq!(v["mapped"]["preemptors"], 1);
+    assert_eq!(v["rounded"]["pod_cpu_to_whole_cores"], 1);
+}
+
+/// Every malformed input: (fixture, arguments with `{file}` for it).
+const INVALID: &[(&str, &[&str])] = &[
+    ("k8s-bad-quantity.yaml", &["import", "k8s", "{file}"]),
+    ("k8s-bad-yaml.yaml", &["import", "k8s", "{file}"]),
+    ("k8s-wrong-type.yaml", &["import", "k8s", "{file}"]),
+    ("k8s-bad-timestamp.yaml", &["import", "k8s", "{file}"]),
+    ("k8s-bad-pod-request.json", &["import", "k8s", "{file}"]),
+    (
+        "alibaba-bad-node-row.csv",
+        &[
+            "import",
+            "alibaba-openb",
+            "{file}",
+            "tests/fixtures/import/valid/alibaba-pods.csv",
+        ],
+    ),
+    (
+        "alibaba-ragged-pods.csv",
+        &[
+            "import",
+            "alibaba-openb",
+            "tests/fixtures/import/valid/alibaba-nodes.csv",
+            "{file}",
+        ],
+    ),
+    (
+        "alibaba-bad-time.csv",
+        &[
+            "import",
+            "alibaba-openb",
+            "tests/fixtures/import/valid/alibaba-nodes.csv",
+            "{file}",
+        ],
+    ),
+    (
+        "alibaba-pods-header.csv",
+        &[
+            "import",
+            "alibaba-openb",
+            "tests/fixtures/import/valid/alibaba-nodes.csv",
+            "{file}",
+        ],
+    ),
+];
+
+#[test]
+fn every_malformed_input_exits_2_naming_file_line_and_column() {
+    let listed: Vec<&str> = INVALID.iter().map(|(f, _)| *f).collect();
+    let mut on_disk: Vec<String> = std::fs::read_dir(root().join("tests/fixtures/import/invalid"))
+        .expect("fixtures")
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    on_disk.sort();
+    let mut sorted = listed.clone();
+    sorted.sort();
+    assert_eq!(
+        on_disk, sorted,
+        "every invalid fixture is listed with its command"
+    );
+    let dir = scratch("invalid");
+    let (c, w) = (path_str(&dir.join("c.toml")), path_str(&dir.join("w.toml")));
+    for (fixture, args) in INVALID {
+        let rel = format!("tests/fixtures/import/invalid/{fixture}");
+        let mut all: Vec<String> = args.iter().map(|a| a.replace("{file}", &rel)).collect();
+        all.extend([
+            "--out-cluster".into(),
+            c.clone(),
+            "--out-workload".into(),
+            w.clone(),
+        ]);
+        let refs: Vec<&str> = all.iter().map(String::as_str).collect();
+        let (code, _, err) = run(&refs);
+        assert_eq!(code, 2, "{fixture} must exit 2:\n{err}");
+        assert!(
+            err.contains(&format!("─[{rel}:")),
+            "{fixture}: not located:\n{err}"
+        );
+        assert!(!err.contains("panicked"), "{fixture}:\n{err}");
+        assert!(
+            !Path::new(&c).exists() && !Path::new(&w).exists(),
+            "{fixture}: nothing is written on failure"
+        );
+        let stem = fixture.rsplit_once('.').map_or(*fixture, |(s, _)| s);
+        snapshot(
+            &format!("import_invalid__{stem}"),
+            &format!(
+                "$ coplan {}\nexit: {code}\n--- stderr\n{err}",
+                args.join(" ").replace("{file}", &rel)
+            ),
+        );
+    }
+}
+
+#[test]
+fn bad_options_and_inputs_without_a_place_exit_2() {
+    let nodes = "tests/fixtures/import/valid/alibaba-nodes.csv";
+    let pods = "tests/fixtures/import/valid/alibaba-pods.csv";
+    let out = [
+        "--out-cluster",
+        "/nonexistent/c.toml",
+        "--out-workload",
+        "/nonexistent/w.toml",
+    ];
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["import", "alibaba-openb", nodes, pods, "--at", "noon"],
+            "--at",
+        ),
+        (
+            vec![
+                "import",
+                "alibaba-openb",
+                nodes,
+                pods,
+                "--server-type",
+                "G2",
+            ],
+            "MODEL=TYPE",
+        ),
+        (
+            vec![
+                "import",
+                "alibaba-openb",
+                nodes,
+                pods,
+                "--server-type",
+                "G2=no-such",
+            ],
+            "built-in",
+        ),
+        (
+            vec![
+                "import",
+                "alibaba-openb",
+                nodes,
+                pods,
+                "--server-type",
+                "V100M16=gpu-2s4n8g",
+            ],
+            "GPU",
+        ),
+        (
+            vec![
+                "import",
+                "alibaba-openb",
+                nodes,
+                pods,
+                "--qos",
+                "BE=low:none",
+            ],
+            "PRIORITY",
+        ),
+        (
+            vec!["import", "alibaba-openb", nodes, pods, "--fill", "1.5"],
+            "--fill",
+        ),
+        (
+            vec!["import", "alibaba-openb", nodes, pods, "--next", "0"],
+            "--next",
+        ),
+        (
+            vec![
+                "import",
+                "k8s",
+                "tests/fixtures/import/invalid/alibaba-pods-header.csv",
+            ],
+            "Node",
+        ),
+        (
+            vec!["import", "k8s", "tests/fixtures/does-not-exist.yaml"],
+            "cannot read",
+        ),
+    ];
+    for (mut args, needle) in cases {
+        args.extend(out);
+        let (code, _, err) = run(&args);
+        assert_eq!(code, 2, "{args:?}:\n{err}");
+        assert!(
+            err.contains(needle),
+            "{args:?}: expected `{needle}`:\n{err}"
+        );
+        assert!(!err.contains("panicked"));
+    }
+}
+
+#[test]
+fn azure_requests_go_into_a_base_workload_or_a_nodeless_default() {
+    let dir = scratch("azure");
+    let out = path_str(&dir.join("w.toml"));
+    let trace = "tests/fixtures/valid/azure-sample.csv";
+    let base = "examples/workloads/colocation-small.toml";
+    let (code, _, err) = run(&["import", "azure-llm", trace, "--base", base, "--out", &out]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&out).expect("written");
+    let base_text = std::fs::read_to_string(root().join(base)).expect("base");
+    // The base's model and training stay; its arrivals are replaced by the requests.
+    assert!(text.contains("[[inference.requests]]"));
+    assert!(!text.contains("[inference.arrival]"));
+    let model_name = |t: &str| {
+        t.lines()
+            .skip_while(|l| l.trim() != "[model]")
+            .find(|l| l.starts_with("name"))
+            .map(str::to_string)
+    };
+    assert_eq!(model_name(&text), model_name(&base_text));
+    assert!(
+        err.contains("import azure-llm"),
+        "summary on stderr:\n{err}"
+    );
+    let (code, _, err) = run(&["validate", &out]);
+    assert_eq!(code, 0, "{err}");
+
+    let (code, stdout, _) = run(&["import", "azure-llm", trace]);
+    assert_eq!(code, 0);
+    assert!(!stdout.lines().any(|l| l.starts_with("nodes")), "{stdout}");
+    assert!(stdout.contains("Assumed (no --base)"));
+    let (code, _, err) = run(&["import", "azure-llm", trace, "--format", "json"]);
+    assert_eq!(code, 2, "JSON summary without --out is refused:\n{err}");
+    let (code, _, err) = run(&[
+        "import",
+        "azure-llm",
+        trace,
+        "--base",
+        "examples/workloads/paper-preemption.toml",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("co-location"), "{err}");
+}
+
+/// The Alibaba files are read by path (no licence to ship them): skipped when absent.
+fn alibaba_data() -> Option<PathBuf> {
+    let dir = root().join("../shared/data/alibaba-gpu-2023");
+    if dir.join("openb_node_list_gpu_node.csv").exists() {
+        Some(dir)
+    } else {
+        eprintln!("skipped: ../shared/data/alibaba-gpu-2023 is absent");
+        None
+    }
+}
+
+#[test]
+fn the_shared_alibaba_trace_imports_and_plans() {
+    let Some(dir) = alibaba_data() else { return };
+    let nodes = path_str(&dir.join("openb_node_list_gpu_node.csv"));
+    for (pods, extra) in [
+        ("openb_pod_list_default.csv", vec!["--at", "peak"]),
+        (
+            "openb_pod_list_default.csv",
+            vec!["--as-sequence", "--fill", "0.97"],
+        ),
+        ("openb_pod_list_multigpu50.csv", vec![]),
+    ] {
+        let pods = path_str(&dir.join(pods));
+        let tmp = scratch("shared");
+        let (c, w) = (path_str(&tmp.join("c.toml")), path_str(&tmp.join("w.toml")));
+        let mut args = vec![
+            "import",
+            "alibaba-openb",
+            &nodes,
+            &pods,
+            "--next",
+            "40",
+            "--server-type",
+            "G2=gpu-2s4n8g",
+            "--out-cluster",
+            &c,
+            "--out-workload",
+            &w,
+            "--format",
+            "json",
+        ];
+        args.extend(extra.iter().copied());
+        let (code, out, err) = run(&args);
+        assert_eq!(code, 0, "{pods} {extra:?}:\n{err}");
+        let summary: serde_json::Value = serde_json::from_str(&out).expect("json");
+        assert_eq!(summary["read"]["nodes"], 1213);
+        assert_eq!(summary["mapped"]["preemptors"], 40);
+        let (code, out, err) = run(&[
+            "plan",
+            &c,
+            &w,
+            "--planners",
+            "k8s-default,k8s-nrt,flextopo-imp",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains("40 preemptors"), "{out}");
+    }
+}
