@@ -37,5 +37,5 @@ fn trace_value(run: &ColocationRun, nodes: usize, stages: usize) -> serde_json::
             "args": {"tasks": op.tasks.iter().map(|t| t.0).collect::<Vec<_>>()},
         }));
     }
-    json!({"traceEvents": events, "displayTimeUnit": "ms"})
+    crate::spec::sorted_keys(json!({"traceEvents": events, "displayTimeUnit": "ms"}))
 }

@@ -55,9 +55,12 @@ fn metric_rows(sheet: &mut Sheet, scenario: &str, planner: &str, seed: &str, met
     let Some(map) = metrics.as_object() else {
         return;
     };
+    // Sorted by name, whatever order the map keeps.
+    let map: std::collections::BTreeMap<&String, &Value> = map.iter().collect();
     for (k, v) in map {
         match v {
             Value::Object(inner) => {
+                let inner: std::collections::BTreeMap<&String, &Value> = inner.iter().collect();
                 for (ik, iv) in inner {
                     let metric = format!("{k}_{ik}");
                     sheet.row([scenario, planner, seed, &metric, &value_text(iv)]);

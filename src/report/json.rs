@@ -8,6 +8,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::sim::sweep::SweepOutput;
+use crate::spec::sorted_keys;
 use crate::topology::Cluster;
 use crate::topology::graph::{TopoEdge, TopoGraph, TopoNode, children, parents, server_graphs};
 use crate::topology::state::ClusterState;
@@ -50,13 +51,13 @@ pub fn topology_value(cluster: &Cluster, state: Option<&ClusterState>) -> Value 
                 .collect()
         })
         .unwrap_or_default();
-    json!({
+    sorted_keys(json!({
         "schema_version": 1,
         "kind": "topology",
         "cluster": cluster.name,
         "servers": servers,
         "pods": pods,
-    })
+    }))
 }
 
 fn server_json(g: &TopoGraph) -> Value {
@@ -128,7 +129,7 @@ pub fn topology(cluster: &Cluster, state: Option<&ClusterState>) -> String {
 pub fn sweep_lines(out: &SweepOutput) -> String {
     let mut s = String::new();
     let meta = json!({ "coplan_sweep": { "scenarios": out.scenario_count, "shard": [out.shard.0, out.shard.1], "keys": out.keys } });
-    let _ = writeln!(s, "{meta}");
+    let _ = writeln!(s, "{}", sorted_keys(meta));
     for r in &out.rows {
         let mut obj = serde_json::Map::new();
         obj.insert("scenario".into(), json!(r.scenario));
@@ -139,7 +140,7 @@ pub fn sweep_lines(out: &SweepOutput) -> String {
         obj.insert("seed".into(), json!(r.seed));
         obj.insert("metric".into(), json!(r.metric));
         obj.insert("value".into(), json!(r.value));
-        let _ = writeln!(s, "{}", Value::Object(obj));
+        let _ = writeln!(s, "{}", sorted_keys(Value::Object(obj)));
     }
     s
 }

@@ -243,7 +243,7 @@ type MetricSums = BTreeMap<String, (f64, u64)>;
 /// The numeric (non-null) metrics of a report, by name.
 fn numeric_metrics(r: &PreemptionPlannerReport) -> Vec<(String, f64)> {
     let value = serde_json::to_value(&r.metrics).unwrap_or_default();
-    value
+    let mut out: Vec<(String, f64)> = value
         .as_object()
         .map(|m| {
             m.iter()
@@ -251,5 +251,8 @@ fn numeric_metrics(r: &PreemptionPlannerReport) -> Vec<(String, f64)> {
                 .filter_map(|(k, v)| v.as_f64().map(|x| (k.clone(), x)))
                 .collect()
         })
-        .unwrap_or_default()
+        .unwrap_or_default();
+    // By name, whatever order the map keeps.
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
 }
