@@ -351,7 +351,7 @@ pub fn import(
         let gpus = int_cell(0, line, "gpu", cell("gpu"))?;
         let model = cell("model").to_string();
         let cores = cpu_milli / 1000;
-        if cpu_milli % 1000 != 0 {
+        if !cpu_milli.is_multiple_of(1000) {
             summary.rounded("node_cpu_to_whole_cores", 1);
         }
         if cores == 0 && gpus == 0 {
@@ -437,7 +437,7 @@ pub fn import(
             summary.rounded("gpu_shares_to_one_whole_gpu", 1);
         }
         let cores = pod.cpu_milli.div_ceil(1000);
-        if pod.cpu_milli % 1000 != 0 {
+        if !pod.cpu_milli.is_multiple_of(1000) {
             summary.rounded("pod_cpu_to_whole_cores", 1);
         }
         if gpus == 0 && cores == 0 {

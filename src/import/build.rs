@@ -31,7 +31,7 @@ pub const DEFAULT_TWO_SOCKET_CORES: u64 = 16;
 pub fn default_layout(cores: u64, gpus: u64, gpu_model: Option<&str>) -> (ServerTypeSpec, u64) {
     let cores = cores.min(MAX_CORES_PER_SERVER as u64);
     let gpus = gpus.min(MAX_GPUS_PER_SERVER as u64);
-    let two = cores >= DEFAULT_TWO_SOCKET_CORES && gpus % 2 == 0;
+    let two = cores >= DEFAULT_TWO_SOCKET_CORES && gpus.is_multiple_of(2);
     let sockets = if two { 2 } else { 1 };
     let cores_per_numa = (cores / sockets).max(1);
     let dropped = cores.saturating_sub(cores_per_numa * sockets);

@@ -170,7 +170,7 @@ fn read_objects(
     summary: &mut ImportSummary,
 ) -> Result<Vec<(Origin, usize, Object)>, ImportError> {
     let mut out = Vec::new();
-    for (fi, (name, text)) in files.iter().enumerate() {
+    for (fi, (_, text)) in files.iter().enumerate() {
         for (
             di,
             Document {
@@ -787,7 +787,7 @@ pub fn import(files: &[(String, String)]) -> Result<Imported, ImportError> {
     }
     let mut preemptors: Vec<String> = Vec::new();
     let mut not_fitting: Vec<String> = Vec::new();
-    let mut to_place: Vec<(usize, String, (u32, u32), Option<f64>, String)> = Vec::new();
+    let mut to_place: Vec<ToPlace> = Vec::new();
     let mut now_s: f64 = 0.0;
     for (created, name, pod, doc_line) in &prepared {
         let object = &pod.object;
@@ -1017,6 +1017,9 @@ pub fn import(files: &[(String, String)]) -> Result<Imported, ImportError> {
         comments,
     })
 }
+
+/// A running pod waiting for its place: node, class, (GPUs, cores), start time, name.
+type ToPlace = (usize, String, (u32, u32), Option<f64>, String);
 
 /// Search nodes the zone assignment of one node's pods may visit before it gives up.
 const ZONE_SEARCH_LIMIT: usize = 200_000;
