@@ -49,7 +49,7 @@ PLAN3_S=$(awk -v a="$t2" -v b="$t3" 'BEGIN { printf "%.2f", b - a }')
 "$COPLAN" plan "$TMP/k8s-c.toml" "$TMP/k8s-w.toml" --planners "$ALL" > "$TMP/k8s-plan.txt"
 
 table() { # the plan table and its notes, without the per-planner event lists
-  sed -n '1,/^$/p;/^hit G/,/^$/p' "$1" | sed '/^ *$/d'
+  awk '/ events:$/ { exit } { print }' "$1" | sed -e :a -e '/^\n*$/{$d;N;ba' -e '}'
 }
 {
   echo "# Study: planning the cluster you have"

@@ -153,7 +153,8 @@ pub enum Command {
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
     },
-    /// Turn a trace into a workload spec.
+    /// Turn what you run into specs: a Kubernetes snapshot, the Alibaba GPU trace, the Azure LLM
+    /// trace, Vidur's profiles.
     Import {
         #[command(subcommand)]
         command: ImportCommand,

@@ -6,16 +6,13 @@
 use std::collections::BTreeMap;
 
 use super::build::{
-    ClassRegistry, ClusterBuilder, Ledger, QosMapping, default_layout, preempt_entries, slug,
+    ClassRegistry, ClusterBuilder, Ledger, QosMapping, default_layout, preemption_workload, slug,
 };
 use super::error::ImportError;
 use super::k8s::Imported;
 use super::summary::ImportSummary;
 use crate::spec::cluster::builtin_server_types;
-use crate::spec::preemption::{
-    PreemptionObjective, PreemptionPlanners, SimulationSettings, TopologyQos,
-};
-use crate::spec::{PreemptionSpec, SpecKind};
+use crate::spec::preemption::TopologyQos;
 
 /// The moment whose running pods form the initial state.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -625,9 +622,8 @@ pub fn import(
     let classes = classes.into_classes();
     summary.mapped("workload_classes", classes.len() as u64);
     let stem = slug(pods.0.rsplit('/').next().unwrap_or(pods.0));
-    let workload = PreemptionSpec {
-        kind: SpecKind::Preemption,
-        name: Some(match at {
+    let workload = preemption_workload(
+        match at {
             Some(t) => format!(
                 "alibaba openb {stem} at t = {t} s, next {}",
                 preemptors.len()
@@ -637,17 +633,12 @@ pub fn import(
                 options.fill,
                 preemptors.len()
             ),
-        }),
-        now_s: at,
-        workload: classes,
+        },
+        at,
+        classes,
         running,
-        fill: None,
-        preempt: preempt_entries(&preemptors),
-        flextopo: Default::default(),
-        objective: PreemptionObjective::default(),
-        planners: PreemptionPlanners::default(),
-        simulation: SimulationSettings::default(),
-    };
+        &preemptors,
+    );
     let comments = vec![
         format!(
             "# Imported by `coplan import alibaba-openb` from {} and {}.",

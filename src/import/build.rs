@@ -5,9 +5,12 @@
 
 use std::collections::BTreeMap;
 
-use crate::spec::preemption::{IdsOrCount, PreemptEntry, RunningPod, TopologyQos, WorkloadClass};
+use crate::spec::preemption::{
+    IdsOrCount, PreemptEntry, PreemptionObjective, PreemptionPlanners, RunningPod,
+    SimulationSettings, TopologyQos, WorkloadClass,
+};
 use crate::spec::validate::{MAX_CORES_PER_SERVER, MAX_GPUS_PER_SERVER};
-use crate::spec::{ClusterSpec, Penalty, PoolSpec, ServerTypeSpec};
+use crate::spec::{ClusterSpec, Penalty, PoolSpec, PreemptionSpec, ServerTypeSpec, SpecKind};
 use crate::topology::{CoreSet, GpuSet, Request, ServerType, place};
 
 use super::summary::ImportSummary;
@@ -273,6 +276,30 @@ pub fn preempt_entries(classes_in_order: &[String]) -> Vec<PreemptEntry> {
         }
     }
     out
+}
+
+/// A preemption workload of imported classes, running pods and preemptors; every setting
+/// the import does not decide at its default.
+pub fn preemption_workload(
+    name: String,
+    now_s: Option<f64>,
+    classes: Vec<WorkloadClass>,
+    running: Vec<RunningPod>,
+    preemptors: &[String],
+) -> PreemptionSpec {
+    PreemptionSpec {
+        kind: SpecKind::Preemption,
+        name: Some(name),
+        now_s,
+        workload: classes,
+        running,
+        fill: None,
+        preempt: preempt_entries(preemptors),
+        flextopo: Default::default(),
+        objective: PreemptionObjective::default(),
+        planners: PreemptionPlanners::default(),
+        simulation: SimulationSettings::default(),
+    }
 }
 
 /// Free GPUs and cores of every node, and the running pods placed on them.

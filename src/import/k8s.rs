@@ -8,18 +8,16 @@ use serde_saphyr::Spanned;
 
 use super::build::{
     ClassRegistry, ClusterBuilder, DEFAULT_PENALTY, Ledger, QosMapping, default_layout,
-    preempt_entries,
+    preemption_workload,
 };
 use super::error::ImportError;
 use super::k8s_objects::{Document, Object, Quantity, documents, ignored_fields};
 use super::quantity::{self, ceil_units, floor_units};
 use super::summary::ImportSummary;
 use super::time::rfc3339_seconds;
-use crate::spec::preemption::{
-    PreemptionObjective, PreemptionPlanners, SimulationSettings, TopologyQos,
-};
+use crate::spec::preemption::TopologyQos;
 use crate::spec::validate::{MAX_CORES_PER_SERVER, MAX_GPUS_PER_SERVER};
-use crate::spec::{ClusterSpec, PreemptionSpec, ServerTypeSpec, SpecKind};
+use crate::spec::{ClusterSpec, PreemptionSpec, ServerTypeSpec};
 use crate::topology::GpuSet;
 
 /// The GPU resource coplan reads.
@@ -990,19 +988,13 @@ pub fn import(files: &[(String, String)]) -> Result<Imported, ImportError> {
     let running = std::mem::take(&mut ledger.running);
     let classes = classes.into_classes();
     summary.mapped("workload_classes", classes.len() as u64);
-    let workload = PreemptionSpec {
-        kind: SpecKind::Preemption,
-        name: Some(format!("k8s snapshot {stem}")),
-        now_s: Some(now_s),
-        workload: classes,
+    let workload = preemption_workload(
+        format!("k8s snapshot {stem}"),
+        Some(now_s),
+        classes,
         running,
-        fill: None,
-        preempt: preempt_entries(&preemptors),
-        flextopo: Default::default(),
-        objective: PreemptionObjective::default(),
-        planners: PreemptionPlanners::default(),
-        simulation: SimulationSettings::default(),
-    };
+        &preemptors,
+    );
     let comments = vec![
         format!(
             "# Imported by `coplan import k8s` from {}.",
