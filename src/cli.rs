@@ -193,6 +193,18 @@ pub enum ImportFormat {
     Json,
 }
 
+/// Where an import writes its cluster and workload, and how it prints its summary.
+#[derive(Debug, clap::Args)]
+pub struct SpecOutputs {
+    #[arg(long, value_name = "C.toml")]
+    pub out_cluster: PathBuf,
+    #[arg(long, value_name = "W.toml")]
+    pub out_workload: PathBuf,
+    /// The summary: text on stderr, or JSON on stdout.
+    #[arg(long, value_enum, default_value_t = ImportFormat::Text)]
+    pub format: ImportFormat,
+}
+
 /// `--gpu-shares`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum GpuSharesArg {
@@ -213,13 +225,8 @@ pub enum ImportCommand {
     K8s {
         #[arg(required = true)]
         files: Vec<PathBuf>,
-        #[arg(long, value_name = "C.toml")]
-        out_cluster: PathBuf,
-        #[arg(long, value_name = "W.toml")]
-        out_workload: PathBuf,
-        /// The summary: text on stderr, or JSON on stdout.
-        #[arg(long, value_enum, default_value_t = ImportFormat::Text)]
-        format: ImportFormat,
+        #[command(flatten)]
+        outputs: SpecOutputs,
     },
     /// The Alibaba GPU cluster trace 2023 ("openb") → a cluster and a preemption workload:
     /// the pods running at a moment are the initial state, the next pods the preemptors.
@@ -257,13 +264,8 @@ pub enum ImportCommand {
         /// creation order fill the cluster to --fill, the next ones preempt; --at is ignored.
         #[arg(long)]
         as_sequence: bool,
-        #[arg(long, value_name = "C.toml")]
-        out_cluster: PathBuf,
-        #[arg(long, value_name = "W.toml")]
-        out_workload: PathBuf,
-        /// The summary: text on stderr, or JSON on stdout.
-        #[arg(long, value_enum, default_value_t = ImportFormat::Text)]
-        format: ImportFormat,
+        #[command(flatten)]
+        outputs: SpecOutputs,
     },
     /// The Azure LLM inference trace 2023 (`TIMESTAMP,ContextTokens,GeneratedTokens`) → a
     /// co-location workload with explicit requests (arrival, prompt and output tokens).

@@ -11,7 +11,7 @@ use clap::Parser;
 
 use cli::{
     CapacityFormat, Cli, Command, GpuSharesArg, ImportCommand, ImportFormat, LongFormat,
-    MergeFormat, PlanFormat, ProfileCommand, SchemaKind, TopologyFormat,
+    MergeFormat, PlanFormat, ProfileCommand, SchemaKind, SpecOutputs, TopologyFormat,
 };
 use coplan::report::diagnostic::{self, PlainDiagnostic, Style};
 use coplan::report::{chrome_trace, csv, dot, json, table, toml};
@@ -258,17 +258,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
             )
         }
         Command::Import {
-            command:
-                ImportCommand::K8s {
-                    files,
-                    out_cluster,
-                    out_workload,
-                    format,
-                },
-        } => {
-            let imported = import::import_k8s(&files)?;
-            write_imported(&imported, &out_cluster, &out_workload, format)
-        }
+            command: ImportCommand::K8s { files, outputs },
+        } => write_imported(&import::import_k8s(&files)?, &outputs),
         Command::Import {
             command:
                 ImportCommand::AlibabaOpenb {
@@ -282,9 +273,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     gpu_shares,
                     sampled_qos,
                     as_sequence,
-                    out_cluster,
-                    out_workload,
-                    format,
+                    outputs,
                 },
         } => {
             let args = import::AlibabaArgs {
@@ -297,8 +286,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 sampled_qos,
                 as_sequence,
             };
-            let imported = import::import_alibaba(&nodes, &pods, &args)?;
-            write_imported(&imported, &out_cluster, &out_workload, format)
+            write_imported(&import::import_alibaba(&nodes, &pods, &args)?, &outputs)
         }
         Command::Import {
             command:
@@ -359,21 +347,16 @@ fn run(cli: Cli) -> Result<(), Failure> {
 
 /// Writes an import's cluster and workload (each atomically, after both validate) and prints
 /// its summary.
-fn write_imported(
-    imported: &Imported,
-    out_cluster: &Path,
-    out_workload: &Path,
-    format: ImportFormat,
-) -> Result<(), Failure> {
+fn write_imported(imported: &Imported, outputs: &SpecOutputs) -> Result<(), Failure> {
     let cluster = toml::cluster(&imported.comments, &imported.cluster);
     let workload = toml::preemption_workload(&imported.comments, &imported.workload);
     import::check_generated(&[
-        (out_cluster.display().to_string(), cluster.clone()),
-        (out_workload.display().to_string(), workload.clone()),
+        (outputs.out_cluster.display().to_string(), cluster.clone()),
+        (outputs.out_workload.display().to_string(), workload.clone()),
     ])?;
-    emit(&cluster, Some(out_cluster))?;
-    emit(&workload, Some(out_workload))?;
-    print_summary(&imported.summary, format)
+    emit(&cluster, Some(&outputs.out_cluster))?;
+    emit(&workload, Some(&outputs.out_workload))?;
+    print_summary(&imported.summary, outputs.format)
 }
 
 /// The import summary: text on stderr, or JSON on stdout.

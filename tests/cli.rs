@@ -4,26 +4,16 @@
 //! A fixture may name its command in a first-lines comment `# coplan: <args>`, where `{file}`
 //! stands for the fixture's path; the default is `validate {file}`.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use common::root;
 
-/// Runs coplan from the repository root; returns a snapshot text of the call.
+/// Runs coplan from the repository root.
 pub fn run(args: &[String]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_coplan"))
-        .args(args)
-        .current_dir(root())
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("the coplan binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    common::run_coplan(args)
 }
 
 /// Runs coplan with string-slice arguments.

@@ -281,24 +281,21 @@ fn peak_moment(pods: &[PodRow], shares: GpuShares) -> f64 {
     at
 }
 
-/// Imports the node list and a pod list (full or sampled).
-pub fn import(
-    nodes: (&str, &str),
-    pods: (&str, &str),
+/// The cluster the node list describes, with each node's GPU model (by ledger index) and the
+/// built-in templates it uses.
+struct NodeList {
+    builder: ClusterBuilder,
+    models: Vec<String>,
+    templates: Vec<String>,
+}
+
+/// Nodes → server types and pools: a model mapped by `--server-type` takes that built-in
+/// template (its GPU count must match), any other model the default layout.
+fn read_nodes(
+    (name, text): (&str, &str),
     options: &AlibabaOptions,
-) -> Result<Imported, ImportError> {
-    if !(options.fill > 0.0 && options.fill <= 1.0) {
-        return Err(ImportError::input(
-            format!("--fill must be in (0, 1], got {}", options.fill),
-            None,
-        ));
-    }
-    let mut summary = ImportSummary::new(
-        "alibaba-openb",
-        vec![nodes.0.to_string(), pods.0.to_string()],
-    );
-    let mut qos_table = default_qos_table();
-    qos_table.extend(options.qos.clone());
+    summary: &mut ImportSummary,
+) -> Result<NodeList, ImportError> {
     let builtins = builtin_server_types();
     for (model, type_name) in &options.server_types {
         if !builtins.iter().any(|t| &t.name == type_name) {
@@ -315,13 +312,13 @@ pub fn import(
             ));
         }
     }
-
-    // Nodes.
-    let table = read_table(0, nodes.0, nodes.1, NODE_COLUMNS)?;
-    let mut builder = ClusterBuilder::default();
-    let mut node_models: Vec<String> = Vec::new();
+    let table = read_table(0, name, text, NODE_COLUMNS)?;
+    let mut list = NodeList {
+        builder: ClusterBuilder::default(),
+        models: Vec::new(),
+        templates: Vec::new(),
+    };
     let mut defaulted_models: BTreeMap<String, u64> = BTreeMap::new();
-    let mut used_templates: Vec<String> = Vec::new();
     let mut seen = BTreeMap::new();
     for (line, row) in &table.rows {
         let line = *line;
@@ -355,19 +352,16 @@ pub fn import(
             summary.dropped("nodes_without_cpu_or_gpu", 1);
             continue;
         }
-        let hint = if model.is_empty() {
-            if gpus == 0 { "cpu" } else { "gpu" }
-        } else {
-            &model
-        };
-        match options.server_types.get(&model) {
-            Some(type_name) => {
-                let Some(template) = builtins.iter().find(|t| &t.name == type_name) else {
-                    continue;
-                };
+        let template = options
+            .server_types
+            .get(&model)
+            .and_then(|t| builtins.iter().find(|b| &b.name == t));
+        match template {
+            Some(template) => {
                 if template.gpu_numa.len() as u64 != gpus {
                     return Err(ImportError::at(0, line, None, format!(
-                        "--server-type {model}={type_name}: node `{sn}` has {gpus} GPU(s), the template {}",
+                        "--server-type {model}={}: node `{sn}` has {gpus} GPU(s), the template {}",
+                        template.name,
                         template.gpu_numa.len()
                     )).with("this node", "map a model to a template with as many GPUs per server, or leave it to the default layout"));
                 }
@@ -376,24 +370,29 @@ pub fn import(
                 if template_cores as u64 != cores {
                     summary.rounded("nodes_given_the_template_core_count", 1);
                 }
-                builder.add_template_node(&sn, template);
-                if !used_templates.contains(type_name) {
-                    used_templates.push(type_name.clone());
+                list.builder.add_template_node(&sn, template);
+                if !list.templates.contains(&template.name) {
+                    list.templates.push(template.name.clone());
                 }
                 summary.mapped("nodes_with_a_template", 1);
             }
             None => {
+                let hint = match (model.is_empty(), gpus) {
+                    (false, _) => model.as_str(),
+                    (true, 0) => "cpu",
+                    (true, _) => "gpu",
+                };
                 let (layout, dropped) =
                     default_layout(cores, gpus, (!model.is_empty()).then_some(model.as_str()));
                 if dropped > 0 {
                     summary.rounded("cores_dropped_by_the_default_layout", dropped);
                 }
-                builder.add_node(&sn, &layout, hint);
+                list.builder.add_node(&sn, &layout, hint);
                 summary.defaulted("nodes_with_the_default_layout", 1);
                 *defaulted_models.entry(hint.to_string()).or_default() += 1;
             }
         }
-        node_models.push(model);
+        list.models.push(model);
     }
     for (model, n) in &defaulted_models {
         summary.warn(format!(
@@ -401,36 +400,63 @@ pub fn import(
         ));
         summary.list("models_with_the_default_layout", model.clone());
     }
-    if builder.node_count() == 0 {
-        return Err(ImportError::input(format!("{}: no nodes", nodes.0), None));
+    for model in options.server_types.keys() {
+        if !list.models.contains(model) {
+            summary.warn(format!(
+                "--server-type {model}=…: no node has model {model}"
+            ));
+        }
     }
+    if list.builder.node_count() == 0 {
+        return Err(ImportError::input(format!("{name}: no nodes"), None));
+    }
+    Ok(list)
+}
 
-    // Pods.
-    let (rows, timed) = read_pods(1, pods.0, pods.1)?;
-    summary.read("pods", rows.len() as u64);
-    let mut ledger = Ledger::new(&builder);
-    let mut classes = ClassRegistry::default();
-    let mut not_fitting: Vec<String> = Vec::new();
-    let mapping_of = |qos: &str| -> Result<QosMapping, ImportError> {
-        qos_table.get(qos).copied().ok_or_else(|| {
+/// A pod's workload class and its (GPUs, cores).
+type ClassAndShape = (String, (u32, u32));
+
+/// Pods → workload classes, running pods and preemptors: the QoS table, GPU shares and CPU
+/// rounding, the best-fit scheduler with `gpu_spec`, and the summary's counts of each.
+struct PodMapper<'a> {
+    options: &'a AlibabaOptions,
+    qos_table: BTreeMap<String, QosMapping>,
+    models: &'a [String],
+    classes: ClassRegistry,
+    ledger: Ledger,
+    not_fitting: Vec<String>,
+    preemptors: Vec<String>,
+    constrained_preemptors: u64,
+}
+
+impl PodMapper<'_> {
+    /// The class of a pod of QoS `qos` (the default table, overridden by `--qos`), or `None`
+    /// when it is left out (a dropped GPU share, no resources).
+    fn class_of(
+        &mut self,
+        pod: &PodRow,
+        qos: &str,
+        summary: &mut ImportSummary,
+    ) -> Result<Option<ClassAndShape>, ImportError> {
+        let mapping = self.qos_table.get(qos).copied().ok_or_else(|| {
             ImportError::input(
                 format!("QoS class `{qos}` has no mapping"),
                 Some(format!(
                     "known classes: {}; add one with --qos {qos}=PRIORITY:TOPOLOGY[:preemptible]",
-                    qos_table.keys().cloned().collect::<Vec<_>>().join(", ")
+                    self.qos_table
+                        .keys()
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 )),
             )
-        })
-    };
-    let shape = |pod: &PodRow, summary: &mut ImportSummary| -> Option<(u32, u32)> {
-        let gpus = match whole_gpus(pod, options.gpu_shares) {
-            Some(g) => g,
-            None => {
-                summary.dropped("gpu_share_pods", 1);
-                return None;
-            }
+        })?;
+        let share = pod.num_gpu >= 1 && pod.gpu_milli < 1000;
+        let Some(gpus) = whole_gpus(pod, self.options.gpu_shares) else {
+            summary.dropped("gpu_share_pods", 1);
+            return Ok(None);
         };
-        if pod.num_gpu >= 1 && pod.gpu_milli < 1000 {
+        if share {
             summary.rounded("gpu_shares_to_one_whole_gpu", 1);
         }
         let cores = pod.cpu_milli.div_ceil(1000);
@@ -439,42 +465,104 @@ pub fn import(
         }
         if gpus == 0 && cores == 0 {
             summary.dropped("pods_without_cpu_or_gpu", 1);
-            return None;
+            return Ok(None);
         }
-        Some((
+        let shape = (
             gpus.min(u64::from(u32::MAX)) as u32,
             cores.min(u64::from(u32::MAX)) as u32,
-        ))
-    };
-    let allowed = |pod: &PodRow| -> Vec<bool> {
-        node_models
-            .iter()
-            .map(|m| pod.gpu_spec.is_empty() || pod.gpu_spec.iter().any(|s| s == m))
-            .collect()
-    };
-    let mut place = |pod: &PodRow,
-                     class: &str,
-                     (g, c): (u32, u32),
-                     ledger: &mut Ledger,
-                     start: Option<f64>|
-     -> bool {
-        let ok = allowed(pod);
-        let node = ledger.best_fit(g, c, &|i| ok[i]);
-        match node.and_then(|n| ledger.allocator_placement(n, g, c).map(|p| (n, p))) {
+        );
+        Ok(Some((
+            self.classes.class_of(qos, mapping, shape.0, shape.1),
+            shape,
+        )))
+    }
+
+    /// Places a running pod: best fit among the nodes of an allowed model, then the node
+    /// allocator on that node. Returns whether it fit.
+    fn run(
+        &mut self,
+        pod: &PodRow,
+        qos: &str,
+        start: Option<f64>,
+        summary: &mut ImportSummary,
+    ) -> Result<(), ImportError> {
+        let Some((class, (g, c))) = self.class_of(pod, qos, summary)? else {
+            return Ok(());
+        };
+        let models = self.models;
+        let allowed = |i: usize| pod.gpu_spec.is_empty() || pod.gpu_spec.contains(&models[i]);
+        let node = self.ledger.best_fit(g, c, &allowed);
+        match node.and_then(|n| self.ledger.allocator_placement(n, g, c).map(|p| (n, p))) {
             Some((n, p)) => {
-                ledger.take(n, class, p, start);
-                true
+                self.ledger.take(n, &class, p, start);
+                summary.mapped("running_pods", 1);
             }
-            None => {
-                not_fitting.push(pod.name.clone());
-                false
-            }
+            None => self.not_fitting.push(pod.name.clone()),
         }
+        Ok(())
+    }
+
+    /// Adds a preemptor; a `gpu_spec` it carries is counted (a class cannot express it).
+    fn preempt(
+        &mut self,
+        pod: &PodRow,
+        qos: &str,
+        summary: &mut ImportSummary,
+    ) -> Result<(), ImportError> {
+        if let Some((class, _)) = self.class_of(pod, qos, summary)? {
+            if !pod.gpu_spec.is_empty() {
+                self.constrained_preemptors += 1;
+            }
+            self.preemptors.push(class);
+        }
+        Ok(())
+    }
+}
+
+/// Imports the node list and a pod list (full or sampled).
+pub fn import(
+    nodes: (&str, &str),
+    pods: (&str, &str),
+    options: &AlibabaOptions,
+) -> Result<Imported, ImportError> {
+    if !(options.fill > 0.0 && options.fill <= 1.0) {
+        return Err(ImportError::input(
+            format!("--fill must be in (0, 1], got {}", options.fill),
+            None,
+        ));
+    }
+    let mut summary = ImportSummary::new(
+        "alibaba-openb",
+        vec![nodes.0.to_string(), pods.0.to_string()],
+    );
+    let node_list = read_nodes(nodes, options, &mut summary)?;
+    let (rows, timed) = read_pods(1, pods.0, pods.1)?;
+    summary.read("pods", rows.len() as u64);
+    let mut qos_table = default_qos_table();
+    qos_table.extend(options.qos.clone());
+    let mut mapper = PodMapper {
+        options,
+        qos_table,
+        models: &node_list.models,
+        classes: ClassRegistry::default(),
+        ledger: Ledger::new(&node_list.builder),
+        not_fitting: Vec::new(),
+        preemptors: Vec::new(),
+        constrained_preemptors: 0,
     };
-    let mut preemptors: Vec<String> = Vec::new();
-    let mut constrained_preemptors = 0u64;
-    let at;
-    if timed && !options.as_sequence {
+    // Arrival order: creation time (ties in file order) for a timed list, file order for a
+    // sampled one.
+    let mut order: Vec<usize> = (0..rows.len()).collect();
+    if timed {
+        order.sort_by(|&a, &b| {
+            let created = |i: usize| rows[i].creation.unwrap_or(f64::INFINITY);
+            created(a).total_cmp(&created(b)).then(a.cmp(&b))
+        });
+    }
+    // A sampled list has no QoS column: its fill pods and preemptors take `--sampled-qos`.
+    let (fill_qos, next_qos) = &options.sampled_qos;
+    let qos_of = |pod: &PodRow, default: &str| pod.qos.clone().unwrap_or(default.to_string());
+    let at = if timed && !options.as_sequence {
         let moment = match options.at.unwrap_or(At::Peak) {
             At::Time(t) => t,
             At::Peak => {
@@ -482,52 +570,26 @@ pub fn import(
                 peak_moment(&rows, options.gpu_shares)
             }
         };
-        at = Some(moment);
-        let mut order: Vec<usize> = (0..rows.len()).collect();
-        order.sort_by(|&a, &b| {
-            rows[a]
-                .creation
-                .unwrap_or(f64::INFINITY)
-                .total_cmp(&rows[b].creation.unwrap_or(f64::INFINITY))
-                .then(a.cmp(&b))
-        });
         for &i in &order {
             let pod = &rows[i];
             let alive = pod.creation.is_some_and(|c| c <= moment)
                 && pod.scheduled.is_some_and(|s| s <= moment)
                 && pod.deletion.is_none_or(|d| moment < d);
-            if !alive {
-                continue;
-            }
-            summary.read("pods_running_at_the_moment", 1);
-            let qos = pod.qos.clone().unwrap_or_default();
-            let mapping = mapping_of(&qos)?;
-            let Some(s) = shape(pod, &mut summary) else {
-                continue;
-            };
-            let class = classes.class_of(&qos, mapping, s.0, s.1);
-            if place(pod, &class, s, &mut ledger, pod.scheduled) {
-                summary.mapped("running_pods", 1);
+            if alive {
+                summary.read("pods_running_at_the_moment", 1);
+                mapper.run(pod, &qos_of(pod, fill_qos), pod.scheduled, &mut summary)?;
             }
         }
         for &i in &order {
-            if preemptors.len() >= options.next {
+            let pod = &rows[i];
+            if mapper.preemptors.len() >= options.next {
                 break;
             }
-            let pod = &rows[i];
-            if pod.creation.is_none_or(|c| c <= moment) {
-                continue;
+            if pod.creation.is_some_and(|c| c > moment) {
+                mapper.preempt(pod, &qos_of(pod, next_qos), &mut summary)?;
             }
-            let qos = pod.qos.clone().unwrap_or_default();
-            let mapping = mapping_of(&qos)?;
-            let Some(s) = shape(pod, &mut summary) else {
-                continue;
-            };
-            if !pod.gpu_spec.is_empty() {
-                constrained_preemptors += 1;
-            }
-            preemptors.push(classes.class_of(&qos, mapping, s.0, s.1));
         }
+        Some(moment)
     } else {
         if options.at.is_some() {
             summary.warn(if timed {
@@ -536,50 +598,33 @@ pub fn import(
                 "the sampled pod list has no times: --at is ignored; pods arrive in file order until --fill".into()
             });
         }
-        let mut rows = rows.clone();
-        if timed {
-            // Creation order, ties in file order (the sort is stable).
-            rows.sort_by(|a, b| {
-                a.creation
-                    .unwrap_or(f64::INFINITY)
-                    .total_cmp(&b.creation.unwrap_or(f64::INFINITY))
-            });
+        let mut arrivals = order.iter().map(|&i| &rows[i]).peekable();
+        while let Some(pod) = arrivals.next_if(|_| mapper.ledger.gpu_utilization() < options.fill) {
+            mapper.run(pod, &qos_of(pod, fill_qos), None, &mut summary)?;
         }
-        at = None;
-        let (fill_qos, next_qos) = &options.sampled_qos;
-        let fill_mapping = mapping_of(fill_qos)?;
-        let next_mapping = mapping_of(next_qos)?;
-        let mut next_from = rows.len();
-        for (i, pod) in rows.iter().enumerate() {
-            if ledger.gpu_utilization() >= options.fill {
-                next_from = i;
-                break;
-            }
-            let Some(s) = shape(pod, &mut summary) else {
-                continue;
-            };
-            let class = classes.class_of(fill_qos, fill_mapping, s.0, s.1);
-            if place(pod, &class, s, &mut ledger, None) {
-                summary.mapped("running_pods", 1);
-            }
-        }
-        for pod in &rows[next_from..] {
-            if preemptors.len() >= options.next {
-                break;
-            }
-            let Some(s) = shape(pod, &mut summary) else {
-                continue;
-            };
-            preemptors.push(classes.class_of(next_qos, next_mapping, s.0, s.1));
-        }
-        if ledger.gpu_utilization() < options.fill {
+        if mapper.ledger.gpu_utilization() < options.fill {
             summary.warn(format!(
                 "the pod list ran out at {:.1} % of the GPUs, below --fill {}",
-                100.0 * ledger.gpu_utilization(),
+                100.0 * mapper.ledger.gpu_utilization(),
                 options.fill
             ));
         }
-    }
+        for pod in arrivals {
+            if mapper.preemptors.len() >= options.next {
+                break;
+            }
+            mapper.preempt(pod, &qos_of(pod, next_qos), &mut summary)?;
+        }
+        None
+    };
+    let PodMapper {
+        classes,
+        mut ledger,
+        not_fitting,
+        preemptors,
+        constrained_preemptors,
+        ..
+    } = mapper;
     summary.dropped("running_pods_that_do_not_fit", not_fitting.len() as u64);
     if !not_fitting.is_empty() {
         summary.warn(format!(
@@ -607,8 +652,8 @@ pub fn import(
         ));
     }
     let utilization = ledger.gpu_utilization();
-    summary.mapped("servers", builder.node_count() as u64);
-    summary.mapped("server_types", builder.types().len() as u64);
+    summary.mapped("servers", node_list.builder.node_count() as u64);
+    summary.mapped("server_types", node_list.builder.types().len() as u64);
     summary.mapped("preemptors", preemptors.len() as u64);
     summary.mapped(
         "gpus_in_use_permille",
@@ -617,7 +662,9 @@ pub fn import(
     if let Some(t) = at {
         summary.list("moment_s", format!("{t}"));
     }
-    let cluster = builder.build("alibaba-openb", &used_templates);
+    let cluster = node_list
+        .builder
+        .build("alibaba-openb", &node_list.templates);
     let running = std::mem::take(&mut ledger.running);
     let classes = classes.into_classes();
     summary.mapped("workload_classes", classes.len() as u64);
@@ -727,6 +774,33 @@ mod tests {
                 .iter()
                 .any(|w| w.contains("--at is ignored"))
         );
+    }
+
+    #[test]
+    fn a_timed_list_as_a_sequence_keeps_each_pods_qos() {
+        let opts = AlibabaOptions {
+            as_sequence: true,
+            fill: 0.5,
+            next: 3,
+            ..Default::default()
+        };
+        let out = import(("nodes.csv", NODES), ("pods.csv", PODS), &opts).unwrap();
+        // p0 (BE) and p1 (LS) fill 2 of 3 GPUs; p2 (BE, CPU only) would have followed.
+        let running: Vec<&str> = out
+            .workload
+            .running
+            .iter()
+            .map(|r| r.workload.as_str())
+            .collect();
+        assert_eq!(running, vec!["be-1g4c", "ls-1g3c"]);
+        let preempt: Vec<&str> = out
+            .workload
+            .preempt
+            .iter()
+            .map(|p| p.workload.as_str())
+            .collect();
+        assert_eq!(preempt, vec!["be-0g1c", "ls-1g4c", "ls-2g4c"]);
+        assert_eq!(out.summary.dropped["preemptor_gpu_spec_constraints"], 1);
     }
 
     #[test]

@@ -13,8 +13,6 @@ use crate::spec::validate::{MAX_CORES_PER_SERVER, MAX_GPUS_PER_SERVER};
 use crate::spec::{ClusterSpec, Penalty, PoolSpec, PreemptionSpec, ServerTypeSpec, SpecKind};
 use crate::topology::{CoreSet, GpuSet, Request, ServerType, place};
 
-use super::summary::ImportSummary;
-
 /// Slowdowns assumed for a layout coplan derived itself (no NRT object, no template): a
 /// placement across sockets is twice as slow, within a socket as fast as within one NUMA node
 /// (the built-in `a100-8g` figures). They are a stated assumption, not a measurement.
@@ -351,10 +349,6 @@ impl Ledger {
         self.by_name.get(name).copied()
     }
 
-    pub fn node_count(&self) -> usize {
-        self.nodes.len()
-    }
-
     pub fn node_name(&self, node: usize) -> &str {
         &self.nodes[node].0
     }
@@ -436,13 +430,6 @@ impl Ledger {
         } else {
             self.gpus_used as f64 / self.gpus_total as f64
         }
-    }
-}
-
-/// Counts a rounding in the summary.
-pub fn note_rounding(summary: &mut ImportSummary, rounded: bool, key: &str) {
-    if rounded {
-        summary.rounded(key, 1);
     }
 }
 

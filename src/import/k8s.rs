@@ -473,7 +473,7 @@ fn nrt_layout(
 
 /// A pod's whole-unit request of a resource: the larger of the containers' sum and the
 /// largest init container (as the scheduler counts it); a missing request falls back to the
-/// limit. Returns (value, rounded).
+/// limit.
 fn pod_request(pod: &PodObject, doc_line: usize, resource: &str) -> Result<f64, ImportError> {
     let spec = &pod.object.spec;
     let one = |c: &super::k8s_objects::Container| -> Result<f64, ImportError> {
@@ -521,11 +521,21 @@ fn derived_qos(pod: &Object) -> QosClass {
     }
 }
 
-/// Imports a Kubernetes snapshot from `files` (name, text).
-pub fn import(files: &[(String, String)]) -> Result<Imported, ImportError> {
-    let names: Vec<String> = files.iter().map(|f| f.0.clone()).collect();
-    let mut summary = ImportSummary::new("k8s", names);
-    let objects = read_objects(files, &mut summary)?;
+/// The objects of a snapshot by kind: nodes and NRT objects by name, pods in input order
+/// with the first line of their document.
+struct Snapshot {
+    nodes: BTreeMap<String, NodeObject>,
+    nrts: BTreeMap<String, (Origin, usize, Object)>,
+    pods: Vec<(PodObject, usize)>,
+}
+
+/// Sorts the objects by kind; a Node, Pod or NRT object without a name is an error, other
+/// kinds are counted and skipped.
+fn sort_objects(
+    objects: Vec<(Origin, usize, Object)>,
+    files: &[(String, String)],
+    summary: &mut ImportSummary,
+) -> Result<Snapshot, ImportError> {
     let mut nodes: BTreeMap<String, NodeObject> = BTreeMap::new();
     let mut nrts: BTreeMap<String, (Origin, usize, Object)> = BTreeMap::new();
     let mut pods: Vec<(PodObject, usize)> = Vec::new();
@@ -574,7 +584,14 @@ pub fn import(files: &[(String, String)]) -> Result<Imported, ImportError> {
             }
             "NodeResourceTopology" => {
                 let name = name.ok_or_else(missing_name)?;
-                nrts.entry(name).or_insert((origin, doc_line, object));
+                if nrts.contains_key(&name) {
+                    summary.dropped("duplicate_nrt_objects", 1);
+                    summary.warn(format!(
+                        "NRT object `{name}` appears twice; the first is kept"
+                    ));
+                    continue;
+                }
+                nrts.insert(name, (origin, doc_line, object));
             }
             "Pod" => {
                 name.as_ref().ok_or_else(missing_name)?;
@@ -590,7 +607,22 @@ pub fn import(files: &[(String, String)]) -> Result<Imported, ImportError> {
         ));
     }
 
-    // Nodes → server types and pools, in name order.
+    Ok(Snapshot { nodes, nrts, pods })
+}
+
+/// What the nodes say: the server types and pools, and per node its Topology Manager policy,
+/// the cores its kubelet reserves per NUMA node and the use its NRT reports per NUMA node.
+struct NodeFacts {
+    builder: ClusterBuilder,
+    policies: BTreeMap<String, Option<TopologyPolicy>>,
+    reserved: BTreeMap<String, Vec<u64>>,
+    in_use: BTreeMap<String, Vec<(u64, u64)>>,
+}
+
+/// Nodes → server types and pools, in name order: the NRT layout where there is one, else the
+/// default layout.
+fn read_nodes(snapshot: &Snapshot, summary: &mut ImportSummary) -> Result<NodeFacts, ImportError> {
+    let Snapshot { nodes, nrts, .. } = snapshot;
     let mut builder = ClusterBuilder::default();
     let mut policies: BTreeMap<String, Option<TopologyPolicy>> = BTreeMap::new();
     let mut reserved: BTreeMap<String, Vec<u64>> = BTreeMap::new();
@@ -658,7 +690,7 @@ pub fn import(files: &[(String, String)]) -> Result<Imported, ImportError> {
                 *doc_line,
                 model.as_deref(),
                 &node.name,
-                &mut summary,
+                summary,
             )?,
             None => None,
         };
@@ -701,21 +733,25 @@ pub fn import(files: &[(String, String)]) -> Result<Imported, ImportError> {
             summary.dropped("nrt_objects_without_a_node", 1);
         }
     }
-    // The cluster's policy (for pending pods, which have no node yet): the most common
-    // reported one, ties to the stricter; unknown when no node reports one.
-    let mut counts: BTreeMap<TopologyPolicy, usize> = BTreeMap::new();
-    for p in policies.values().flatten() {
-        *counts.entry(*p).or_default() += 1;
-    }
-    let cluster_policy = counts
-        .iter()
-        .max_by_key(|(p, c)| (**c, **p))
-        .map(|(p, _)| *p);
+    Ok(NodeFacts {
+        builder,
+        policies,
+        reserved,
+        in_use,
+    })
+}
 
-    // Pods in creation order (then name).
+/// A pod with its creation time (seconds since the epoch), `namespace/name` and document line.
+type Prepared<'a> = (Option<f64>, String, &'a PodObject, usize);
+
+/// Pods in creation order (then name), and the earliest creation time (0 when none has one).
+fn pods_in_order<'a>(
+    pods: &'a [(PodObject, usize)],
+    summary: &mut ImportSummary,
+) -> Result<(Vec<Prepared<'a>>, f64), ImportError> {
     let mut prepared = Vec::new();
     let mut t0 = f64::INFINITY;
-    for (pod, doc_line) in &pods {
+    for (pod, doc_line) in pods {
         let created = match &pod.object.metadata.creation_timestamp {
             Some(ts) => Some(rfc3339_seconds(&ts.value).ok_or_else(|| {
                 at_span(
@@ -752,11 +788,18 @@ pub fn import(files: &[(String, String)]) -> Result<Imported, ImportError> {
     });
     let t0 = if t0.is_finite() { t0 } else { 0.0 };
 
-    let mut ledger = Ledger::new(&builder);
-    let mut classes = ClassRegistry::default();
-    // The kubelet's reserved cores first: the lowest cores of each NUMA node, held by a pod
-    // no planner may evict.
-    for (node_name, per_numa) in &reserved {
+    Ok((prepared, t0))
+}
+
+/// The kubelet's reserved cores: the lowest cores of each NUMA node, held by a pod no planner
+/// may evict. Placed before any running pod.
+fn hold_reserved_cores(
+    reserved: &BTreeMap<String, Vec<u64>>,
+    ledger: &mut Ledger,
+    classes: &mut ClassRegistry,
+    summary: &mut ImportSummary,
+) {
+    for (node_name, per_numa) in reserved {
         let Some(node) = ledger.node_index(node_name) else {
             continue;
         };
@@ -783,8 +826,138 @@ pub fn import(files: &[(String, String)]) -> Result<Imported, ImportError> {
             }
         }
     }
-    let mut preemptors: Vec<String> = Vec::new();
+}
+
+/// Places the running pods, node by node in creation order: where the NRT figures say which
+/// NUMA nodes are in use, on the NUMA nodes a small exact search finds to explain them; else
+/// (and for a pod that spans NUMA nodes) by the node allocator. Warns of what the figures
+/// report that no pod explains.
+fn place_running(
+    to_place: &[ToPlace],
+    mut in_use: BTreeMap<String, Vec<(u64, u64)>>,
+    ledger: &mut Ledger,
+    summary: &mut ImportSummary,
+) {
     let mut not_fitting: Vec<String> = Vec::new();
+    let mut zones_of: BTreeMap<usize, Vec<Option<usize>>> = BTreeMap::new();
+    for (node_name, budget) in &in_use {
+        let Some(node) = ledger.node_index(node_name) else {
+            continue;
+        };
+        let requests: Vec<(u32, u32)> = to_place
+            .iter()
+            .filter(|p| p.0 == node)
+            .map(|p| p.2)
+            .collect();
+        // Room per NUMA node: what the reserved cores leave free.
+        let t = ledger.node_type(node);
+        let (free_gpus, free_cores) = ledger.free(node);
+        let room: Vec<(u64, u64)> = (0..t.numa_count())
+            .map(|z| {
+                let d = t.numa_domain(z);
+                (
+                    u64::from(free_cores.and(d.cores).len()),
+                    u64::from(free_gpus.and(d.gpus).len()),
+                )
+            })
+            .collect();
+        zones_of.insert(node, assign_zones(&requests, budget, &room));
+    }
+    let mut nth_on_node: BTreeMap<usize, usize> = BTreeMap::new();
+    for (node, class, (g, c), start, name) in to_place {
+        let k = nth_on_node.entry(*node).or_default();
+        let zone = zones_of.get(node).map(|z| z[*k]);
+        *k += 1;
+        let placed = match zone {
+            Some(Some(z)) => {
+                let t = ledger.node_type(*node);
+                let (fg, fc) = ledger.free(*node);
+                let d = t.numa_domain(z);
+                match (fg.and(d.gpus).lowest(*g), fc.and(d.cores).lowest(*c)) {
+                    (Some(pg), Some(pc)) => {
+                        summary.mapped("running_pods_placed_to_match_nrt", 1);
+                        Some((pg, pc))
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        let placed = placed.or_else(|| {
+            let p = ledger.allocator_placement(*node, *g, *c);
+            if p.is_some() {
+                summary.mapped(
+                    if zone.is_some() {
+                        "running_pods_spanning_nrt_zones_placed_by_the_allocator"
+                    } else {
+                        "running_pods_placed_by_the_allocator"
+                    },
+                    1,
+                );
+            }
+            p
+        });
+        let Some(p) = placed else {
+            summary.dropped("running_pods_that_do_not_fit", 1);
+            not_fitting.push(name.clone());
+            continue;
+        };
+        // What the pod explains of each NUMA node's reported use, wherever it landed.
+        if let Some(budget) = in_use.get_mut(ledger.node_name(*node)) {
+            let t = ledger.node_type(*node);
+            for (z, b) in budget.iter_mut().enumerate() {
+                let d = t.numa_domain(z);
+                b.0 = b.0.saturating_sub(u64::from(p.1.and(d.cores).len()));
+                b.1 = b.1.saturating_sub(u64::from(p.0.and(d.gpus).len()));
+            }
+        }
+        ledger.take(*node, class, p, *start);
+    }
+    if !not_fitting.is_empty() {
+        summary.warn(format!(
+            "{} running pod(s) do not fit their node as coplan counts whole cores and GPUs (first: {}); left out",
+            not_fitting.len(),
+            not_fitting.iter().take(3).cloned().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    for (node, budget) in &in_use {
+        let left: (u64, u64) = budget.iter().fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+        if left != (0, 0) {
+            summary.warn(format!(
+                "node `{node}`: its NRT reports {} core(s) and {} GPU(s) in use that no imported pod explains",
+                left.0, left.1
+            ));
+        }
+    }
+}
+
+/// Imports a Kubernetes snapshot from `files` (name, text).
+pub fn import(files: &[(String, String)]) -> Result<Imported, ImportError> {
+    let names: Vec<String> = files.iter().map(|f| f.0.clone()).collect();
+    let mut summary = ImportSummary::new("k8s", names);
+    let objects = read_objects(files, &mut summary)?;
+    let snapshot = sort_objects(objects, files, &mut summary)?;
+    let NodeFacts {
+        builder,
+        policies,
+        reserved,
+        in_use,
+    } = read_nodes(&snapshot, &mut summary)?;
+    // The cluster's policy (for pending pods, which have no node yet): the most common
+    // reported one, ties to the stricter; unknown when no node reports one.
+    let mut counts: BTreeMap<TopologyPolicy, usize> = BTreeMap::new();
+    for p in policies.values().flatten() {
+        *counts.entry(*p).or_default() += 1;
+    }
+    let cluster_policy = counts
+        .iter()
+        .max_by_key(|(p, c)| (**c, **p))
+        .map(|(p, _)| *p);
+    let (prepared, t0) = pods_in_order(&snapshot.pods, &mut summary)?;
+    let mut ledger = Ledger::new(&builder);
+    let mut classes = ClassRegistry::default();
+    hold_reserved_cores(&reserved, &mut ledger, &mut classes, &mut summary);
+    let mut preemptors: Vec<String> = Vec::new();
     let mut to_place: Vec<ToPlace> = Vec::new();
     let mut now_s: f64 = 0.0;
     for (created, name, pod, doc_line) in &prepared {
@@ -879,93 +1052,7 @@ pub fn import(files: &[(String, String)]) -> Result<Imported, ImportError> {
         };
         to_place.push((node, class, (g, c), start, name.clone()));
     }
-    // Where the NRT figures say which NUMA nodes are in use, find zones for a node's pods
-    // that explain them (a small exact search), then place every pod in creation order.
-    let mut zones_of: BTreeMap<usize, Vec<Option<usize>>> = BTreeMap::new();
-    for (node_name, budget) in &in_use {
-        let Some(node) = ledger.node_index(node_name) else {
-            continue;
-        };
-        let requests: Vec<(u32, u32)> = to_place
-            .iter()
-            .filter(|p| p.0 == node)
-            .map(|p| p.2)
-            .collect();
-        let t = ledger.node_type(node);
-        let capacity: Vec<(u64, u64)> = (0..t.numa_count())
-            .map(|z| {
-                let d = t.numa_domain(z);
-                (u64::from(d.cores.len()), u64::from(d.gpus.len()))
-            })
-            .collect();
-        zones_of.insert(node, assign_zones(&requests, budget, &capacity));
-    }
-    let mut nth_on_node: BTreeMap<usize, usize> = BTreeMap::new();
-    for (node, class, (g, c), start, name) in &to_place {
-        let k = nth_on_node.entry(*node).or_default();
-        let zone = zones_of.get(node).map(|z| z[*k]);
-        *k += 1;
-        let placed = match zone {
-            Some(Some(z)) => {
-                let t = ledger.node_type(*node);
-                let (fg, fc) = ledger.free(*node);
-                let d = t.numa_domain(z);
-                match (fg.and(d.gpus).lowest(*g), fc.and(d.cores).lowest(*c)) {
-                    (Some(pg), Some(pc)) => {
-                        summary.mapped("running_pods_placed_to_match_nrt", 1);
-                        Some((pg, pc))
-                    }
-                    _ => None,
-                }
-            }
-            _ => None,
-        };
-        let placed = placed.or_else(|| {
-            let p = ledger.allocator_placement(*node, *g, *c);
-            if p.is_some() {
-                summary.mapped(
-                    if zone.is_some() {
-                        "running_pods_spanning_nrt_zones_placed_by_the_allocator"
-                    } else {
-                        "running_pods_placed_by_the_allocator"
-                    },
-                    1,
-                );
-            }
-            p
-        });
-        let Some(p) = placed else {
-            summary.dropped("running_pods_that_do_not_fit", 1);
-            not_fitting.push(name.clone());
-            continue;
-        };
-        // What the pod explains of each NUMA node's reported use, wherever it landed.
-        if let Some(budget) = in_use.get_mut(ledger.node_name(*node)) {
-            let t = ledger.node_type(*node);
-            for (z, b) in budget.iter_mut().enumerate() {
-                let d = t.numa_domain(z);
-                b.0 = b.0.saturating_sub(u64::from(p.1.and(d.cores).len()));
-                b.1 = b.1.saturating_sub(u64::from(p.0.and(d.gpus).len()));
-            }
-        }
-        ledger.take(*node, class, p, *start);
-    }
-    if !not_fitting.is_empty() {
-        summary.warn(format!(
-            "{} running pod(s) do not fit their node as coplan counts whole cores and GPUs (first: {}); left out",
-            not_fitting.len(),
-            not_fitting.iter().take(3).cloned().collect::<Vec<_>>().join(", ")
-        ));
-    }
-    for (node, budget) in &in_use {
-        let left: (u64, u64) = budget.iter().fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
-        if left != (0, 0) {
-            summary.warn(format!(
-                "node `{node}`: its NRT reports {} core(s) and {} GPU(s) in use that no imported pod explains",
-                left.0, left.1
-            ));
-        }
-    }
+    place_running(&to_place, in_use, &mut ledger, &mut summary);
     if preemptors.is_empty() {
         summary
             .warn("no Pending pods without a node: the workload has no [[preempt]] entries".into());

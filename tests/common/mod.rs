@@ -14,6 +14,22 @@ pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// Runs the `coplan` binary from the repository root without colour: (exit code, stdout,
+/// stderr).
+pub fn run_coplan<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_coplan"))
+        .args(args)
+        .current_dir(root())
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("the coplan binary runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 pub fn load_cluster(rel: &str) -> ClusterSpec {
     let text = std::fs::read_to_string(root().join(rel)).expect("cluster file");
     match spec::load(SourceFile::new(rel, text), Expect::Cluster)
