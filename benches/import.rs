@@ -57,8 +57,8 @@ fn main() {
     let (nodes, pods, c, w) = (s(&nodes), s(&pods), s(&c), s(&w));
     println!("import + plan of 200 preemptions (k8s-default, k8s-nrt, flextopo-imp), {runs} runs");
     println!(
-        "{:<34} {:>10} {:>10} {:>10}",
-        "mode", "import s", "plan s", "total s"
+        "{:<34} {:>10} {:>10} {:>10} {:>12}",
+        "mode", "import s", "plan s", "total s", "first run s"
     );
     for (label, extra) in [
         ("at the trace's GPU peak", vec!["--at", "peak"]),
