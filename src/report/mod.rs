@@ -5,5 +5,6 @@ pub mod csv;
 pub mod diagnostic;
 pub mod dot;
 pub mod json;
+pub mod svg;
 pub mod table;
 pub mod toml;

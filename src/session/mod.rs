@@ -4,6 +4,7 @@
 //! nothing; the binary renders its results with `report`.
 
 pub mod commands;
+pub mod diff;
 pub mod error;
 pub mod import;
 pub mod load;

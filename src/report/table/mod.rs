@@ -1,6 +1,7 @@
 //! Text tables for terminals, one file per result, all drawn on one grid.
 
 pub mod capacity;
+pub mod diff;
 pub mod grid;
 pub mod import;
 pub mod plan;

@@ -1,0 +1,1 @@
+//! SVG charts and maps, drawn with plotters.

@@ -1,0 +1,1 @@
+//! `coplan diff`: reads two simulate outputs.

@@ -1,0 +1,1 @@
+//! `coplan capacity` for preemption workloads.
