@@ -75,6 +75,9 @@ pub enum Command {
         format: PlanFormat,
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
+        /// Also draw the headline metrics (bars with 95 % CI whiskers) as SVG to this file.
+        #[arg(long, value_name = "F.svg")]
+        plot: Option<PathBuf>,
         /// MILP/LP backend of every solve (overrides [planners].solver); `highs` needs a
         /// binary built with `--features highs`.
         #[arg(long, value_enum)]
@@ -109,6 +112,9 @@ pub enum Command {
         format: LongFormat,
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
+        /// Also draw a line per planner with 95 % CI bands over the swept value, a panel per metric as SVG to this file.
+        #[arg(long, value_name = "F.svg")]
+        plot: Option<PathBuf>,
         /// MILP/LP backend of every solve (overrides [planners].solver); `highs` needs a
         /// binary built with `--features highs`.
         #[arg(long, value_enum)]
@@ -122,27 +128,63 @@ pub enum Command {
         format: MergeFormat,
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
+        /// Also draw a line per planner with 95 % CI bands over the swept value, a panel per metric as SVG to this file.
+        #[arg(long, value_name = "F.svg")]
+        plot: Option<PathBuf>,
     },
-    /// Each co-location planner's sustainable request rate: the highest Poisson rate at which
-    /// its serving backlog stays bounded, by bisection on the simulator.
+    /// How much cluster a workload needs.
+    ///
+    /// Preemption workloads: the fewest servers in one pool (the other pools fixed) at which
+    /// `--target` holds for each planner, by bisection over simulated outcomes (mean and 95 %
+    /// CI over seeds at every size tried; a bracket where the CI straddles the target).
+    /// Co-location workloads: each planner's sustainable request rate, the highest Poisson rate
+    /// at which its serving backlog stays bounded, by bisection on the simulator.
     Capacity {
         cluster: PathBuf,
         workload: PathBuf,
         #[arg(long, value_delimiter = ',')]
         planners: Option<Vec<String>>,
+        /// Co-location: the seed of the probe runs.
         #[arg(long)]
         seed: Option<u64>,
+        /// Preemption: `METRIC>=X` or `METRIC<=X`, e.g. `hit_rate>=0.99`, `unplaced<=0`,
+        /// `victims_per_preemption<=2`.
+        #[arg(long, value_name = "METRIC>=X")]
+        target: Option<String>,
+        /// Preemption: the pool to resize, by index or `name_prefix` (needed with several pools).
+        #[arg(long, value_name = "INDEX|PREFIX")]
+        pool: Option<String>,
+        /// Preemption: the smallest size to try (default: 1, or what `[[running]]` pods need).
+        #[arg(long, value_name = "N")]
+        min: Option<u32>,
+        /// Preemption: the largest size to try (default: twice the spec's count).
+        #[arg(long, value_name = "N")]
+        max: Option<u32>,
+        /// Preemption: seeds 1..=K (default: the workload's [simulation].seeds).
+        #[arg(long, value_name = "K")]
+        seeds: Option<u64>,
+        /// Preemption: cycles per seed (default: [simulation].cycles).
+        #[arg(long)]
+        cycles: Option<u64>,
+        /// Preemption: what stays fixed as the pool changes: the pods the fill places on the
+        /// spec's cluster (`pods`), or the GPU utilisation the fill reaches (`utilization`).
+        #[arg(long, value_enum, default_value_t = HoldArg::Pods)]
+        hold: HoldArg,
         #[arg(long, value_enum, default_value_t = CapacityFormat::Table)]
         format: CapacityFormat,
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
+        /// Also draw the metric against the size (or the probes against the rate) as SVG.
+        #[arg(long, value_name = "F.svg")]
+        plot: Option<PathBuf>,
         /// MILP/LP backend of every solve (overrides [planners].solver); `highs` needs a
         /// binary built with `--features highs`.
         #[arg(long, value_enum)]
         solver: Option<SolverArg>,
     },
     /// Write a co-location plan's node timelines as Chrome Trace Event JSON (open in Perfetto):
-    /// pid = node, tid = stage; forward, backward, decode, offload and sync ops as events.
+    /// pid = node, tid = stage; forward, backward, decode, offload and sync ops as events. Or,
+    /// with `--format svg`, a static Gantt chart of the node stages.
     Timeline {
         cluster: PathBuf,
         workload: PathBuf,
@@ -150,6 +192,9 @@ pub enum Command {
         planner: String,
         #[arg(long)]
         seed: Option<u64>,
+        /// Chrome Trace Event JSON (Perfetto), or a static SVG Gantt of the node stages.
+        #[arg(long, value_enum, default_value_t = TimelineFormat::ChromeTrace)]
+        format: TimelineFormat,
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
     },
@@ -164,19 +209,62 @@ pub enum Command {
         #[command(subcommand)]
         command: ProfileCommand,
     },
+    /// Compare two `coplan simulate --format json` outputs of the same planners and seeds:
+    /// per planner and metric, A's and B's means, B − A and the 95 % confidence interval of
+    /// the paired per-seed differences, with whether it excludes 0 (better / worse).
+    Diff {
+        /// The baseline simulate output (JSON).
+        a: PathBuf,
+        /// The simulate output to compare with it (JSON).
+        b: PathBuf,
+        #[arg(long, value_enum, default_value_t = DiffFormat::Table)]
+        format: DiffFormat,
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// Exit with code 3 (after writing the output) when the interval of any planner
+        /// excludes 0 on the worse side for one of these metrics.
+        #[arg(long, value_name = "METRIC[,METRIC]", value_delimiter = ',')]
+        fail_on_regression: Vec<String>,
+    },
     /// Print the topology graph of a cluster, with used-by marks from a workload's running pods.
     Topology {
         cluster: PathBuf,
         workload: Option<PathBuf>,
         #[arg(long, value_enum, default_value_t = TopologyFormat::Table)]
         format: TopologyFormat,
+        /// With `--format svg`: draw this one server large, with core and GPU ids.
+        #[arg(long, value_name = "NAME")]
+        server: Option<String>,
     },
+}
+
+/// `--hold`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HoldArg {
+    Pods,
+    Utilization,
+}
+
+impl From<HoldArg> for coplan::sim::capacity::Hold {
+    fn from(h: HoldArg) -> Self {
+        match h {
+            HoldArg::Pods => coplan::sim::capacity::Hold::Pods,
+            HoldArg::Utilization => coplan::sim::capacity::Hold::Utilization,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum CapacityFormat {
     Table,
     Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DiffFormat {
+    Table,
+    Json,
+    Csv,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -346,6 +434,14 @@ pub enum TopologyFormat {
     Dot,
     Json,
     Table,
+    /// A server map: sockets, NUMA nodes, cores and GPUs coloured by the pod holding them.
+    Svg,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TimelineFormat {
+    ChromeTrace,
+    Svg,
 }
 
 /// `--solver`.

@@ -11,14 +11,16 @@ use clap::Parser;
 
 use cli::{
     CapacityFormat, Cli, Command, GpuSharesArg, ImportCommand, ImportFormat, LongFormat,
-    MergeFormat, PlanFormat, ProfileCommand, SchemaKind, SpecOutputs, TopologyFormat,
+    MergeFormat, PlanFormat, ProfileCommand, SchemaKind, SpecOutputs, TimelineFormat,
+    TopologyFormat,
 };
 use coplan::report::diagnostic::{self, PlainDiagnostic, Style};
-use coplan::report::{chrome_trace, csv, dot, json, table, toml};
+use coplan::report::{chrome_trace, csv, dot, json, svg, table, toml};
 use coplan::session::commands::{self, PlanResult, SimulationResult, VidurOptions};
 use coplan::session::error::SessionError;
 use coplan::session::import::{self, ImportSummary, Imported};
 use coplan::session::load::load_pair;
+use coplan::sim::capacity::Progress as CapacityProgress;
 use coplan::sim::preemption::SimOptions;
 use coplan::spec::{self, InvalidSpec, SpecKind};
 
@@ -108,12 +110,24 @@ fn run(cli: Cli) -> Result<(), Failure> {
             cluster,
             workload,
             format,
+            server,
         } => {
+            if server.is_some() && format != TopologyFormat::Svg {
+                return Err(input(
+                    "`--server` draws one server; it needs `--format svg`".into(),
+                    None,
+                ));
+            }
             let (cluster, state) = commands::topology(&cluster, workload.as_deref())?;
             print(&match format {
                 TopologyFormat::Json => json::topology(&cluster, state.as_ref()),
                 TopologyFormat::Dot => dot::topology(&cluster, state.as_ref()),
                 TopologyFormat::Table => table::topology::topology(&cluster, state.as_ref()),
+                TopologyFormat::Svg => svg_text(svg::topology::topology(
+                    &cluster,
+                    state.as_ref(),
+                    server.as_deref(),
+                ))?,
             })
         }
         Command::Plan {
@@ -165,6 +179,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             planners,
             format,
             out,
+            plot,
             solver,
         } => {
             let pair = load_pair(&cluster, &workload)?.with_solver(solver.map(Into::into))?;
@@ -184,7 +199,15 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 (SimulationResult::Colocation(r), PlanFormat::Json) => json::to_json(r),
                 (SimulationResult::Colocation(r), PlanFormat::Csv) => csv::colocation_simulation(r),
             };
-            emit(&text, out.as_deref())
+            emit(&text, out.as_deref())?;
+            if let Some(plot) = plot {
+                let picture = match &result {
+                    SimulationResult::Preemption(r) => svg::simulation::preemption(r),
+                    SimulationResult::Colocation(r) => svg::simulation::colocation(r),
+                };
+                emit(&svg_text(picture)?, Some(&plot))?;
+            }
+            Ok(())
         }
         Command::Sweep {
             cluster,
@@ -197,8 +220,10 @@ fn run(cli: Cli) -> Result<(), Failure> {
             shards,
             format,
             out,
+            plot,
             solver,
         } => {
+            let subject = format!("{} on {}", file_stem(&workload), file_stem(&cluster));
             let prepared = commands::prepare_sweep(
                 &cluster,
                 &workload,
@@ -215,47 +240,121 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 LongFormat::Csv => csv::sweep(&output),
                 LongFormat::Jsonl => json::sweep_lines(&output),
             };
-            emit(&text, out.as_deref())
+            emit(&text, out.as_deref())?;
+            if let Some(plot) = plot {
+                emit(
+                    &svg_text(svg::sweep::sweep(&output, Some(&subject)))?,
+                    Some(&plot),
+                )?;
+            }
+            Ok(())
         }
-        Command::Merge { files, format, out } => {
+        Command::Merge {
+            files,
+            format,
+            out,
+            plot,
+        } => {
             let merged = commands::merge_files(&files)?;
             let text = match format {
                 MergeFormat::Table => table::sweep::sweep(&merged),
                 MergeFormat::Csv => csv::sweep(&merged),
                 MergeFormat::Jsonl => json::sweep_lines(&merged),
             };
-            emit(&text, out.as_deref())
+            emit(&text, out.as_deref())?;
+            if let Some(plot) = plot {
+                let subject = format!("{} shards merged", files.len());
+                emit(
+                    &svg_text(svg::sweep::sweep(&merged, Some(&subject)))?,
+                    Some(&plot),
+                )?;
+            }
+            Ok(())
         }
         Command::Capacity {
             cluster,
             workload,
             planners,
             seed,
+            target,
+            pool,
+            min,
+            max,
+            seeds,
+            cycles,
+            hold,
             format,
             out,
+            plot,
             solver,
         } => {
             let pair = load_pair(&cluster, &workload)?.with_solver(solver.map(Into::into))?;
-            let report = commands::capacity(&pair, planners, seed)?;
+            if plot.is_some() && pair.kind() == SpecKind::Colocation {
+                return Err(input(
+                    "`--plot` draws a pool-size search; a co-location capacity searches a rate"
+                        .into(),
+                    Some("drop --plot: the JSON output lists every rate probed".into()),
+                ));
+            }
+            let args = commands::CapacityArgs {
+                planners,
+                seed,
+                target,
+                pool,
+                min,
+                max,
+                seeds,
+                cycles,
+                hold: hold.into(),
+            };
+            let bar = progress_bar(0);
+            let report = commands::capacity(&cluster, &pair, &args, &|p| match p {
+                CapacityProgress::Size { servers, cycles } => {
+                    bar.inc_length(cycles);
+                    bar.set_message(format!("{servers} servers"));
+                }
+                CapacityProgress::Cycle => bar.inc(1),
+            })?;
+            bar.finish_and_clear();
             let text = match format {
                 CapacityFormat::Table => table::capacity::capacity(&report),
                 CapacityFormat::Json => json::to_json(&report),
             };
-            emit(&text, out.as_deref())
+            emit(&text, out.as_deref())?;
+            if let Some(plot) = plot {
+                let chart = svg::capacity::pool_search(&report).ok_or_else(|| {
+                    Failure::Internal("a pool-size report without its target or pool".into())
+                })?;
+                emit(&svg_text(svg::capacity::capacity(&chart))?, Some(&plot))?;
+            }
+            Ok(())
         }
         Command::Timeline {
             cluster,
             workload,
             planner,
             seed,
+            format,
             out,
         } => {
             let pair = load_pair(&cluster, &workload)?;
             let t = commands::timeline(&pair, &planner, seed)?;
-            emit(
-                &chrome_trace::colocation_run(&t.run, t.nodes, t.stages),
-                out.as_deref(),
-            )
+            let text = match format {
+                TimelineFormat::ChromeTrace => {
+                    chrome_trace::colocation_run(&t.run, t.nodes, t.stages)
+                }
+                TimelineFormat::Svg => {
+                    let title = format!(
+                        "{planner} on {}, {}",
+                        file_stem(&workload),
+                        file_stem(&cluster)
+                    );
+                    svg_text(svg::timeline::colocation_run(
+                        &t.run, t.nodes, t.stages, &title,
+                    ))?
+                }
+            };
+            emit(&text, out.as_deref())
         }
         Command::Import {
             command: ImportCommand::K8s { files, outputs },
@@ -335,6 +434,25 @@ fn run(cli: Cli) -> Result<(), Failure> {
             };
             let (samples, comments) = commands::import_vidur(&file, &options)?;
             emit(&csv::latency_samples(&comments, &samples), out.as_deref())
+        }
+        Command::Diff {
+            a,
+            b,
+            format,
+            out,
+            fail_on_regression,
+        } => {
+            let report = coplan::session::diff::diff_files(&a, &b, &fail_on_regression)?;
+            let text = match format {
+                cli::DiffFormat::Table => table::diff::diff(&report),
+                cli::DiffFormat::Json => json::to_json(&report),
+                cli::DiffFormat::Csv => csv::diff(&report),
+            };
+            emit(&text, out.as_deref())?;
+            match report.regression_message() {
+                Some(message) => Err(Failure::Infeasible(message)),
+                None => Ok(()),
+            }
         }
         Command::Profile {
             command: ProfileCommand::Fit { samples, out },
@@ -418,6 +536,21 @@ fn print(text: &str) -> Result<(), Failure> {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         Err(e) => Err(input(format!("cannot write output: {e}"), None)),
     }
+}
+
+/// An SVG printer's text; a server the cluster lacks is an input error, a drawing failure a bug.
+fn svg_text(picture: Result<String, svg::error::SvgError>) -> Result<String, Failure> {
+    picture.map_err(|e| match e {
+        svg::error::SvgError::UnknownServer { .. } => input(e.to_string(), None),
+        svg::error::SvgError::Draw(m) => Failure::Internal(m),
+    })
+}
+
+/// A file's name without folder and extension, for titles.
+fn file_stem(path: &Path) -> String {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 /// Writes to `--out` atomically (temporary file in the same folder, then rename), or stdout.

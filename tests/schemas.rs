@@ -40,3 +40,26 @@ fn schemas_reject_unknown_keys_and_name_required_ones() {
         .collect();
     assert!(required.contains(&"name") && required.contains(&"pool"));
 }
+
+#[test]
+fn committed_output_schemas_match_the_output_types() {
+    for (name, schema) in [
+        ("simulation", coplan::sim::diff::simulation_schema()),
+        ("diff", coplan::sim::diff::diff_schema()),
+    ] {
+        let path = format!("{}/schemas/{name}.schema.json", env!("CARGO_MANIFEST_DIR"));
+        let generated = format!(
+            "{}\n",
+            serde_json::to_string_pretty(&schema).expect("schema serializes")
+        );
+        if std::env::var_os("COPLAN_UPDATE_SCHEMAS").is_some() {
+            std::fs::write(&path, &generated).expect("write schema");
+        }
+        let committed = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            committed == generated,
+            "{path} drifted from the output types: run \
+             COPLAN_UPDATE_SCHEMAS=1 cargo test --test schemas and commit the result"
+        );
+    }
+}

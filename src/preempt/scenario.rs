@@ -6,12 +6,23 @@ use crate::rng::SeededRng;
 use crate::spec::Finding;
 use crate::spec::preemption::{FillAllocator, FillSpec, PreemptionSpec};
 use crate::topology::state::{ClusterState, Pod, running_state};
-use crate::topology::{Cluster, CoreSet, GpuSet, Request, ServerId, ServerType};
+use crate::topology::{Cluster, CoreSet, GpuSet, PodId, Request, ServerId, ServerType};
 
 /// Each fill pod leaves with this probability in each churn round.
 pub const CHURN_DEPARTURE_PROBABILITY: f64 = 0.3;
 /// Start time of the pods placed by churn round r: r × this (the initial fill starts at 0).
 pub const CHURN_ROUND_S: f64 = 600.0;
+
+/// How far a fill (and every refill after churn) goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FillGoal {
+    /// Until `[fill] target_gpu_utilization` of the cluster's GPUs are in use.
+    #[default]
+    Utilization,
+    /// Until this many fill pods run: `coplan capacity` holds the load of the spec's cluster
+    /// fixed while it resizes a pool, so that added servers add headroom, not load.
+    Pods(usize),
+}
 
 /// The initial state: running pods placed, then the cluster filled by seeded churn.
 /// `seed` overrides `[fill].seed`.
@@ -20,29 +31,41 @@ pub fn initial_state(
     spec: &PreemptionSpec,
     seed: Option<u64>,
 ) -> Result<ClusterState, Vec<Finding>> {
+    initial_state_with(cluster, spec, seed, FillGoal::Utilization)
+}
+
+/// [`initial_state`] with the fill stopping at `goal`.
+pub fn initial_state_with(
+    cluster: &Cluster,
+    spec: &PreemptionSpec,
+    seed: Option<u64>,
+    goal: FillGoal,
+) -> Result<ClusterState, Vec<Finding>> {
     let mut state = running_state(cluster, spec)?;
     if let Some(fill) = &spec.fill {
-        fill_by_churn(cluster, spec, fill, seed.unwrap_or(fill.seed), &mut state);
+        fill_by_churn(cluster, spec, fill, seed.unwrap_or(fill.seed), goal, &mut state);
     }
     Ok(state)
 }
 
-/// Fills to the target GPU utilisation, then runs `churn_rounds` rounds of random departures
-/// (of fill pods only) and refills.
+/// Fills to the goal, then runs `churn_rounds` rounds of random departures (of fill pods
+/// only) and refills.
 pub fn fill_by_churn(
     cluster: &Cluster,
     spec: &PreemptionSpec,
     fill: &FillSpec,
     seed: u64,
+    goal: FillGoal,
     state: &mut ClusterState,
 ) {
     let mut rng = SeededRng::new(seed);
-    refill(cluster, spec, fill, &mut rng, state, 0.0);
+    refill(cluster, spec, fill, goal, &mut rng, state, 0.0);
     for round in 1..=fill.churn_rounds.max(0) {
         churn_round(
             cluster,
             spec,
             fill,
+            goal,
             &mut rng,
             state,
             round as f64 * CHURN_ROUND_S,
@@ -50,31 +73,44 @@ pub fn fill_by_churn(
     }
 }
 
-/// One round of churn: each fill pod (not a `[[running]]` one) leaves with probability
-/// [`CHURN_DEPARTURE_PROBABILITY`], then the cluster is refilled; new pods start at `start_s`.
-pub fn churn_round(
-    cluster: &Cluster,
-    spec: &PreemptionSpec,
-    fill: &FillSpec,
-    rng: &mut SeededRng,
-    state: &mut ClusterState,
-    start_s: f64,
-) {
+/// The fill pods of a state: those of a `[fill].mix` class that are not `[[running]]` pods.
+fn fill_pods(spec: &PreemptionSpec, fill: &FillSpec, state: &ClusterState) -> Vec<PodId> {
     // `[[running]]` pods are added first, so they hold the lowest ids.
     let pinned = spec.running.len();
-    let fill_pods: Vec<crate::topology::PodId> = state
+    state
         .pods()
         .filter(|(id, p)| {
             id.index() >= pinned && fill.mix.contains_key(&spec.workload[p.workload].name)
         })
         .map(|(id, _)| id)
-        .collect();
-    for id in fill_pods {
+        .collect()
+}
+
+/// How many fill pods a state holds (0 without `[fill]`).
+pub fn fill_pod_count(spec: &PreemptionSpec, state: &ClusterState) -> usize {
+    spec.fill
+        .as_ref()
+        .map_or(0, |fill| fill_pods(spec, fill, state).len())
+}
+
+/// One round of churn: each fill pod (not a `[[running]]` one) leaves with probability
+/// [`CHURN_DEPARTURE_PROBABILITY`], then the cluster is refilled to `goal`; new pods start at
+/// `start_s`.
+pub fn churn_round(
+    cluster: &Cluster,
+    spec: &PreemptionSpec,
+    fill: &FillSpec,
+    goal: FillGoal,
+    rng: &mut SeededRng,
+    state: &mut ClusterState,
+    start_s: f64,
+) {
+    for id in fill_pods(spec, fill, state) {
         if rng.unit() < CHURN_DEPARTURE_PROBABILITY {
             let _ = state.evict(id);
         }
     }
-    refill(cluster, spec, fill, rng, state, start_s);
+    refill(cluster, spec, fill, goal, rng, state, start_s);
 }
 
 fn used_gpu_share(cluster: &Cluster, state: &ClusterState) -> f64 {
@@ -90,6 +126,7 @@ fn refill(
     cluster: &Cluster,
     spec: &PreemptionSpec,
     fill: &FillSpec,
+    goal: FillGoal,
     rng: &mut SeededRng,
     state: &mut ClusterState,
     start_time_s: f64,
@@ -106,9 +143,25 @@ fn refill(
     }
     let weights: Vec<f64> = mix.iter().map(|&(_, w)| w).collect();
     let mut blocked = vec![false; mix.len()];
+    let mut pods_running = match goal {
+        FillGoal::Utilization => 0,
+        FillGoal::Pods(_) => fill_pods(spec, fill, state).len(),
+    };
+    let short_of_goal = |state: &ClusterState, pods_running: usize| match goal {
+        FillGoal::Utilization => {
+            used_gpu_share(cluster, state) + 1e-9 < fill.target_gpu_utilization
+        }
+        FillGoal::Pods(n) => pods_running < n,
+    };
     // Guard for mixes without GPUs, which never raise the GPU utilisation.
-    let mut budget = cluster.gpu_count() + cluster.core_count() + 16;
-    while used_gpu_share(cluster, state) + 1e-9 < fill.target_gpu_utilization && budget > 0 {
+    let mut budget = cluster.gpu_count()
+        + cluster.core_count()
+        + 16
+        + match goal {
+            FillGoal::Utilization => 0,
+            FillGoal::Pods(n) => n,
+        };
+    while short_of_goal(state, pods_running) && budget > 0 {
         budget -= 1;
         let open: Vec<f64> = weights
             .iter()
@@ -132,7 +185,9 @@ fn refill(
         };
         let name = state.next_name(wi, &class.name);
         let pod = Pod::of_class(name, (wi, class), server, (gpus, cores), Some(start_time_s));
-        let _ = state.add(cluster, pod);
+        if state.add(cluster, pod).is_ok() {
+            pods_running += 1;
+        }
     }
 }
 

@@ -141,6 +141,41 @@ pub fn colocation_simulation(r: &ColocationSimulation) -> String {
     sheet.text()
 }
 
+/// `coplan diff`: one row per planner and metric, numbers in JSON's shortest form, empty
+/// fields for null; the notes are in the table and JSON outputs.
+pub fn diff(report: &crate::sim::diff::DiffReport) -> String {
+    let mut sheet = Sheet::new(&[
+        "planner",
+        "metric",
+        "better",
+        "a_mean",
+        "b_mean",
+        "diff",
+        "n",
+        "paired_mean",
+        "ci95_low",
+        "ci95_high",
+        "verdict",
+    ]);
+    let cell = |v: Option<f64>| v.map_or_else(String::new, number);
+    for r in &report.rows {
+        sheet.row([
+            r.planner.clone(),
+            r.metric.clone(),
+            r.better.map_or("", |b| b.as_str()).to_string(),
+            cell(r.a_mean),
+            cell(r.b_mean),
+            cell(r.diff),
+            r.n.to_string(),
+            cell(r.paired_mean),
+            cell(r.ci95_low),
+            cell(r.ci95_high),
+            r.verdict.as_str().to_string(),
+        ]);
+    }
+    sheet.text()
+}
+
 /// A sweep shard: a metadata comment line (what `merge` checks), a header with one column per
 /// swept key, one row per value.
 pub fn sweep(out: &SweepOutput) -> String {

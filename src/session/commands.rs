@@ -8,7 +8,7 @@ use super::load::{
     Pair, Workload, check_solver_built, line_error, load_cluster, load_spec, load_trace,
     planning_error, read_source,
 };
-use crate::colocate::capacity::{CapacityReport, capacity_report};
+use crate::colocate::capacity::capacity_report;
 use crate::colocate::latency::{self, Fit, Sample};
 use crate::colocate::planning::candidate_run;
 use crate::colocate::registry as colocation_registry;
@@ -19,6 +19,10 @@ use crate::plan::colocation::{ColocationPlan, ColocationRun};
 use crate::plan::preemption::PreemptionPlan;
 use crate::preempt::planning::{self, PlanOptions};
 use crate::preempt::registry as preemption_registry;
+use crate::sim::capacity::{
+    CapacityError, CapacityReport, Hold, PoolSearch, Progress as CapacityProgress, from_rates,
+    parse_target, pool_capacity,
+};
 use crate::sim::colocation::{self as colocation_sim, ColocationSimulation};
 use crate::sim::merge;
 use crate::sim::preemption::{self as preemption_sim, PreemptionSimulation, SimOptions};
@@ -213,32 +217,124 @@ pub fn simulate(
     }
 }
 
-/// Every candidate planner's sustainable request rate on a co-location workload.
+/// `coplan capacity`'s options; which apply depends on the workload kind.
+#[derive(Debug, Clone, Default)]
+pub struct CapacityArgs {
+    pub planners: Option<Vec<String>>,
+    /// Co-location: the seed of the probe runs.
+    pub seed: Option<u64>,
+    /// Preemption: `METRIC>=X` / `METRIC<=X`.
+    pub target: Option<String>,
+    pub pool: Option<String>,
+    pub min: Option<u32>,
+    pub max: Option<u32>,
+    pub seeds: Option<u64>,
+    pub cycles: Option<u64>,
+    pub hold: Hold,
+}
+
+/// Preemption: the fewest servers of one pool at which a target holds, per planner.
+/// Co-location: every candidate planner's sustainable request rate. One report shape.
 pub fn capacity(
+    cluster_path: &Path,
     pair: &Pair,
-    planners: Option<Vec<String>>,
-    seed: Option<u64>,
+    args: &CapacityArgs,
+    progress: &(dyn Fn(CapacityProgress) + Sync),
 ) -> Result<CapacityReport, SessionError> {
-    let Workload::Colocation { spec, trace } = &pair.workload else {
-        return Err(SessionError::input(
-            format!(
-                "`{}`: capacity takes a `kind = \"colocation\"` workload",
-                pair.source.source.name
-            ),
-            None,
-        ));
-    };
-    if trace.is_some() || spec.inference.arrival.is_none() {
-        return Err(SessionError::input(
-            format!(
-                "`{}`: capacity varies the rate of synthetic arrivals; this workload has none",
-                pair.source.source.name
-            ),
-            Some(r#"give [inference] arrival = { process = "poisson", rate_rps = … }"#.into()),
-        ));
+    let workload_name = &pair.source.source.name;
+    match &pair.workload {
+        Workload::Preemption(spec) => {
+            if args.seed.is_some() {
+                return Err(SessionError::input(
+                    format!(
+                        "`{workload_name}`: a preemption capacity runs seeds 1..=K: use `--seeds K`, not `--seed`"
+                    ),
+                    None,
+                ));
+            }
+            let Some(target) = &args.target else {
+                return Err(SessionError::input(
+                    format!(
+                        "`{workload_name}`: a preemption capacity needs `--target METRIC>=X` (or `<=`)"
+                    ),
+                    Some("e.g. --target hit_rate>=0.99, --target unplaced<=0".into()),
+                ));
+            };
+            let target = parse_target(target).map_err(capacity_error)?;
+            let cluster_spec = match load_spec(cluster_path, Expect::Cluster)?.spec {
+                Spec::Cluster(c) => c,
+                _ => {
+                    return Err(SessionError::Internal(
+                        "a workload file loaded as a cluster".into(),
+                    ));
+                }
+            };
+            let search = PoolSearch {
+                target: Some(target),
+                pool: args.pool.clone(),
+                min: args.min,
+                max: args.max,
+                hold: args.hold,
+                simulation: SimOptions {
+                    seeds: args.seeds.map(|n| (1..=n).collect()),
+                    cycles: args.cycles,
+                    planners: args.planners.clone(),
+                    solver: None,
+                },
+            };
+            pool_capacity(&cluster_spec, spec, &search, progress).map_err(|e| match e {
+                CapacityError::Plan(e) => pair.planning_error(e),
+                other => capacity_error(other),
+            })
+        }
+        Workload::Colocation { spec, trace } => {
+            let preemption_only = [
+                ("--target", args.target.is_some()),
+                ("--pool", args.pool.is_some()),
+                ("--min", args.min.is_some()),
+                ("--max", args.max.is_some()),
+                ("--seeds", args.seeds.is_some()),
+                ("--cycles", args.cycles.is_some()),
+                ("--hold", args.hold != Hold::Pods),
+            ];
+            if let Some((flag, _)) = preemption_only.iter().find(|(_, given)| *given) {
+                return Err(SessionError::input(
+                    format!(
+                        "`{workload_name}`: `{flag}` sizes a pool for a preemption workload; a \
+                         co-location capacity is the sustainable request rate"
+                    ),
+                    Some("drop the option, or give a `kind = \"preemption\"` workload".into()),
+                ));
+            }
+            if trace.is_some() || spec.inference.arrival.is_none() {
+                return Err(SessionError::input(
+                    format!(
+                        "`{workload_name}`: capacity varies the rate of synthetic arrivals; this workload has none"
+                    ),
+                    Some(
+                        r#"give [inference] arrival = { process = "poisson", rate_rps = … }"#
+                            .into(),
+                    ),
+                ));
+            }
+            let names = args
+                .planners
+                .clone()
+                .unwrap_or_else(|| spec.planners.run.clone());
+            capacity_report(&pair.cluster, spec, &names, args.seed)
+                .map(from_rates)
+                .map_err(|e| pair.planning_error(e))
+        }
     }
-    let names = planners.unwrap_or_else(|| spec.planners.run.clone());
-    capacity_report(&pair.cluster, spec, &names, seed).map_err(|e| pair.planning_error(e))
+}
+
+/// A capacity question that cannot be answered, as an input error.
+fn capacity_error(e: CapacityError) -> SessionError {
+    let help = match &e {
+        CapacityError::TargetSyntax(_) => Some("e.g. --target hit_rate>=0.99".into()),
+        _ => None,
+    };
+    SessionError::input(e.to_string(), help)
 }
 
 /// A sweep checked and ready to run.

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use rayon::prelude::*;
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::stats::{Summary, summarize};
@@ -16,16 +17,19 @@ use crate::plan::error::PlanningError;
 use crate::spec::ColocationSpec;
 use crate::topology::Cluster;
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct ColocationPlannerSummary {
     pub name: String,
     pub metrics: BTreeMap<String, Summary>,
+    /// Metric → its value on each seed, in the order of the top-level `seeds`; null where the
+    /// planner had no value on that seed. What `coplan diff` pairs seed by seed.
+    pub per_seed: BTreeMap<String, Vec<Option<f64>>>,
 }
 
 /// Per seed: per planner, metric → value.
 pub type SeedValues = (u64, Vec<(String, BTreeMap<String, f64>)>);
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct ColocationSimulation {
     pub schema_version: u32,
     pub kind: &'static str,
@@ -102,10 +106,14 @@ pub fn simulate(
         .iter()
         .map(|name| {
             let mut by: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-            for (_, ps) in &per_seed {
+            let mut by_seed: BTreeMap<String, Vec<Option<f64>>> = BTreeMap::new();
+            for (i, (_, ps)) in per_seed.iter().enumerate() {
                 if let Some((_, m)) = ps.iter().find(|(n, _)| n == name) {
                     for (k, v) in m {
                         by.entry(k.clone()).or_default().push(*v);
+                        by_seed
+                            .entry(k.clone())
+                            .or_insert_with(|| vec![None; per_seed.len()])[i] = Some(*v);
                     }
                 }
             }
@@ -115,6 +123,7 @@ pub fn simulate(
                     .into_iter()
                     .filter_map(|(k, v)| summarize(&v).map(|s| (k, s)))
                     .collect(),
+                per_seed: by_seed,
             }
         })
         .collect();

@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 
 use rayon::prelude::*;
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::stats::{Summary, summarize};
@@ -14,7 +15,7 @@ use crate::plan::preemption::PreemptionPlannerReport;
 use crate::preempt::planning::plan_from_state;
 use crate::preempt::problem::Problem;
 use crate::preempt::registry;
-use crate::preempt::scenario;
+use crate::preempt::scenario::{self, FillGoal};
 use crate::rng::SeededRng;
 use crate::spec::PreemptionSpec;
 use crate::spec::preemption::{ResetMode, TopologyQos};
@@ -38,7 +39,7 @@ pub struct SeedResult {
 }
 
 /// Sums over cycles (and, in a report, over seeds) for paper-style totals.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
 pub struct Totals {
     pub preemptions: u64,
     pub placed: u64,
@@ -93,15 +94,18 @@ impl Totals {
 }
 
 /// One planner summarised over seeds.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct PreemptionPlannerSummary {
     pub name: String,
     pub metrics: BTreeMap<String, Summary>,
     pub totals: Totals,
+    /// Metric → its value on each seed, in the order of the top-level `seeds`; null where the
+    /// planner had no value on that seed. What `coplan diff` pairs seed by seed.
+    pub per_seed: BTreeMap<String, Vec<Option<f64>>>,
 }
 
 /// `coplan simulate` output of a preemption workload.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct PreemptionSimulation {
     pub schema_version: u32,
     pub kind: &'static str,
@@ -154,11 +158,15 @@ pub fn simulate(
         .iter()
         .map(|name| {
             let mut by_metric: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+            let mut by_seed: BTreeMap<String, Vec<Option<f64>>> = BTreeMap::new();
             let mut totals = Totals::default();
-            for sr in &per_seed {
+            for (i, sr) in per_seed.iter().enumerate() {
                 if let Some((_, m, t)) = sr.per_planner.iter().find(|(n, _, _)| n == name) {
                     for (k, v) in m {
                         by_metric.entry(k.clone()).or_default().push(*v);
+                        by_seed
+                            .entry(k.clone())
+                            .or_insert_with(|| vec![None; per_seed.len()])[i] = Some(*v);
                     }
                     totals.add(t);
                 }
@@ -170,6 +178,7 @@ pub fn simulate(
                     .filter_map(|(k, v)| summarize(&v).map(|s| (k, s)))
                     .collect(),
                 totals,
+                per_seed: by_seed,
             }
         })
         .collect();
@@ -194,9 +203,28 @@ pub fn run_seed(
     planners: &[String],
     progress: &(dyn Fn() + Sync),
 ) -> Result<SeedResult, PlanningError> {
+    run_seed_to(
+        cluster,
+        spec,
+        (seed, FillGoal::Utilization),
+        cycles,
+        planners,
+        progress,
+    )
+}
+
+/// [`run_seed`] with the fill (and every refill) stopping at `goal`.
+pub fn run_seed_to(
+    cluster: &Cluster,
+    spec: &PreemptionSpec,
+    (seed, goal): (u64, FillGoal),
+    cycles: u64,
+    planners: &[String],
+    progress: &(dyn Fn() + Sync),
+) -> Result<SeedResult, PlanningError> {
     let problem = Problem::new(cluster, spec);
-    let mut state =
-        scenario::initial_state(cluster, spec, Some(seed)).map_err(PlanningError::Invalid)?;
+    let mut state = scenario::initial_state_with(cluster, spec, Some(seed), goal)
+        .map_err(PlanningError::Invalid)?;
     // The churn between cycles draws from its own stream, derived from the seed.
     let mut rng = SeededRng::new(seed ^ 0x5eed_c7c1_e000_0000);
     // Per planner: metric → (sum over cycles, cycles with a value), and the totals.
@@ -217,7 +245,7 @@ pub fn run_seed(
         if let (ResetMode::Refill, Some(fill)) = (spec.simulation.reset, &spec.fill) {
             let start_s =
                 (fill.churn_rounds.max(0) as u64 + cycle + 1) as f64 * scenario::CHURN_ROUND_S;
-            scenario::churn_round(cluster, spec, fill, &mut rng, &mut state, start_s);
+            scenario::churn_round(cluster, spec, fill, goal, &mut rng, &mut state, start_s);
         }
         progress();
     }

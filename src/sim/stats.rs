@@ -1,10 +1,11 @@
 //! Summary statistics over seeds: mean, 95 % confidence half-width (Student t), min, max.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
 /// One metric summarised over seeds.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct Summary {
     pub mean: f64,
     /// Half-width of the 95 % confidence interval of the mean (t-distribution, n − 1 degrees of

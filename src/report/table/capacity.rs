@@ -1,19 +1,176 @@
-//! `coplan capacity`: each planner's sustainable request rate.
+//! `coplan capacity`: the fewest servers of a pool at which a target holds (preemption), or
+//! each planner's sustainable request rate (co-location).
 
 use std::fmt::Write;
 
-use super::grid::aligned;
-use crate::colocate::capacity::CapacityReport;
+use super::grid::{aligned, num};
+use crate::sim::capacity::{CapacityReport, Hold, PlannerCapacity, ProbeStatus, Verdict};
 
 pub fn capacity(r: &CapacityReport) -> String {
+    match r.searched {
+        "servers" => pool_size(r),
+        _ => request_rate(r),
+    }
+}
+
+/// The mark of a probe against the target.
+fn mark(s: ProbeStatus) -> &'static str {
+    match s {
+        ProbeStatus::Holds => "✓",
+        ProbeStatus::Fails => "✗",
+        ProbeStatus::StraddlesAbove | ProbeStatus::StraddlesBelow => "~",
+        ProbeStatus::CannotHoldLoad => "✗ load",
+    }
+}
+
+fn answer(c: &PlannerCapacity, max: Option<u32>) -> (String, String) {
+    match (c.verdict, c.answer, c.bracket) {
+        (Verdict::Found, Some(a), _) => (format!("{a:.0}"), "found".into()),
+        (Verdict::Bracket, _, Some([lo, hi])) => (
+            format!("{lo:.0}–{hi:.0}"),
+            "bracket: the CI straddles the target".into(),
+        ),
+        _ => (
+            format!("> {}", max.map_or_else(|| "-".into(), |m| m.to_string())),
+            "not reached: raise --max".into(),
+        ),
+    }
+}
+
+fn pool_size(r: &CapacityReport) -> String {
+    let mut out = String::new();
+    if let (Some(t), Some(p)) = (&r.target, &r.pool) {
+        let _ = writeln!(
+            out,
+            "fewest servers in pool {} (`{}`, {}; {} in the spec) at which {} {} {}, on {}{}",
+            p.index,
+            p.name_prefix,
+            p.server_type,
+            p.spec_count,
+            t.metric,
+            t.op_text(),
+            t.value,
+            r.cluster,
+            r.workload
+                .as_ref()
+                .map_or(String::new(), |w| format!(" with `{w}`")),
+        );
+    }
+    let held = match r.hold {
+        Some(Hold::Utilization) => {
+            "load grows with the pool: the fill reaches the spec's GPU utilisation at every size"
+                .to_string()
+        }
+        _ => match (r.held_pods.iter().min(), r.held_pods.iter().max()) {
+            (Some(lo), Some(hi)) if lo == hi => format!(
+                "load held: the fill places the {lo} pods the spec's cluster holds, at every size"
+            ),
+            (Some(lo), Some(hi)) => format!(
+                "load held: the fill places the {lo}–{hi} pods (per seed) the spec's cluster holds, at every size"
+            ),
+            _ => "load held: no [fill]; the pool's size adds headroom only".to_string(),
+        },
+    };
+    let _ = writeln!(
+        out,
+        "{held}; {} seeds × {} cycles; sizes {}–{}\n",
+        r.seeds.len(),
+        r.cycles.unwrap_or(0),
+        r.min.unwrap_or(0),
+        r.max.unwrap_or(0)
+    );
+    let rows: Vec<Vec<String>> = r
+        .planners
+        .iter()
+        .map(|c| {
+            let (a, v) = answer(c, r.max);
+            vec![c.planner.clone(), a, v]
+        })
+        .collect();
+    out.push_str(&aligned(
+        &["planner", "servers", "verdict"],
+        &rows,
+        &[false, true, false],
+    ));
+    // Every size tried, one column per planner.
+    let sizes: Vec<f64> = r
+        .planners
+        .first()
+        .map(|c| c.probes.iter().map(|p| p.value).collect())
+        .unwrap_or_default();
+    let metric = r.target.as_ref().map_or("metric", |t| t.metric.as_str());
+    let _ = writeln!(
+        out,
+        "\n{metric} at every size tried (mean ± 95% CI over seeds; ✓ the whole CI meets the target, ✗ misses it, ~ straddles it, ✗ load: the pool cannot hold the load):"
+    );
+    let mut header: Vec<String> = vec!["servers".into(), "fill pods".into()];
+    header.extend(r.planners.iter().map(|c| c.planner.clone()));
+    let grid: Vec<Vec<String>> = sizes
+        .iter()
+        .enumerate()
+        .map(|(i, size)| {
+            let mut row = vec![
+                format!("{size:.0}"),
+                num(r.planners.first().and_then(|c| c.probes[i].fill_pods), 1),
+            ];
+            for c in &r.planners {
+                let p = &c.probes[i];
+                row.push(match &p.metric {
+                    Some(s) => format!(
+                        "{} {}",
+                        match s.ci95 {
+                            Some(ci) => format!("{:.4} ± {ci:.4}", s.mean),
+                            None => format!("{:.4}", s.mean),
+                        },
+                        mark(p.status)
+                    ),
+                    None => format!("- {}", mark(p.status)),
+                });
+            }
+            row
+        })
+        .collect();
+    let right: Vec<bool> = (0..header.len()).map(|i| i < 2).collect();
+    out.push_str(&aligned(
+        &header.iter().map(String::as_str).collect::<Vec<_>>(),
+        &grid,
+        &right,
+    ));
+    for c in &r.planners {
+        for rev in &c.non_monotone {
+            let _ = writeln!(
+                out,
+                "not monotone: {} {} {:.4} at {:.0} servers but {:.4} at {:.0}{}",
+                c.planner,
+                metric,
+                rev.mean_from,
+                rev.from,
+                rev.mean_to,
+                rev.to,
+                if rev.target_lost {
+                    " (the target is lost with more servers): the answer is the bisection's, a smaller size may hold"
+                } else {
+                    " (the CIs do not overlap)"
+                }
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\nbisection over the pool's size on the mean; where the CI straddles the target the answer is the bracket of sizes the seeds cannot tell apart."
+    );
+    out
+}
+
+fn request_rate(r: &CapacityReport) -> String {
     let mut out = format!(
         "sustainable request rate{} on {}: {} requests per probe, seed {}\n\n",
         r.workload
             .as_ref()
             .map_or(String::new(), |w| format!(" of `{w}`")),
         r.cluster,
-        r.requests,
-        r.seed
+        r.requests.unwrap_or(0),
+        r.seeds.first().copied().unwrap_or(0)
     );
     let rows: Vec<Vec<String>> = r
         .planners
@@ -21,9 +178,8 @@ pub fn capacity(r: &CapacityReport) -> String {
         .map(|c| {
             vec![
                 c.planner.clone(),
-                format!("{:.2}", c.rate_rps),
-                c.load_of_spec_rate
-                    .map_or_else(|| "-".into(), |l| format!("{l:.2}")),
+                num(c.answer, 2),
+                num(c.load_of_spec_rate, 2),
                 c.probes.len().to_string(),
             ]
         })

@@ -1,0 +1,287 @@
+//! `coplan capacity` on preemption workloads: the hand-checked tiny case, the one output shape
+//! shared with the co-location form, and every input error.
+
+mod common;
+
+use coplan::sim::capacity::{COUNT_METRICS, TARGET_METRICS};
+
+const CLUSTER: &str = "tests/fixtures/valid/tiny-cluster.toml";
+const TINY: &str = "tests/fixtures/valid/capacity-tiny.toml";
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    common::run_coplan(&args.iter().map(|a| a.to_string()).collect::<Vec<_>>())
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let mut all = args.to_vec();
+    all.extend(["--format", "json"]);
+    let (code, out, err) = run(&all);
+    assert_eq!(code, 0, "{err}");
+    serde_json::from_str(&out).expect("capacity JSON")
+}
+
+#[test]
+fn the_tiny_case_needs_three_servers_as_counted_by_hand() {
+    // The fixture's header counts it: 1 server leaves 3 services unplaced, 2 leave 1, 3 none.
+    let v = json(&["capacity", CLUSTER, TINY, "--target", "unplaced<=0"]);
+    assert_eq!(v["kind"], "capacity");
+    assert_eq!(v["workload_kind"], "preemption");
+    assert_eq!(v["searched"], "servers");
+    assert_eq!(v["target"]["metric"], "unplaced");
+    assert_eq!(v["target"]["op"], "<=");
+    assert_eq!(v["hold"], "pods");
+    assert_eq!(v["held_pods"], serde_json::json!([4, 4, 4]));
+    for p in v["planners"].as_array().expect("planners") {
+        assert_eq!(p["verdict"], "found", "{p}");
+        assert_eq!(p["answer"], 3.0, "{p}");
+        let at = |size: f64| {
+            p["probes"]
+                .as_array()
+                .expect("probes")
+                .iter()
+                .find(|q| q["value"] == size)
+                .map(|q| (q["metric"]["mean"].as_f64(), q["status"].clone()))
+        };
+        assert_eq!(at(1.0), Some((Some(3.0), "fails".into())));
+        assert_eq!(at(2.0), Some((Some(1.0), "fails".into())));
+        assert_eq!(at(3.0), Some((Some(0.0), "holds".into())));
+        assert!(p["non_monotone"].as_array().is_some_and(Vec::is_empty));
+    }
+    // --pool by name_prefix, --min and --max narrow the sizes tried.
+    let v = json(&[
+        "capacity",
+        CLUSTER,
+        TINY,
+        "--target",
+        "unplaced<=0",
+        "--pool",
+        "tiny-",
+        "--min",
+        "2",
+        "--max",
+        "4",
+        "--seeds",
+        "2",
+        "--cycles",
+        "1",
+    ]);
+    assert_eq!(v["seeds"], serde_json::json!([1, 2]));
+    let p = &v["planners"][0];
+    assert_eq!(p["answer"], 3.0);
+    assert!(
+        p["probes"]
+            .as_array()
+            .expect("probes")
+            .iter()
+            .all(|q| (2.0..=4.0).contains(&q["value"].as_f64().unwrap_or(0.0)))
+    );
+    // Too small a --max: not reached, and the table says to raise it.
+    let (code, out, err) = run(&[
+        "capacity",
+        CLUSTER,
+        TINY,
+        "--target",
+        "unplaced<=0",
+        "--max",
+        "2",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("not reached: raise --max"), "{out}");
+}
+
+#[test]
+fn holding_the_utilisation_adds_load_with_the_servers_and_says_so() {
+    let v = json(&[
+        "capacity",
+        CLUSTER,
+        TINY,
+        "--target",
+        "unplaced<=0",
+        "--hold",
+        "utilization",
+    ]);
+    assert_eq!(v["hold"], "utilization");
+    assert_eq!(v["held_pods"], serde_json::json!([]));
+    // At 3 servers the fill takes 6 of 12 GPUs (4 on the first server, 2 on the second): the
+    // third server and the second's 2 GPUs still take the 3 services.
+    let p = &v["planners"][0];
+    let three = p["probes"]
+        .as_array()
+        .expect("probes")
+        .iter()
+        .find(|q| q["value"] == 3.0)
+        .expect("3 servers tried");
+    assert_eq!(three["fill_pods"], 6.0);
+    let (code, out, _) = run(&[
+        "capacity",
+        CLUSTER,
+        TINY,
+        "--target",
+        "unplaced<=0",
+        "--hold",
+        "utilization",
+    ]);
+    assert_eq!(code, 0);
+    assert!(out.contains("load grows with the pool"), "{out}");
+}
+
+#[test]
+fn the_co_location_form_keeps_its_meaning_in_the_same_shape() {
+    let v = json(&[
+        "capacity",
+        "examples/clusters/a100-x16.toml",
+        "examples/workloads/colocation-small.toml",
+        "--planners",
+        "separate",
+    ]);
+    assert_eq!(v["workload_kind"], "colocation");
+    assert_eq!(v["searched"], "rate_rps");
+    let p = &v["planners"][0];
+    assert_eq!(p["verdict"], "found");
+    assert!(p["answer"].as_f64().unwrap_or(0.0) > 0.0);
+    // The answer is the highest rate found stable.
+    let highest_stable = p["probes"]
+        .as_array()
+        .expect("probes")
+        .iter()
+        .filter(|q| q["status"] == "holds")
+        .filter_map(|q| q["value"].as_f64())
+        .fold(0.0, f64::max);
+    assert_eq!(p["answer"].as_f64(), Some(highest_stable));
+}
+
+#[test]
+fn bad_questions_are_input_errors() {
+    let cases: [(&[&str], &str); 8] = [
+        (&["capacity", CLUSTER, TINY], "needs `--target"),
+        (
+            &["capacity", CLUSTER, TINY, "--target", "unplaced<0"],
+            "expected METRIC>=X or METRIC<=X",
+        ),
+        (
+            &["capacity", CLUSTER, TINY, "--target", "hitrate>=0.9"],
+            "unknown metric `hitrate`",
+        ),
+        (
+            &[
+                "capacity",
+                CLUSTER,
+                TINY,
+                "--target",
+                "unplaced<=0",
+                "--pool",
+                "7",
+            ],
+            "no pool 7",
+        ),
+        (
+            &[
+                "capacity",
+                CLUSTER,
+                TINY,
+                "--target",
+                "unplaced<=0",
+                "--pool",
+                "gpu-",
+            ],
+            "no pool has this name_prefix",
+        ),
+        (
+            &[
+                "capacity",
+                CLUSTER,
+                TINY,
+                "--target",
+                "unplaced<=0",
+                "--min",
+                "5",
+                "--max",
+                "3",
+            ],
+            "expected 1 ≤ min ≤ max",
+        ),
+        (
+            &[
+                "capacity",
+                CLUSTER,
+                TINY,
+                "--target",
+                "unplaced<=0",
+                "--seed",
+                "3",
+            ],
+            "`--seeds K`",
+        ),
+        (
+            &[
+                "capacity",
+                "examples/clusters/a100-x16.toml",
+                "examples/workloads/colocation-small.toml",
+                "--target",
+                "unplaced<=0",
+            ],
+            "sizes a pool for a preemption workload",
+        ),
+    ];
+    for (args, expected) in cases {
+        let (code, _, err) = run(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(expected), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    // A metric no planner reports here (no guaranteed preemptors).
+    let (code, _, err) = run(&[
+        "capacity",
+        CLUSTER,
+        TINY,
+        "--target",
+        "hit_rate_guaranteed>=1",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("no planner reports `hit_rate_guaranteed`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_target_metrics_are_what_simulate_reports() {
+    // The lists `--target` checks against must follow the metrics a simulation records.
+    let v = {
+        let (code, out, err) = run(&[
+            "simulate", CLUSTER, TINY, "--seeds", "1", "--cycles", "1", "--format", "json",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_str::<serde_json::Value>(&out).expect("simulate JSON")
+    };
+    let mut reported: Vec<String> = v["planners"][0]["metrics"]
+        .as_object()
+        .expect("metrics")
+        .keys()
+        .cloned()
+        .collect();
+    // Metrics that are null on this workload (no guaranteed or best-effort preemptors, no
+    // reference planner) are missing from the summary but still valid targets.
+    reported.extend(
+        [
+            "decision_gap",
+            "gap",
+            "gpu_hours_evicted",
+            "hit_rate_best_effort",
+            "hit_rate_guaranteed",
+            "slowdown_best_effort",
+            "slowdown_guaranteed",
+        ]
+        .map(String::from),
+    );
+    reported.push("victims_per_preemption".into());
+    reported.sort();
+    reported.dedup();
+    let mut listed: Vec<String> = TARGET_METRICS
+        .iter()
+        .chain(&COUNT_METRICS)
+        .map(|m| m.to_string())
+        .collect();
+    listed.sort();
+    assert_eq!(listed, reported);
+}
