@@ -878,7 +878,7 @@ fn capacity_prints_every_candidate_and_refuses_trace_workloads() {
     assert!(
         planners
             .iter()
-            .all(|p| p["rate_rps"].as_f64().unwrap_or(0.0) > 0.0)
+            .all(|p| p["answer"].as_f64().unwrap_or(0.0) > 0.0)
     );
     let (code, _, err) = run_strs(&["capacity", cluster, "tests/fixtures/valid/coloc-trace.toml"]);
     assert_eq!(code, 2, "{err}");

@@ -350,3 +350,153 @@ fn empty_inputs_give_a_no_data_picture() {
     });
     assert!(svg.contains("no data"));
 }
+
+/// Every flag that draws writes one well-formed SVG, the same as the printer's, and the
+/// requests a picture cannot answer are input errors.
+#[test]
+fn every_plot_flag_of_the_command_line_writes_an_svg() {
+    let dir = std::env::temp_dir().join(format!("coplan-plots-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let out = |name: &str| dir.join(name).display().to_string();
+    let run =
+        |args: &[&str]| common::run_coplan(&args.iter().map(|a| a.to_string()).collect::<Vec<_>>());
+    let (cluster, sim) = (
+        "examples/clusters/gpu-2s4n8g-x4.toml",
+        "tests/fixtures/valid/sim-small.toml",
+    );
+    let (tiny, running) = (
+        "tests/fixtures/valid/tiny-cluster.toml",
+        "tests/fixtures/valid/tiny-running.toml",
+    );
+    let (a100, coloc) = (
+        "examples/clusters/a100-x16.toml",
+        "examples/workloads/colocation-small.toml",
+    );
+    let sweep_csv = out("sweep.csv");
+    let drawn: Vec<(&str, Vec<String>, String)> = vec![
+        (
+            "simulate",
+            vec![
+                "simulate",
+                cluster,
+                sim,
+                "--seeds",
+                "2",
+                "--cycles",
+                "1",
+                "--plot",
+                &out("sim.svg"),
+            ]
+            .into_iter()
+            .map(String::from)
+            .collect(),
+            out("sim.svg"),
+        ),
+        (
+            "sweep",
+            [
+                "sweep",
+                cluster,
+                sim,
+                "--set",
+                "flextopo.alpha=0,1",
+                "--seeds",
+                "2",
+                "--cycles",
+                "1",
+                "--out",
+                &sweep_csv,
+                "--plot",
+                &out("sweep.svg"),
+            ]
+            .into_iter()
+            .map(String::from)
+            .collect(),
+            out("sweep.svg"),
+        ),
+        (
+            "merge",
+            ["merge", &sweep_csv, "--plot", &out("merge.svg")]
+                .into_iter()
+                .map(String::from)
+                .collect(),
+            out("merge.svg"),
+        ),
+        (
+            "capacity",
+            [
+                "capacity",
+                tiny,
+                "tests/fixtures/valid/capacity-tiny.toml",
+                "--target",
+                "unplaced<=0",
+                "--plot",
+                &out("capacity.svg"),
+            ]
+            .into_iter()
+            .map(String::from)
+            .collect(),
+            out("capacity.svg"),
+        ),
+        (
+            "topology",
+            [
+                "topology", tiny, running, "--format", "svg", "--server", "tiny-0",
+            ]
+            .into_iter()
+            .map(String::from)
+            .collect(),
+            String::new(),
+        ),
+        (
+            "timeline",
+            [
+                "timeline",
+                a100,
+                coloc,
+                "--planner",
+                "mix-rr",
+                "--format",
+                "svg",
+                "--out",
+                &out("timeline.svg"),
+            ]
+            .into_iter()
+            .map(String::from)
+            .collect(),
+            out("timeline.svg"),
+        ),
+    ];
+    for (name, args, file) in drawn {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, stdout, err) = run(&args);
+        assert_eq!(code, 0, "{name}: {err}");
+        let svg = if file.is_empty() {
+            stdout
+        } else {
+            std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{name}: {file}: {e}"))
+        };
+        assert_well_formed(name, &svg);
+    }
+    for (args, expected) in [
+        (
+            vec![
+                "topology", tiny, running, "--format", "svg", "--server", "tiny-9",
+            ],
+            "no server `tiny-9`",
+        ),
+        (
+            vec!["topology", tiny, "--server", "tiny-0"],
+            "needs `--format svg`",
+        ),
+        (
+            vec!["capacity", a100, coloc, "--plot", "unused.svg"],
+            "a co-location capacity searches a rate",
+        ),
+    ] {
+        let (code, _, err) = run(&args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(expected), "{args:?}: {err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
