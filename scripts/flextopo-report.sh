@@ -17,6 +17,8 @@ K=examples/workloads/paper-preemption-kwok.toml
 W=examples/workloads/paper-preemption.toml
 HEUR=k8s-default,k8s-nrt,flextopo-imp,flextopo-exhaustive
 TMP=$(mktemp -d)
+# The pictures go beside the page, which embeds them by name.
+FIG=$(dirname "$OUT")
 trap 'rm -rf "$TMP"' EXIT
 
 timed() { # label, command...: runs the command, records its wall time
@@ -28,8 +30,10 @@ timed() { # label, command...: runs the command, records its wall time
   awk -v l="$label" -v a="$t0" -v b="$t1" 'BEGIN { printf "%-18s %8.1f\n", l, b - a }' >> "$TMP/times"
 }
 
-timed paper "$COPLAN" simulate "$C" "$K" --seeds "$SEEDS" --cycles "$CYCLES" --planners "$HEUR" > "$TMP/paper.txt"
-timed ours "$COPLAN" simulate "$C" "$W" --seeds "$SEEDS" --cycles "$CYCLES" --planners "$HEUR" > "$TMP/ours.txt"
+timed paper "$COPLAN" simulate "$C" "$K" --seeds "$SEEDS" --cycles "$CYCLES" --planners "$HEUR" \
+  --plot "$FIG/flextopo-paper.svg" > "$TMP/paper.txt"
+timed ours "$COPLAN" simulate "$C" "$W" --seeds "$SEEDS" --cycles "$CYCLES" --planners "$HEUR" \
+  --plot "$FIG/flextopo-ours.svg" > "$TMP/ours.txt"
 timed gaps-paper "$COPLAN" simulate "$C" "$K" --seeds "$SEEDS" --cycles "$GAP_CYCLES" \
   --planners "$HEUR,ilp,ilp-batch" > "$TMP/gaps-paper.txt"
 timed gaps-ours "$COPLAN" simulate "$C" "$W" --seeds "$SEEDS" --cycles "$GAP_CYCLES" \
@@ -38,7 +42,7 @@ sweep() { # name, workload, --set ...: a sweep with the heuristics, printed as c
   local name=$1 workload=$2; shift 2
   timed "$name" "$COPLAN" sweep "$C" "$workload" "$@" --seeds "$SWEEP_SEEDS" --cycles "$SWEEP_CYCLES" \
     --planners "$HEUR" --out "$TMP/$name.csv"
-  "$COPLAN" merge "$TMP/$name.csv" > "$TMP/$name.txt"
+  "$COPLAN" merge "$TMP/$name.csv" --plot "$TMP/$name.svg" > "$TMP/$name.txt"
 }
 sweep setups "$K" --set simulation.admission=bind,kubelet --set fill.allocator=numa-aligned,random
 sweep settings "$K" --set fill.allocator=numa-aligned,random --set flextopo.score_basis=placement \
@@ -51,6 +55,13 @@ sweep alpha "$K" --set fill.allocator=numa-aligned,random --set flextopo.alpha=0
 sweep load "$K" --set fill.target_gpu_utilization=0.7,0.85,1.0
 sweep topology "$K" --set pool.0.server_type=rtx4090-8g,a100-8g,gpu-2s4n8g
 sweep topology-ours "$W" --set pool.0.server_type=rtx4090-8g,a100-8g,gpu-2s4n8g
+
+cp "$TMP/alpha.svg" "$FIG/flextopo-alpha.svg"
+cp "$TMP/load.svg" "$FIG/flextopo-load.svg"
+# How many servers our set-up needs for FlexTopo to land 99 % of the scale-up aligned, the load
+# of the 100-server cluster held.
+timed capacity "$COPLAN" capacity "$C" "$W" --target 'hit_rate>=0.99' --planners flextopo-imp \
+  --seeds "$SEEDS" --cycles "$CYCLES" --plot "$FIG/flextopo-capacity.svg" > "$TMP/capacity.txt"
 
 # The level each preemptor class must reach on each server type, read from coplan's event table.
 for type in rtx4090-8g a100-8g gpu-2s4n8g; do
@@ -96,11 +107,15 @@ the placed pods of that class.
 $(cat "$TMP/paper.txt")
 \`\`\`
 
+![The paper's set-up: headline metrics per planner, 95 % CI whiskers](flextopo-paper.svg)
+
 ## 2. Our set-up ($SEEDS seeds × $CYCLES cycles × 50 preemptions)
 
 \`\`\`text
 $(cat "$TMP/ours.txt")
 \`\`\`
+
+![Our set-up: headline metrics per planner, 95 % CI whiskers](flextopo-ours.svg)
 
 ## 3. What makes the difference: admission × fill ($SWEEP_SEEDS seeds × $SWEEP_CYCLES cycles per point, paper's FlexTopo settings)
 
@@ -152,11 +167,15 @@ placement level scored:
 $(cat "$TMP/alpha.txt")
 \`\`\`
 
+![α from 0 to 1: a line per planner with 95 % CI bands, a row per fill allocator](flextopo-alpha.svg)
+
 ## 6. Load levels (the paper's set-up)
 
 \`\`\`text
 $(cat "$TMP/load.txt")
 \`\`\`
+
+![Load levels: a line per planner with 95 % CI bands](flextopo-load.svg)
 
 ## 7. Server topologies
 
@@ -185,7 +204,20 @@ Ours:
 $(cat "$TMP/topology-ours.txt")
 \`\`\`
 
-## 8. IMP against exhaustive evaluation
+## 8. How many servers? (our set-up, $SEEDS seeds × $CYCLES cycles per size)
+
+\`coplan capacity\` resizes the pool with the load of the 100-server cluster held (the fill
+places, per seed, the pods it places on 100 servers) and bisects for the fewest servers at which
+FlexTopo lands 99 % of the scale-up at its required level. Adding servers adds headroom: with
+enough free GPUs no preemption is needed at all.
+
+\`\`\`text
+$(cat "$TMP/capacity.txt")
+\`\`\`
+
+![hit_rate of flextopo-imp against the pool's size, target 0.99](flextopo-capacity.svg)
+
+## 9. IMP against exhaustive evaluation
 
 From sections 1 and 2's totals: subsets evaluated and planner time over all $SEEDS × $CYCLES
 cycles (time is wall time on the machine that generated this page).

@@ -47,6 +47,11 @@ PLAN3_S=$(awk -v a="$t2" -v b="$t3" 'BEGIN { printf "%.2f", b - a }')
 "$COPLAN" import k8s examples/k8s/cluster-snapshot.yaml examples/k8s/noderesourcetopologies.yaml \
   --out-cluster "$TMP/k8s-c.toml" --out-workload "$TMP/k8s-w.toml" 2> "$TMP/k8s-summary.txt"
 "$COPLAN" plan "$TMP/k8s-c.toml" "$TMP/k8s-w.toml" --planners "$ALL" > "$TMP/k8s-plan.txt"
+# The imported snapshot as coplan sees it: every node, and one drawn large; beside the page.
+FIG=$(dirname "$OUT")
+"$COPLAN" topology "$TMP/k8s-c.toml" "$TMP/k8s-w.toml" --format svg > "$FIG/k8s-snapshot.svg"
+"$COPLAN" topology "$TMP/k8s-c.toml" "$TMP/k8s-w.toml" --format svg --server gpu-h100-01 \
+  > "$FIG/k8s-snapshot-gpu-h100-01.svg"
 
 table() { # the plan table and its notes, without the per-planner event lists
   awk '/ events:$/ { exit } { print }' "$1" | sed -e :a -e '/^\n*$/{$d;N;ba' -e '}'
@@ -116,6 +121,13 @@ table() { # the plan table and its notes, without the per-planner event lists
   echo '```text'
   table "$TMP/k8s-plan.txt"
   echo '```'
+  echo
+  echo "The imported nodes, their NUMA zones, cores and GPUs coloured by the running pods"
+  echo "(\`coplan topology C.toml W.toml --format svg\`), and one node drawn large (\`--server gpu-h100-01\`):"
+  echo
+  echo "![The imported Kubernetes snapshot: every node's sockets, NUMA zones, cores and GPUs by pod](k8s-snapshot.svg)"
+  echo
+  echo "![gpu-h100-01 drawn large, with core and GPU ids](k8s-snapshot-gpu-h100-01.svg)"
   echo
   cat docs/studies/alibaba-reading.md
 } > "$OUT"

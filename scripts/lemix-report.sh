@@ -24,9 +24,11 @@ variant() { # name, file, then sed expressions applied to it
   for e in "$@"; do args+=(-e "$e"); done
   sed "${args[@]}" "$file" > "$TMP/$name.toml"
 }
-sim() { # name [planners]: simulate the variant over the seeds
-  "$COPLAN" simulate "$C" "$TMP/$1.toml" --seeds "$SEEDS" --planners "${2:-$ALL}"
+sim() { # name [planners] [picture]: simulate the variant over the seeds, drawing it when named
+  "$COPLAN" simulate "$C" "$TMP/$1.toml" --seeds "$SEEDS" --planners "${2:-$ALL}" ${3:+--plot "$FIG/$3"}
 }
+# The pictures go beside the page, which embeds them by name.
+FIG=$(dirname "$OUT")
 block() { echo '```text'; "$@"; echo '```'; echo; }
 
 {
@@ -73,7 +75,19 @@ MD
     variant "load22-$load" "$TMP/split22.toml" "s/^count = 300/count = 300\nload = $load/"
     echo "## Load $load of SEPARATE's capacity, training rate 0.3"
     echo
-    block sim "load-$load"
+    if [ "$load" = 0.6 ]; then
+      block sim "load-$load" "$ALL" lemix-load-0.6.svg
+      echo "![Load 0.6: headline metrics per planner, 95 % CI whiskers](lemix-load-0.6.svg)"
+      echo
+      "$COPLAN" timeline "$C" "$TMP/load-$load.toml" --planner lemix --format svg \
+        --out "$FIG/lemix-timeline-0.6.svg"
+      echo "LeMix's run of seed 1 at load 0.6, node by node and stage by stage:"
+      echo
+      echo "![LeMix at load 0.6: prefill, decode and training ops per node stage](lemix-timeline-0.6.svg)"
+      echo
+    else
+      block sim "load-$load"
+    fi
     echo "SEPARATE with the 2/2 split at the same rate:"
     echo
     block sim "load22-$load" separate

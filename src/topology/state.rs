@@ -167,8 +167,10 @@ pub struct ClusterState {
     /// Per server, what planners computed from it as it is now; apart from `servers`, so
     /// that scans reading the servers only do not stride over the memos.
     memos: Vec<ScanMemo>,
-    /// Indexed by pod id; `None` once evicted (ids are never reused).
-    pods: Vec<Option<Pod>>,
+    /// Indexed by pod id; `None` once evicted (ids are never reused). Shared between clones:
+    /// every cycle of a simulation clones the state several times, and a pod never changes
+    /// after it is added.
+    pods: Vec<Option<Arc<Pod>>>,
     live: usize,
     /// Next instance index per workload class.
     next_index: BTreeMap<usize, u32>,
@@ -226,7 +228,7 @@ impl ClusterState {
     }
 
     pub fn pod(&self, id: PodId) -> Option<&Pod> {
-        self.pods.get(id.index()).and_then(Option::as_ref)
+        self.pods.get(id.index()).and_then(|p| p.as_deref())
     }
 
     /// Running pods in ascending id order.
@@ -234,7 +236,7 @@ impl ClusterState {
         self.pods
             .iter()
             .enumerate()
-            .filter_map(|(i, p)| p.as_ref().map(|p| (PodId(i as u32), p)))
+            .filter_map(|(i, p)| p.as_deref().map(|p| (PodId(i as u32), p)))
     }
 
     pub fn pod_count(&self) -> usize {
@@ -297,7 +299,7 @@ impl ClusterState {
             cores: pod.cores,
             start_time_s: pod.start_time_s,
         });
-        self.pods.push(Some(pod));
+        self.pods.push(Some(Arc::new(pod)));
         self.live += 1;
         Ok(id)
     }
@@ -327,6 +329,7 @@ impl ClusterState {
             .pods
             .get_mut(id.index())
             .and_then(Option::take)
+            .map(Arc::unwrap_or_clone)
             .ok_or(StateError::NoPod(id))?;
         self.live -= 1;
         self.forget_memo(pod.server);
