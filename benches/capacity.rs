@@ -43,8 +43,13 @@ fn main() {
         "--format".into(),
         "json".into(),
     ];
-    println!("capacity --pool on the paper preset (10 seeds × 100 cycles, flextopo-imp, hit_rate>=0.99), {runs} runs");
-    println!("{:<6} {:>10} {:>7} {:>14}", "run", "time (s)", "sizes", "answer");
+    println!(
+        "capacity --pool on the paper preset (10 seeds × 100 cycles, flextopo-imp, hit_rate>=0.99), {runs} runs"
+    );
+    println!(
+        "{:<6} {:>10} {:>7} {:>14}",
+        "run", "time (s)", "sizes", "answer"
+    );
     let mut times = Vec::new();
     for run in 1..=runs {
         let t = Instant::now();

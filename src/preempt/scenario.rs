@@ -43,7 +43,14 @@ pub fn initial_state_with(
 ) -> Result<ClusterState, Vec<Finding>> {
     let mut state = running_state(cluster, spec)?;
     if let Some(fill) = &spec.fill {
-        fill_by_churn(cluster, spec, fill, seed.unwrap_or(fill.seed), goal, &mut state);
+        fill_by_churn(
+            cluster,
+            spec,
+            fill,
+            seed.unwrap_or(fill.seed),
+            goal,
+            &mut state,
+        );
     }
     Ok(state)
 }
