@@ -10,8 +10,9 @@ use plotters::prelude::*;
 use super::error::SvgError;
 use super::headline::{COLOCATION, Headline, PREEMPTION};
 use super::style::{
-    Area, FONT, GRID, INK, LABEL_SIZE, LegendEntry, Mark, SMALL_SIZE, caption, empty_panel, fixed,
-    header, legend, legend_height, no_data, planner_colours, render, tick_decimals, value_range,
+    Area, FONT, GRID, INK, LABEL_SIZE, Mark, SMALL_SIZE, caption, empty_panel, fixed, header,
+    legend, legend_height, no_data, planner_colours, planner_entries, render, tick_decimals,
+    value_range,
 };
 use crate::sim::colocation::ColocationSimulation;
 use crate::sim::preemption::PreemptionSimulation;
@@ -74,15 +75,7 @@ fn bars(
     }
     let names: Vec<&str> = planners.iter().map(|(name, _)| *name).collect();
     let colours = planner_colours(&names);
-    let entries: Vec<LegendEntry> = names
-        .iter()
-        .zip(&colours)
-        .map(|(name, colour)| LegendEntry {
-            label: name.to_string(),
-            colour: *colour,
-            mark: Mark::Swatch,
-        })
-        .collect();
+    let entries = planner_entries(&names, &colours, Mark::Swatch);
     let rows = headlines.len().div_ceil(COLUMNS).max(1);
     let height = HEADER_HEIGHT + legend_height(&entries, WIDTH) + rows as u32 * PANEL_HEIGHT;
     render((WIDTH, height), |root| {

@@ -209,6 +209,19 @@ pub struct LegendEntry {
     pub mark: Mark,
 }
 
+/// One legend entry per planner, in its colour.
+pub fn planner_entries(names: &[&str], colours: &[RGBColor], mark: Mark) -> Vec<LegendEntry> {
+    names
+        .iter()
+        .zip(colours)
+        .map(|(name, colour)| LegendEntry {
+            label: name.to_string(),
+            colour: *colour,
+            mark,
+        })
+        .collect()
+}
+
 const LEGEND_ROW: i32 = 22;
 const LEGEND_MARK: i32 = 22;
 

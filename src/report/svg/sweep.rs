@@ -18,9 +18,9 @@ use plotters::style::text_anchor::{HPos, VPos};
 use super::error::SvgError;
 use super::headline::{Headline, for_metrics};
 use super::style::{
-    Area, CAPTION_SIZE, FONT, GRID, INK, LABEL_SIZE, LegendEntry, MARGIN, Mark, SMALL_SIZE,
-    bounded, caption, empty_panel, fit, fixed, header, legend, legend_height, no_data,
-    planner_colours, render, text, tick_decimals, value_range,
+    Area, CAPTION_SIZE, FONT, GRID, INK, LABEL_SIZE, MARGIN, Mark, SMALL_SIZE, bounded, caption,
+    empty_panel, fit, fixed, header, legend, legend_height, no_data, planner_colours,
+    planner_entries, render, text, tick_decimals, value_range,
 };
 use crate::sim::stats::summarize;
 use crate::sim::sweep::SweepOutput;
@@ -190,15 +190,7 @@ pub fn sweep(out: &SweepOutput, subject: Option<&str>) -> Result<String, SvgErro
         .collect();
     let names: Vec<&str> = g.planners.iter().map(String::as_str).collect();
     let colours = planner_colours(&names);
-    let entries: Vec<LegendEntry> = names
-        .iter()
-        .zip(&colours)
-        .map(|(name, colour)| LegendEntry {
-            label: name.to_string(),
-            colour: *colour,
-            mark: Mark::Line,
-        })
-        .collect();
+    let entries = planner_entries(&names, &colours, Mark::Line);
     let subtitle = subtitle(out, &g, rows);
     // One combination: the metrics in a 3 × 2 grid; several: a row of all metrics each.
     let (width, columns, panel_rows, panel_height, heading) = if g.combinations.len() == 1 {
