@@ -73,13 +73,14 @@ fn drawable(curve: &CapacityCurve) -> Vec<(f64, f64, f64, f64)> {
 }
 
 fn legend_label(curve: &CapacityCurve) -> String {
-    let answer = match curve.answer {
-        Some(a) => format!("answer {a}"),
-        None => "no size meets the target".to_string(),
-    };
-    match curve.bracket {
-        Some((lo, hi)) => format!("{}: {answer} (bracket {lo}–{hi})", curve.planner),
-        None => format!("{}: {answer}", curve.planner),
+    match (curve.answer, curve.bracket) {
+        (Some(a), Some((lo, hi))) => format!("{}: answer {a} (bracket {lo}–{hi})", curve.planner),
+        (Some(a), None) => format!("{}: answer {a}", curve.planner),
+        (None, Some((lo, hi))) => format!(
+            "{}: between {lo} and {hi} (the CI straddles the target)",
+            curve.planner
+        ),
+        (None, None) => format!("{}: no size meets the target", curve.planner),
     }
 }
 
