@@ -152,7 +152,31 @@ fn the_co_location_form_keeps_its_meaning_in_the_same_shape() {
 
 #[test]
 fn bad_questions_are_input_errors() {
-    let cases: [(&[&str], &str); 8] = [
+    let cases: [(&[&str], &str); 10] = [
+        (
+            &[
+                "capacity",
+                CLUSTER,
+                TINY,
+                "--target",
+                "unplaced<=0",
+                "--seeds",
+                "0",
+            ],
+            "needs at least one of each",
+        ),
+        (
+            &[
+                "capacity",
+                CLUSTER,
+                TINY,
+                "--target",
+                "unplaced<=0",
+                "--max",
+                "4000000000",
+            ],
+            "at most 100000 servers",
+        ),
         (&["capacity", CLUSTER, TINY], "needs `--target"),
         (
             &["capacity", CLUSTER, TINY, "--target", "unplaced<0"],

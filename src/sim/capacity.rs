@@ -52,6 +52,10 @@ pub const COUNT_METRICS: [&str; 5] = [
     "wasted_evictions",
 ];
 
+/// The largest pool a search builds: ten times the largest shipped cluster, checked before
+/// any server is allocated.
+pub const MAX_POOL_SERVERS: u32 = 100_000;
+
 /// Why a capacity question cannot be answered (input errors, exit 2, unless `Plan`).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum CapacityError {
@@ -703,12 +707,23 @@ pub fn pool_capacity(
             cluster.pool[pool].name_prefix
         )));
     }
+    if max > MAX_POOL_SERVERS {
+        return Err(CapacityError::Range(format!(
+            "`--max {max}`: a capacity search resizes a pool to at most {MAX_POOL_SERVERS} servers"
+        )));
+    }
     if min == 0 || min > max {
         return Err(CapacityError::Range(format!(
             "`--min {min}` `--max {max}`: expected 1 ≤ min ≤ max"
         )));
     }
     let (seeds, cycles, planners) = resolve(workload, &options.simulation);
+    if seeds.is_empty() || cycles == 0 {
+        return Err(CapacityError::Range(format!(
+            "{} seeds × {cycles} cycles: a capacity search needs at least one of each",
+            seeds.len()
+        )));
+    }
     registry::resolve(&planners)?;
     let spec_cluster = Cluster::from_spec(cluster);
     let held_pods = seeds
