@@ -270,7 +270,7 @@ pub fn capacity(
                 }
             };
             let search = PoolSearch {
-                target: Some(target),
+                target,
                 pool: args.pool.clone(),
                 min: args.min,
                 max: args.max,

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::preemption::{SimOptions, resolve, run_seed_to};
+use super::preemption::{SimOptions, resolve, run_cycles};
 use super::stats::{Summary, summarize};
 use crate::colocate::capacity::CapacityReport as RateReport;
 use crate::plan::error::PlanningError;
@@ -172,9 +172,9 @@ pub enum Hold {
 }
 
 /// The options of a pool-size search; `None` = the spec's values or the defaults.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct PoolSearch {
-    pub target: Option<Target>,
+    pub target: Target,
     pub pool: Option<String>,
     pub min: Option<u32>,
     pub max: Option<u32>,
@@ -437,16 +437,13 @@ struct Search<'a> {
 }
 
 impl Search<'_> {
-    fn evaluate(&mut self, size: u32) -> Result<&SizeResult, CapacityError> {
+    /// Simulates a size unless it already was.
+    fn evaluate(&mut self, size: u32) -> Result<(), CapacityError> {
         if !self.cache.contains_key(&size) {
             let result = self.simulate(size)?;
             self.cache.insert(size, result);
         }
-        self.cache.get(&size).ok_or_else(|| {
-            CapacityError::Plan(PlanningError::Internal(
-                "a size vanished from the cache".into(),
-            ))
-        })
+        Ok(())
     }
 
     fn simulate(&self, size: u32) -> Result<SizeResult, CapacityError> {
@@ -474,9 +471,10 @@ impl Search<'_> {
                     (0..self.cycles).for_each(|_| tick());
                     return Ok((vec![None; self.planners.len()], fill_pods));
                 }
-                let result = run_seed_to(
+                let result = run_cycles(
                     &cluster,
                     self.workload,
+                    start,
                     (seed, goal),
                     self.cycles,
                     &self.planners,
@@ -554,8 +552,13 @@ trait Oracle {
 
 impl Oracle for Search<'_> {
     fn status(&mut self, p: usize, size: u32) -> Result<ProbeStatus, CapacityError> {
-        let r = self.evaluate(size)?.clone();
-        Ok(self.probe(p, size, &r).status)
+        self.evaluate(size)?;
+        let r = self.cache.get(&size).ok_or_else(|| {
+            CapacityError::Plan(PlanningError::Internal(
+                "a size vanished from the cache".into(),
+            ))
+        })?;
+        Ok(self.probe(p, size, r).status)
     }
 
     fn known(&self, p: usize) -> Vec<(u32, ProbeStatus)> {
@@ -617,6 +620,23 @@ fn answer(
     p: usize,
     (min, max): (u32, u32),
 ) -> Result<Answer, CapacityError> {
+    // Where the largest size misses the target but a smaller one tried meets it, the metric
+    // is not monotone (reported as such): the search continues below the smallest size that
+    // met it rather than answer "not reached".
+    let max = if ProbeStatus::mean_meets(oracle.status(p, max)?) {
+        max
+    } else {
+        match oracle
+            .known(p)
+            .into_iter()
+            .filter(|(s, st)| (min..=max).contains(s) && st.mean_meets())
+            .map(|(s, _)| s)
+            .min()
+        {
+            Some(met) => met,
+            None => return Ok((Verdict::NotReached, None, None)),
+        }
+    };
     let Some(n) = smallest(oracle, p, (min, max), ProbeStatus::mean_meets)? else {
         return Ok((Verdict::NotReached, None, None));
     };
@@ -692,10 +712,7 @@ pub fn pool_capacity(
     options: &PoolSearch,
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<CapacityReport, CapacityError> {
-    let target = options
-        .target
-        .clone()
-        .ok_or_else(|| CapacityError::TargetSyntax(String::new()))?;
+    let target = options.target.clone();
     let pool = select_pool(cluster, options.pool.as_deref())?;
     let spec_count = cluster.pool[pool].count.max(0) as u32;
     let needed = running_minimum(cluster, pool, workload);
@@ -1048,6 +1065,23 @@ mod tests {
         assert_eq!(
             answer(&mut c, 0, (4, 10)).expect("answer"),
             (Verdict::Bracket, None, Some([6.0, 8.0]))
+        );
+    }
+
+    #[test]
+    fn a_target_met_below_a_largest_size_that_misses_it_is_still_answered() {
+        // Met from 5 to 8, missed at 9 and 10 (more servers, worse): today's size (7) met it.
+        let points: Vec<(u32, f64, f64)> = (1..=10)
+            .map(|n| match n {
+                5..=8 => (n, 1.0, 0.0),
+                _ => (n, 0.8, 0.01),
+            })
+            .collect();
+        let mut c = curve("hit_rate>=0.99", &points);
+        c.status(0, 7).expect("on the curve");
+        assert_eq!(
+            answer(&mut c, 0, (1, 10)).expect("answer"),
+            (Verdict::Found, Some(5.0), None)
         );
     }
 

@@ -20,6 +20,7 @@ use crate::rng::SeededRng;
 use crate::spec::PreemptionSpec;
 use crate::spec::preemption::{ResetMode, TopologyQos};
 use crate::topology::Cluster;
+use crate::topology::state::ClusterState;
 
 /// What to simulate; `None` = the spec's `[simulation]` / `[planners]` values.
 #[derive(Debug, Clone, Default)]
@@ -203,9 +204,12 @@ pub fn run_seed(
     planners: &[String],
     progress: &(dyn Fn() + Sync),
 ) -> Result<SeedResult, PlanningError> {
-    run_seed_to(
+    let state =
+        scenario::initial_state(cluster, spec, Some(seed)).map_err(PlanningError::Invalid)?;
+    run_cycles(
         cluster,
         spec,
+        state,
         (seed, FillGoal::Utilization),
         cycles,
         planners,
@@ -213,18 +217,18 @@ pub fn run_seed(
     )
 }
 
-/// [`run_seed`] with the fill (and every refill) stopping at `goal`.
-pub fn run_seed_to(
+/// The cycles of one seed from its initial `state`, every refill between cycles stopping at
+/// `goal` (the goal the initial fill stopped at).
+pub fn run_cycles(
     cluster: &Cluster,
     spec: &PreemptionSpec,
+    mut state: ClusterState,
     (seed, goal): (u64, FillGoal),
     cycles: u64,
     planners: &[String],
     progress: &(dyn Fn() + Sync),
 ) -> Result<SeedResult, PlanningError> {
     let problem = Problem::new(cluster, spec);
-    let mut state = scenario::initial_state_with(cluster, spec, Some(seed), goal)
-        .map_err(PlanningError::Invalid)?;
     // The churn between cycles draws from its own stream, derived from the seed.
     let mut rng = SeededRng::new(seed ^ 0x5eed_c7c1_e000_0000);
     // Per planner: metric → (sum over cycles, cycles with a value), and the totals.
