@@ -10,7 +10,7 @@ use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::time::Instant;
 
-use coplan::colocate::discrete_event::{Assignment, DiscreteEventEngine, Dispatcher, View};
+use coplan::colocate::engine::{Assignment, DiscreteEventEngine, Dispatcher, View};
 use coplan::colocate::lemix::{LemixPlanner, LemixScore};
 use coplan::colocate::planner::PlannerRun;
 use coplan::colocate::planning::candidate_run;

@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use good_lp::{Expression, ProblemVariables, constraint, variable};
 
-use super::discrete_event::DiscreteEventEngine;
+use super::engine::DiscreteEventEngine;
 use super::metrics::objective_term;
 use super::setup::Setup;
 use crate::plan::colocation::{Task, TaskId, TaskKind};

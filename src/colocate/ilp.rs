@@ -21,7 +21,7 @@
 use std::collections::HashMap;
 
 use super::bounds::{TaskFloor, partial_floor, task_floors};
-use super::discrete_event::{Assignment, DiscreteEventEngine, Dispatcher, View};
+use super::engine::{Assignment, DiscreteEventEngine, Dispatcher, View};
 use super::metrics::objective_term;
 use super::planner::{ColocationPlanner, PlannerRun};
 use super::setup::Setup;

@@ -10,7 +10,7 @@
 //! normalised terms, where more idleness and a longer predicted R score lower. Only `lemix` is
 //! the paper's policy.
 
-use super::discrete_event::{Assignment, Dispatcher, View};
+use super::engine::{Assignment, Dispatcher, View};
 use super::latency::LatencyModel;
 use super::planner::{ColocationPlanner, PlannerRun, run_dispatcher};
 use super::setup::Setup;

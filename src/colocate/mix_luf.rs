@@ -1,7 +1,7 @@
 //! `mix-luf`: co-locate; each task goes to the node with the lowest GPU memory utilisation
 //! (ties: lowest index).
 
-use super::discrete_event::{Assignment, Dispatcher, View};
+use super::engine::{Assignment, Dispatcher, View};
 use super::planner::{ColocationPlanner, PlannerRun, run_dispatcher};
 use super::setup::Setup;
 use crate::plan::colocation::Task;

@@ -1,6 +1,6 @@
 //! `mix-rr` (NAIVEMIX): co-locate everything; tasks go round-robin over the nodes.
 
-use super::discrete_event::{Assignment, Dispatcher, View};
+use super::engine::{Assignment, Dispatcher, View};
 use super::planner::{ColocationPlanner, PlannerRun, run_dispatcher};
 use super::setup::Setup;
 use crate::plan::colocation::Task;

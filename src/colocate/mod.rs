@@ -3,7 +3,7 @@
 
 pub mod bounds;
 pub mod capacity;
-pub mod discrete_event;
+pub mod engine;
 pub mod ilp;
 pub mod latency;
 pub mod lemix;

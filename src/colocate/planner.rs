@@ -2,7 +2,7 @@
 //! discrete-event engine offers it (a `Dispatcher`); the exact planner solves first and then
 //! replays its solution on the same engine, so every plan is an engine run.
 
-use super::discrete_event::{DiscreteEventEngine, Dispatcher};
+use super::engine::{DiscreteEventEngine, Dispatcher};
 use super::setup::Setup;
 use crate::plan::colocation::ColocationRun;
 use crate::plan::error::PlanningError;

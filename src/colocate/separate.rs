@@ -2,7 +2,7 @@
 //! serving replicas receive the trained weights every `separate_sync_every` training tasks (a
 //! sync op of weights / bandwidth on every stage of every inference node).
 
-use super::discrete_event::{Assignment, Dispatcher, View};
+use super::engine::{Assignment, Dispatcher, View};
 use super::planner::{ColocationPlanner, PlannerRun, run_dispatcher};
 use super::setup::Setup;
 use crate::plan::colocation::Task;

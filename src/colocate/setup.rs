@@ -1,7 +1,7 @@
 //! What every run of a co-location workload shares, derived once from the specs: the engine
 //! configuration, the task set and the SLO.
 
-use super::discrete_event::EngineConfig;
+use super::engine::EngineConfig;
 use super::latency::PassCost;
 use super::trace::TraceRequest;
 use super::workload;

@@ -20,7 +20,7 @@ use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, VecDeque};
 use std::sync::Arc;
 
-use super::latency::LatencyModel;
+use crate::colocate::latency::LatencyModel;
 use crate::plan::colocation::{
     ColocationRun, LoggedTasks, OpKind, OpLog, RunBounds, Task, TaskId, TaskKind, TaskOutcome,
 };
