@@ -1,0 +1,75 @@
+//! The fixed parameters of a run, derived once from a co-location spec: the engine and every
+//! planner read them, none changes them.
+
+use crate::colocate::latency::LatencyModel;
+use crate::plan::colocation::RunBounds;
+use crate::spec::colocation::{ColocationSpec, MemoryTimeout, QueueOrder};
+
+/// Fixed parameters of a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EngineConfig {
+    pub nodes: usize,
+    pub stages: usize,
+    pub latency: LatencyModel,
+    pub gpu_memory_mib: f64,
+    /// κ · GPU memory.
+    pub threshold_mib: f64,
+    pub weights_mib: f64,
+    pub kv_mib_per_token: f64,
+    pub activation_mib_per_token: f64,
+    pub max_wait_s: f64,
+    pub on_timeout: MemoryTimeout,
+    /// MiB per second of host offload (and of weight syncs).
+    pub offload_mib_per_s: f64,
+    pub batch_max: usize,
+    /// T_w.
+    pub batch_wait_s: f64,
+    /// A-PP releases the next training task at the latest this long after the previous one.
+    pub app_timeout_s: f64,
+    /// Order of ready ops in a stage queue.
+    pub queue_order: QueueOrder,
+    /// Whether the ends of decode ops on nodes that run nothing else are handled outside the
+    /// event heap (`DiscreteEventEngine::catch_up`). Off, every event passes through the
+    /// heap: the reference the equivalence tests hold the faster path to.
+    pub defer_decode_ends: bool,
+}
+
+impl EngineConfig {
+    pub fn new(spec: &ColocationSpec, nodes: usize, gpu_memory_mib: f64, mean_prompt: f64) -> Self {
+        let l = &spec.lemix;
+        let latency = LatencyModel::from_profile(&spec.model);
+        let stages = spec.model.stages.max(1) as usize;
+        // T_w = factor × inference latency (a full-pipeline prefill of the mean prompt).
+        let inference_latency = stages as f64 * latency.forward_s(1, mean_prompt.round() as u32);
+        EngineConfig {
+            nodes,
+            stages,
+            latency,
+            gpu_memory_mib,
+            threshold_mib: l.memory_threshold * gpu_memory_mib,
+            weights_mib: spec.model.weights_mib,
+            kv_mib_per_token: spec.model.kv_mib_per_token,
+            activation_mib_per_token: spec.model.activation_mib_per_token,
+            max_wait_s: l.max_wait_s,
+            on_timeout: l.on_memory_timeout,
+            offload_mib_per_s: l.offload_gbps * 1e9 / (1024.0 * 1024.0),
+            batch_max: l.batch_max.max(1) as usize,
+            batch_wait_s: l.batch_wait_factor * inference_latency,
+            app_timeout_s: l.app_timeout_s,
+            queue_order: l.queue_order,
+            defer_decode_ends: true,
+        }
+    }
+
+    /// The shape and memory model the run verifier checks a run against.
+    pub fn bounds(&self) -> RunBounds {
+        RunBounds {
+            nodes: self.nodes,
+            stages: self.stages,
+            gpu_memory_mib: self.gpu_memory_mib,
+            weights_mib: self.weights_mib,
+            kv_mib_per_token: self.kv_mib_per_token,
+            activation_mib_per_token: self.activation_mib_per_token,
+        }
+    }
+}
