@@ -35,17 +35,19 @@ pub enum PlannerRole {
     PerEventReference,
     /// The exact optimum of the whole list decided at once (`gap` of preemption plans).
     BatchReference,
-    /// The source of the proven lower bound (`gap` of co-location plans).
-    BoundReference,
+    /// The best schedule of a space the assignment-only candidates also live in (the
+    /// co-location `ilp`): a schedule measured like theirs against the proven bound, which it
+    /// does not supply (the bounds do, `colocate::bounds`).
+    AssignmentOptimum,
 }
 
 impl PlannerRole {
     /// Reference planners run after the candidates: they take the candidates' plans as warm
-    /// starts or horizons.
+    /// starts, and the co-location bound's horizon is the candidates' latest end alone.
     pub fn runs_last(self) -> bool {
         matches!(
             self,
-            PlannerRole::BatchReference | PlannerRole::BoundReference
+            PlannerRole::BatchReference | PlannerRole::AssignmentOptimum
         )
     }
 }

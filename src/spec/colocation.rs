@@ -363,6 +363,20 @@ pub struct ColocationPlanners {
     pub seed: u64,
 }
 
+impl ColocationPlanners {
+    /// The least and the most offers a window of the `ilp` search may hold: one is the
+    /// fastest; beyond twelve a window's tree (nodes^K leaves) is past any useful time.
+    pub const ILP_WINDOW_RANGE: (i64, i64) = (1, 12);
+
+    /// K, the offers per window of the `ilp` search: `ilp_window` within
+    /// [`ILP_WINDOW_RANGE`](Self::ILP_WINDOW_RANGE) (validation refuses any other value; the
+    /// clamp keeps an unvalidated spec from asking for an empty or unbounded window).
+    pub fn window_offers(&self) -> usize {
+        let (least, most) = Self::ILP_WINDOW_RANGE;
+        self.ilp_window.clamp(least, most) as usize
+    }
+}
+
 impl Default for ColocationPlanners {
     fn default() -> Self {
         Self {
