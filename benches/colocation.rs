@@ -10,23 +10,19 @@ use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::time::Instant;
 
+mod common;
+
+use common::{azure_hour, example, on_hour};
 use coplan::colocate::engine::{Assignment, DiscreteEventEngine, Dispatcher, View};
 use coplan::colocate::lemix::{LemixPlanner, LemixScore};
 use coplan::colocate::planner::PlannerRun;
 use coplan::colocate::planning::candidate_run;
 use coplan::colocate::registry;
 use coplan::colocate::setup::{Setup, setup};
-use coplan::colocate::trace::parse_azure;
 use coplan::plan::colocation::{ColocationRun, Task};
 use coplan::spec::{ClusterSpec, ColocationSpec};
 use coplan::topology::Cluster;
 use coplan::verify::colocation::verify_run;
-
-fn example<T: serde::de::DeserializeOwned>(rel: &str) -> T {
-    let path = format!("{}/{rel}", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    toml::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
 
 /// Forwards to a planner and times its decisions alone.
 struct Timed {
@@ -112,7 +108,7 @@ fn main() {
     if !azure_only {
         decisions_and_whole_run(&s);
     }
-    azure_hour(&cluster, &mut spec, &only);
+    azure(&cluster, &spec, &only);
 }
 
 /// LeMix's decisions alone, and the whole 10 000-task simulation.
@@ -159,23 +155,16 @@ fn decisions_and_whole_run(s: &Setup) {
 }
 
 /// The first hour of the Azure conversation trace, per planner.
-fn azure_hour(cluster: &Cluster, spec: &mut ColocationSpec, only: &[String]) {
-    let trace_path = std::env::var("COPLAN_AZURE_TRACE").unwrap_or_else(|_| {
-        format!(
-            "{}/../shared/data/azure-llm-2023/AzureLLMInferenceTrace_conv.csv",
-            env!("CARGO_MANIFEST_DIR")
-        )
-    });
-    let Ok(text) = std::fs::read_to_string(&trace_path) else {
-        println!("Azure trace not found at {trace_path}: skipping the end-to-end hour");
-        return;
+fn azure(cluster: &Cluster, base: &ColocationSpec, only: &[String]) {
+    let hour = match azure_hour() {
+        Ok(hour) => hour,
+        Err(path) => {
+            println!("Azure trace not found at {path}: skipping the end-to-end hour");
+            return;
+        }
     };
-    let rows = parse_azure(&text, 1.0, None).expect("the Azure trace parses");
-    let hour: Vec<_> = rows.into_iter().filter(|r| r.arrival_s <= 3600.0).collect();
-    spec.inference.arrival = None;
-    spec.inference.count = hour.len() as i64;
-    spec.inference.trace = Some("trace".into());
-    let s = setup(cluster, spec, Some(&hour), Some(1));
+    let spec = on_hour(base, &hour);
+    let s = setup(cluster, &spec, Some(&hour), Some(1));
     println!(
         "\nAzure conv trace, first hour: {} requests + {} training tasks on 16 nodes",
         hour.len(),

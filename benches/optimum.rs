@@ -14,6 +14,9 @@
 
 use std::time::Instant;
 
+mod common;
+
+use common::{azure_hour, example, on_hour};
 use coplan::colocate::bounds::best_bound;
 use coplan::colocate::ilp;
 use coplan::colocate::planning::plan;
@@ -22,12 +25,6 @@ use coplan::plan::PlanStatus;
 use coplan::solver::SolverSettings;
 use coplan::spec::{ClusterSpec, ColocationSpec};
 use coplan::topology::Cluster;
-
-fn example<T: serde::de::DeserializeOwned>(rel: &str) -> T {
-    let path = format!("{}/{rel}", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    toml::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -126,25 +123,18 @@ fn exact(cluster: &Cluster, base: &ColocationSpec) {
 }
 
 fn azure(base: &ColocationSpec) {
-    let trace_path = std::env::var("COPLAN_AZURE_TRACE").unwrap_or_else(|_| {
-        format!(
-            "{}/../shared/data/azure-llm-2023/AzureLLMInferenceTrace_conv.csv",
-            env!("CARGO_MANIFEST_DIR")
-        )
-    });
-    let Ok(text) = std::fs::read_to_string(&trace_path) else {
-        println!("\nAzure trace not found at {trace_path}: skipping the Azure hour");
-        return;
+    let hour = match azure_hour() {
+        Ok(hour) => hour,
+        Err(path) => {
+            println!("\nAzure trace not found at {path}: skipping the Azure hour");
+            return;
+        }
     };
     let mut cluster_spec: ClusterSpec = example("examples/clusters/a100-x16.toml");
     cluster_spec.pool[0].count = 16;
     let cluster = Cluster::from_spec(&cluster_spec);
-    let rows = coplan::colocate::trace::parse_azure(&text, 1.0, None).expect("parses");
-    let hour: Vec<_> = rows.into_iter().filter(|r| r.arrival_s <= 3600.0).collect();
-    let mut spec = base.clone();
+    let mut spec = on_hour(base, &hour);
     spec.nodes = Some(16);
-    spec.inference.count = hour.len() as i64;
-    spec.inference.trace = Some("trace".into());
     let s = setup(&cluster, &spec, Some(&hour), Some(1));
     let horizon = 2.0 * hour.iter().map(|r| r.arrival_s).fold(1.0, f64::max);
     let mut times: Vec<Vec<f64>> = vec![Vec::new(); 4];

@@ -17,6 +17,10 @@
 
 use std::time::Instant;
 
+mod common;
+
+use common::example;
+
 use coplan::colocate::registry as colocation_registry;
 use coplan::colocate::setup::setup;
 use coplan::preempt::apply::apply;
@@ -26,12 +30,6 @@ use coplan::preempt::scenario;
 use coplan::spec::preemption::PreemptionSpec;
 use coplan::spec::{ClusterSpec, ColocationSpec};
 use coplan::topology::Cluster;
-
-fn example<T: serde::de::DeserializeOwned>(rel: &str) -> T {
-    let path = format!("{}/{rel}", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    toml::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
 
 fn arg(name: &str) -> Option<String> {
     let args: Vec<String> = std::env::args().collect();
