@@ -6,8 +6,8 @@
 use std::collections::VecDeque;
 
 use super::DiscreteEventEngine;
+use super::Pending;
 use super::memory::slot;
-use super::stages::Pending;
 use crate::plan::colocation::{LoggedTasks, TaskId, TaskKind};
 
 /// The requests of one decode micro-batch: each of its iterations serves all of them (at

@@ -10,7 +10,7 @@ use std::cmp::Reverse;
 
 use super::DiscreteEventEngine;
 use super::dispatch::{Dispatcher, NoDispatch};
-use super::stages::{Pending, Queued, Running};
+use super::{Pending, Queued, Running};
 use crate::plan::colocation::{OpKind, TaskId};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

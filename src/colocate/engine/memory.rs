@@ -5,7 +5,7 @@
 //! node's `Wake` at its deadline (`stages.rs`).
 
 use super::DiscreteEventEngine;
-use super::stages::{Pending, Queued};
+use super::{Pending, Queued};
 use crate::plan::colocation::{OpKind, TaskId, TaskKind};
 use crate::spec::colocation::MemoryTimeout;
 

@@ -51,9 +51,52 @@ pub use dispatch::{Assignment, Dispatcher, View};
 use events::{Event, EventKey};
 use memory::Held;
 pub use recording::History;
-use stages::{Pending, Stage};
 
-use crate::plan::colocation::{ColocationRun, OpLog, Task, TaskId, TaskKind, TaskOutcome};
+use crate::plan::colocation::{ColocationRun, OpKind, OpLog, Task, TaskId, TaskKind, TaskOutcome};
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Pending {
+    Forward(TaskId),
+    Backward(TaskId),
+    /// Decode iteration `iter` of the node's batch.
+    Decode(u64),
+    Sync,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct Queued {
+    op: Pending,
+    ready_at: f64,
+    /// The planner's rank of the op's task, when it gives one.
+    rank: Option<f64>,
+    /// The op's task id (a decode iteration: its batch's smallest; a sync: before all), for
+    /// `queue_order = "task-id"`.
+    task_key: i64,
+    seq: u64,
+    estimate_s: f64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct Running {
+    /// Also its tasks: a forward's or backward's one, a decode iteration's batch (its group
+    /// holds it), a sync's none.
+    op: Pending,
+    kind: OpKind,
+    start_s: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+struct Stage {
+    busy_until: f64,
+    running: Option<Running>,
+    queue: Vec<Queued>,
+    /// Σ of the queued ops' estimates, kept with the queue (planners read it per decision).
+    queued_s: f64,
+    mem_mib: f64,
+    /// KV reserved on this stage for the tokens admitted requests have still to decode, so
+    /// that decode growth never takes a stage past κ · GPU memory.
+    reserved_mib: f64,
+}
 
 #[derive(Debug, Clone, PartialEq, Default)]
 struct Node {

@@ -5,55 +5,11 @@
 //! prefill), a backward passes to the previous stage (or completes its training task), a
 //! decode iteration passes on (or ends its iteration); the freed stage takes its next op.
 
-use super::DiscreteEventEngine;
 use super::dispatch::Dispatcher;
 use super::events::Event;
-use crate::plan::colocation::{OpKind, TaskId};
+use super::{DiscreteEventEngine, Pending, Queued, Running};
+use crate::plan::colocation::OpKind;
 use crate::spec::colocation::QueueOrder;
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(super) enum Pending {
-    Forward(TaskId),
-    Backward(TaskId),
-    /// Decode iteration `iter` of the node's batch.
-    Decode(u64),
-    Sync,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub(super) struct Queued {
-    pub(super) op: Pending,
-    pub(super) ready_at: f64,
-    /// The planner's rank of the op's task, when it gives one.
-    pub(super) rank: Option<f64>,
-    /// The op's task id (a decode iteration: its batch's smallest; a sync: before all), for
-    /// `queue_order = "task-id"`.
-    pub(super) task_key: i64,
-    pub(super) seq: u64,
-    pub(super) estimate_s: f64,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub(super) struct Running {
-    /// Also its tasks: a forward's or backward's one, a decode iteration's batch (its group
-    /// holds it), a sync's none.
-    pub(super) op: Pending,
-    pub(super) kind: OpKind,
-    pub(super) start_s: f64,
-}
-
-#[derive(Debug, Clone, PartialEq, Default)]
-pub(super) struct Stage {
-    pub(super) busy_until: f64,
-    pub(super) running: Option<Running>,
-    pub(super) queue: Vec<Queued>,
-    /// Σ of the queued ops' estimates, kept with the queue (planners read it per decision).
-    pub(super) queued_s: f64,
-    pub(super) mem_mib: f64,
-    /// KV reserved on this stage for the tokens admitted requests have still to decode, so
-    /// that decode growth never takes a stage past κ · GPU memory.
-    pub(super) reserved_mib: f64,
-}
 
 impl<'a> DiscreteEventEngine<'a> {
     pub(super) fn enqueue(&mut self, node: usize, stage: usize, op: Pending, estimate_s: f64) {

@@ -4,9 +4,9 @@
 //! SEPARATE's weight syncs).
 
 use super::DiscreteEventEngine;
+use super::Pending;
 use super::dispatch::Dispatcher;
 use super::events::Event;
-use super::stages::Pending;
 use crate::plan::colocation::TaskId;
 
 impl<'a> DiscreteEventEngine<'a> {

@@ -1,0 +1,209 @@
+//! `coplan import k8s`: a Kubernetes snapshot (`kubectl get nodes,pods -A -o yaml|json`,
+//! multi-document YAML, NodeResourceTopology objects) → a cluster spec and a preemption
+//! workload whose preemptors are the Pending pods. The mapping rules are in `docs/import.md`.
+//!
+//! The steps have a file each, in the order `import` runs them: `read` (documents → located
+//! objects), `nodes` (nodes → servers, with `nrt` for NodeResourceTopology layouts), `pods`
+//! (what each pod asks for) and `placement` (running pods onto ids); `conventions` holds the
+//! Kubernetes rules they share. Here: the import itself, which maps each pod to a running pod
+//! or a preemptor.
+
+mod conventions;
+mod nodes;
+mod nrt;
+mod placement;
+mod pods;
+mod read;
+
+pub use self::conventions::{
+    GPU_PRODUCT_LABEL, GPU_RESOURCE, QosClass, SYSTEM_PRIORITY, SYSTEM_RESERVED_PRIORITY,
+    TopologyPolicy, topology_qos,
+};
+
+use std::collections::BTreeMap;
+
+use self::nodes::{NodeFacts, read_nodes};
+use self::placement::{ToPlace, hold_reserved_cores, place_running};
+use self::pods::{derived_qos, pod_request, pods_in_order};
+use self::read::{read_objects, sort_objects};
+use super::build::{ClassRegistry, Ledger, QosMapping, preemption_workload};
+use super::error::ImportError;
+use super::quantity::ceil_units;
+use super::summary::ImportSummary;
+use crate::spec::{ClusterSpec, PreemptionSpec};
+
+/// What an import produced.
+#[derive(Debug, Clone)]
+pub struct Imported {
+    pub cluster: ClusterSpec,
+    pub workload: PreemptionSpec,
+    pub summary: ImportSummary,
+    /// Comment lines for the top of both files: where they came from.
+    pub comments: Vec<String>,
+}
+
+/// Imports a Kubernetes snapshot from `files` (name, text).
+pub fn import(files: &[(String, String)]) -> Result<Imported, ImportError> {
+    let names: Vec<String> = files.iter().map(|f| f.0.clone()).collect();
+    let mut summary = ImportSummary::new("k8s", names);
+    let objects = read_objects(files, &mut summary)?;
+    let snapshot = sort_objects(objects, files, &mut summary)?;
+    let NodeFacts {
+        builder,
+        policies,
+        reserved,
+        in_use,
+    } = read_nodes(&snapshot, &mut summary)?;
+    // The cluster's policy (for pending pods, which have no node yet): the most common
+    // reported one, ties to the stricter; unknown when no node reports one.
+    let mut counts: BTreeMap<TopologyPolicy, usize> = BTreeMap::new();
+    for p in policies.values().flatten() {
+        *counts.entry(*p).or_default() += 1;
+    }
+    let cluster_policy = counts
+        .iter()
+        .max_by_key(|(p, c)| (**c, **p))
+        .map(|(p, _)| *p);
+    let (prepared, t0) = pods_in_order(&snapshot.pods, &mut summary)?;
+    let mut ledger = Ledger::new(&builder);
+    let mut classes = ClassRegistry::default();
+    hold_reserved_cores(&reserved, &mut ledger, &mut classes, &mut summary);
+    let mut preemptors: Vec<String> = Vec::new();
+    let mut to_place: Vec<ToPlace> = Vec::new();
+    let mut now_s: f64 = 0.0;
+    for (created, name, pod, doc_line) in &prepared {
+        let object = &pod.object;
+        summary.read("pods", 1);
+        let phase = object.status.phase.as_deref();
+        let node_name = object.spec.node_name.as_deref();
+        let running = match (phase, node_name) {
+            (Some("Succeeded" | "Failed"), _) => {
+                summary.dropped("pods_finished", 1);
+                continue;
+            }
+            (Some("Running" | "Pending"), Some(_)) => true,
+            (Some("Pending"), None) => false,
+            (Some("Running"), None) => {
+                summary.dropped("running_pods_without_a_node", 1);
+                continue;
+            }
+            (Some(_), _) => {
+                summary.dropped("pods_in_an_unknown_phase", 1);
+                continue;
+            }
+            (None, n) => {
+                summary.defaulted("pods_without_a_phase", 1);
+                n.is_some()
+            }
+        };
+        let cpu = pod_request(pod, *doc_line, "cpu")?;
+        let gpu = pod_request(pod, *doc_line, GPU_RESOURCE)?;
+        let (cores, cpu_rounded) = ceil_units(cpu);
+        let (gpus, gpu_rounded) = ceil_units(gpu);
+        if cpu_rounded {
+            summary.rounded("pod_cpu_to_whole_cores", 1);
+        }
+        if gpu_rounded {
+            summary.rounded("pod_gpus_to_whole_gpus", 1);
+        }
+        if cores == 0 && gpus == 0 {
+            summary.dropped("pods_without_cpu_or_gpu_requests", 1);
+            continue;
+        }
+        let qos = match object.status.qos_class.as_deref() {
+            Some("Guaranteed") => QosClass::Guaranteed,
+            Some("Burstable") => QosClass::Burstable,
+            Some("BestEffort") => QosClass::BestEffort,
+            _ => {
+                summary.defaulted("pods_qos_class_derived_from_requests", 1);
+                derived_qos(object)
+            }
+        };
+        let priority = object.spec.priority.unwrap_or_else(|| {
+            summary.defaulted("pods_without_priority_taken_as_0", 1);
+            0
+        });
+        // Kubernetes priorities are 32-bit.
+        let clamped = priority.clamp(i64::from(i32::MIN), i64::from(i32::MAX));
+        if clamped != priority {
+            summary.rounded("pod_priorities_clamped_to_32_bits", 1);
+        }
+        let priority = clamped;
+        let policy = match (running, node_name) {
+            (true, Some(n)) => policies.get(n).copied().flatten(),
+            _ => cluster_policy,
+        };
+        let mapping = QosMapping {
+            priority,
+            topology_qos: topology_qos(qos, policy),
+            preemptible: priority < SYSTEM_PRIORITY,
+        };
+        let hint = object
+            .spec
+            .priority_class_name
+            .clone()
+            .unwrap_or_else(|| format!("p{priority}"));
+        let (g, c) = (
+            gpus.min(u64::from(u32::MAX)) as u32,
+            cores.min(u64::from(u32::MAX)) as u32,
+        );
+        let class = classes.class_of(&hint, mapping, g, c);
+        let start = created.map(|t| t - t0);
+        if let Some(t) = start {
+            now_s = now_s.max(t);
+        }
+        if !running {
+            preemptors.push(class);
+            continue;
+        }
+        let Some(node_name) = node_name else { continue };
+        let Some(node) = ledger.node_index(node_name) else {
+            summary.dropped("pods_on_nodes_not_in_the_snapshot", 1);
+            continue;
+        };
+        to_place.push((node, class, (g, c), start, name.clone()));
+    }
+    place_running(&to_place, in_use, &mut ledger, &mut summary);
+    if preemptors.is_empty() {
+        summary
+            .warn("no Pending pods without a node: the workload has no [[preempt]] entries".into());
+    }
+    summary.mapped("servers", builder.node_count() as u64);
+    summary.mapped("server_types", builder.types().len() as u64);
+    summary.mapped("running_pods", ledger.running.len() as u64);
+    summary.mapped("preemptors", preemptors.len() as u64);
+    if let Some(p) = cluster_policy {
+        summary.list("cluster_topology_policy", p.as_str().to_string());
+    }
+    let stem = files
+        .first()
+        .map(|f| {
+            let file = f.0.rsplit('/').next().unwrap_or(&f.0);
+            super::build::slug(file.rsplit_once('.').map_or(file, |(stem, _)| stem))
+        })
+        .unwrap_or_else(|| "k8s".into());
+    let cluster = builder.build(&format!("k8s-{stem}"), &[]);
+    let running = std::mem::take(&mut ledger.running);
+    let classes = classes.into_classes();
+    summary.mapped("workload_classes", classes.len() as u64);
+    let workload = preemption_workload(
+        format!("k8s snapshot {stem}"),
+        Some(now_s),
+        classes,
+        running,
+        &preemptors,
+    );
+    let comments = vec![
+        format!(
+            "# Imported by `coplan import k8s` from {}.",
+            summary.files.join(", ")
+        ),
+        "# How Nodes, NodeResourceTopologies and Pods map to coplan: docs/import.md.".into(),
+    ];
+    Ok(Imported {
+        cluster,
+        workload,
+        summary,
+        comments,
+    })
+}

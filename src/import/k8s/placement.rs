@@ -1,0 +1,256 @@
+//! Running pods onto their nodes' ids: the kubelet's reserved cores first, then each pod on
+//! the NUMA nodes that explain what the NRT objects report in use (a small exact search), else
+//! where the node allocator puts it. Apart from the import because the search is its own
+//! algorithm, with its own test.
+
+use std::collections::BTreeMap;
+
+use super::conventions::SYSTEM_RESERVED_PRIORITY;
+use crate::import::build::{ClassRegistry, Ledger, QosMapping};
+use crate::import::summary::ImportSummary;
+use crate::spec::preemption::TopologyQos;
+use crate::topology::GpuSet;
+
+/// The kubelet's reserved cores: the lowest cores of each NUMA node, held by a pod no planner
+/// may evict. Placed before any running pod.
+pub(super) fn hold_reserved_cores(
+    reserved: &BTreeMap<String, Vec<u64>>,
+    ledger: &mut Ledger,
+    classes: &mut ClassRegistry,
+    summary: &mut ImportSummary,
+) {
+    for (node_name, per_numa) in reserved {
+        let Some(node) = ledger.node_index(node_name) else {
+            continue;
+        };
+        for (z, &r) in per_numa.iter().enumerate() {
+            let r = r.min(u64::from(u32::MAX)) as u32;
+            if r == 0 {
+                continue;
+            }
+            let class = classes.class_of(
+                "system-reserved",
+                QosMapping {
+                    priority: SYSTEM_RESERVED_PRIORITY,
+                    topology_qos: TopologyQos::None,
+                    preemptible: false,
+                },
+                0,
+                r,
+            );
+            let (_, free_cores) = ledger.free(node);
+            let d = ledger.node_type(node).numa_domain(z);
+            if let Some(cores) = free_cores.and(d.cores).lowest(r) {
+                ledger.take(node, &class, (GpuSet::empty(), cores), None);
+                summary.mapped("reserved_cores_held_by_system_pods", u64::from(r));
+            }
+        }
+    }
+}
+
+/// Places the running pods, node by node in creation order: where the NRT figures say which
+/// NUMA nodes are in use, on the NUMA nodes a small exact search finds to explain them; else
+/// (and for a pod that spans NUMA nodes) by the node allocator. Warns of what the figures
+/// report that no pod explains.
+pub(super) fn place_running(
+    to_place: &[ToPlace],
+    mut in_use: BTreeMap<String, Vec<(u64, u64)>>,
+    ledger: &mut Ledger,
+    summary: &mut ImportSummary,
+) {
+    let mut not_fitting: Vec<String> = Vec::new();
+    let mut zones_of: BTreeMap<usize, Vec<Option<usize>>> = BTreeMap::new();
+    for (node_name, budget) in &in_use {
+        let Some(node) = ledger.node_index(node_name) else {
+            continue;
+        };
+        let requests: Vec<(u32, u32)> = to_place
+            .iter()
+            .filter(|p| p.0 == node)
+            .map(|p| p.2)
+            .collect();
+        // Room per NUMA node: what the reserved cores leave free.
+        let t = ledger.node_type(node);
+        let (free_gpus, free_cores) = ledger.free(node);
+        let room: Vec<(u64, u64)> = (0..t.numa_count())
+            .map(|z| {
+                let d = t.numa_domain(z);
+                (
+                    u64::from(free_cores.and(d.cores).len()),
+                    u64::from(free_gpus.and(d.gpus).len()),
+                )
+            })
+            .collect();
+        zones_of.insert(node, assign_zones(&requests, budget, &room));
+    }
+    let mut nth_on_node: BTreeMap<usize, usize> = BTreeMap::new();
+    for (node, class, (g, c), start, name) in to_place {
+        let k = nth_on_node.entry(*node).or_default();
+        let zone = zones_of.get(node).map(|z| z[*k]);
+        *k += 1;
+        let placed = match zone {
+            Some(Some(z)) => {
+                let t = ledger.node_type(*node);
+                let (fg, fc) = ledger.free(*node);
+                let d = t.numa_domain(z);
+                match (fg.and(d.gpus).lowest(*g), fc.and(d.cores).lowest(*c)) {
+                    (Some(pg), Some(pc)) => {
+                        summary.mapped("running_pods_placed_to_match_nrt", 1);
+                        Some((pg, pc))
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        let placed = placed.or_else(|| {
+            let p = ledger.allocator_placement(*node, *g, *c);
+            if p.is_some() {
+                summary.mapped(
+                    if zone.is_some() {
+                        "running_pods_spanning_nrt_zones_placed_by_the_allocator"
+                    } else {
+                        "running_pods_placed_by_the_allocator"
+                    },
+                    1,
+                );
+            }
+            p
+        });
+        let Some(p) = placed else {
+            summary.dropped("running_pods_that_do_not_fit", 1);
+            not_fitting.push(name.clone());
+            continue;
+        };
+        // What the pod explains of each NUMA node's reported use, wherever it landed.
+        if let Some(budget) = in_use.get_mut(ledger.node_name(*node)) {
+            let t = ledger.node_type(*node);
+            for (z, b) in budget.iter_mut().enumerate() {
+                let d = t.numa_domain(z);
+                b.0 = b.0.saturating_sub(u64::from(p.1.and(d.cores).len()));
+                b.1 = b.1.saturating_sub(u64::from(p.0.and(d.gpus).len()));
+            }
+        }
+        ledger.take(*node, class, p, *start);
+    }
+    if !not_fitting.is_empty() {
+        summary.warn(format!(
+            "{} running pod(s) do not fit their node as coplan counts whole cores and GPUs (first: {}); left out",
+            not_fitting.len(),
+            not_fitting.iter().take(3).cloned().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    for (node, budget) in &in_use {
+        let left: (u64, u64) = budget.iter().fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+        if left != (0, 0) {
+            summary.warn(format!(
+                "node `{node}`: its NRT reports {} core(s) and {} GPU(s) in use that no imported pod explains",
+                left.0, left.1
+            ));
+        }
+    }
+}
+
+/// A running pod waiting for its place: node, class, (GPUs, cores), start time, name.
+pub(super) type ToPlace = (usize, String, (u32, u32), Option<f64>, String);
+
+/// Search nodes the zone assignment of one node's pods may visit before it gives up.
+const ZONE_SEARCH_LIMIT: usize = 200_000;
+
+/// One NUMA node per pod (in order) such that each NUMA node's pods use exactly what its NRT
+/// `available` figure leaves unexplained (`budget`: cores and GPUs in use per NUMA node) and
+/// fit its `capacity`; `None` for a pod no single NUMA node can explain (the allocator places
+/// it). An exact depth-first search, pods in creation order, NUMA nodes with the least left
+/// over first; without an exact match within the search limit, the pods of the best partial
+/// match keep their NUMA nodes.
+fn assign_zones(
+    requests: &[(u32, u32)],
+    budget: &[(u64, u64)],
+    capacity: &[(u64, u64)],
+) -> Vec<Option<usize>> {
+    struct Search<'a> {
+        requests: &'a [(u32, u32)],
+        left: Vec<(u64, u64)>,
+        room: Vec<(u64, u64)>,
+        chosen: Vec<Option<usize>>,
+        best: (usize, Vec<Option<usize>>),
+        visited: usize,
+    }
+    impl Search<'_> {
+        fn go(&mut self, i: usize) -> bool {
+            self.visited += 1;
+            let placed = self.chosen.iter().filter(|z| z.is_some()).count();
+            if placed > self.best.0 {
+                self.best = (placed, self.chosen.clone());
+            }
+            if i == self.requests.len() {
+                return self.left.iter().all(|&l| l == (0, 0));
+            }
+            if self.visited > ZONE_SEARCH_LIMIT {
+                return false;
+            }
+            let (g, c) = (u64::from(self.requests[i].0), u64::from(self.requests[i].1));
+            let mut zones: Vec<usize> = (0..self.left.len())
+                .filter(|&z| {
+                    self.left[z].0 >= c
+                        && self.left[z].1 >= g
+                        && self.room[z].0 >= c
+                        && self.room[z].1 >= g
+                })
+                .collect();
+            zones.sort_by_key(|&z| (self.left[z].1 - g, self.left[z].0 - c, z));
+            for z in zones {
+                self.left[z].0 -= c;
+                self.left[z].1 -= g;
+                self.room[z].0 -= c;
+                self.room[z].1 -= g;
+                self.chosen[i] = Some(z);
+                if self.go(i + 1) {
+                    return true;
+                }
+                self.left[z].0 += c;
+                self.left[z].1 += g;
+                self.room[z].0 += c;
+                self.room[z].1 += g;
+                self.chosen[i] = None;
+            }
+            // The pod spans NUMA nodes or the figures disagree: the allocator places it.
+            self.go(i + 1)
+        }
+    }
+    let mut s = Search {
+        requests,
+        left: budget.to_vec(),
+        room: capacity.to_vec(),
+        chosen: vec![None; requests.len()],
+        best: (0, vec![None; requests.len()]),
+        visited: 0,
+    };
+    if s.go(0) { s.chosen } else { s.best.1 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zones_are_found_that_explain_the_nrt_figures() {
+        // Greedy would put the first 12-core pod on NUMA 1 (less left over) and strand the
+        // two small pods; the search finds the packing that explains both NUMA nodes.
+        let requests = [(1, 12), (1, 12), (2, 16), (1, 4), (1, 4)];
+        let budget = [(28, 3), (20, 3)];
+        let capacity = [(32, 4), (31, 4)];
+        let z = assign_zones(&requests, &budget, &capacity);
+        assert!(z.iter().all(Option::is_some), "{z:?}");
+        let mut used = [(0u64, 0u64); 2];
+        for (r, z) in requests.iter().zip(&z) {
+            let z = z.unwrap();
+            used[z].0 += u64::from(r.1);
+            used[z].1 += u64::from(r.0);
+        }
+        assert_eq!(used, budget);
+        // A pod no NUMA node explains is left to the allocator.
+        let z = assign_zones(&[(4, 44)], &[(23, 2), (21, 2)], &[(23, 2), (24, 2)]);
+        assert_eq!(z, vec![None]);
+    }
+}

@@ -1,0 +1,133 @@
+//! The answer shape both workload kinds share, and the serialised form of `coplan capacity`:
+//! the types the search fills and the co-location adapter translates into.
+
+use serde::Serialize;
+
+use super::target::Target;
+use crate::sim::stats::Summary;
+
+/// What stays fixed while the pool grows or shrinks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Hold {
+    /// The fill places, per seed, as many pods as it places on the spec's cluster: added
+    /// servers add headroom.
+    #[default]
+    Pods,
+    /// The fill reaches `[fill] target_gpu_utilization` of every size: added servers add load.
+    Utilization,
+}
+
+/// The pool a search resizes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PoolRef {
+    pub index: usize,
+    pub name_prefix: String,
+    pub server_type: String,
+    /// Its size in the spec.
+    pub spec_count: u32,
+}
+
+/// Where a size stands against the target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProbeStatus {
+    /// The whole 95 % CI meets the target (co-location: the backlog stays bounded).
+    Holds,
+    /// The whole CI misses it (co-location: the backlog grows).
+    Fails,
+    /// The mean meets it, the CI reaches across.
+    StraddlesAbove,
+    /// The mean misses it, the CI reaches across.
+    StraddlesBelow,
+    /// Fewer servers than the held load needs: the fill could not place every pod.
+    CannotHoldLoad,
+}
+
+impl ProbeStatus {
+    /// The mean meets the target (the bisection's test).
+    pub fn mean_meets(self) -> bool {
+        matches!(self, ProbeStatus::Holds | ProbeStatus::StraddlesAbove)
+    }
+}
+
+/// One size (or rate) tried for one planner.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CapacityProbe {
+    /// Servers in the pool, or requests per second.
+    pub value: f64,
+    pub status: ProbeStatus,
+    /// The metric over seeds (preemption); null when no seed has a value.
+    pub metric: Option<Summary>,
+    /// Fill pods placed after the initial fill, mean over seeds (preemption).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fill_pods: Option<f64>,
+    /// Mean backlog over the first and last thirds of the window (co-location).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backlog_first: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backlog_last: Option<f64>,
+}
+
+/// How a search ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// One answer: it holds there and fails one step below (or it is `--min`).
+    Found,
+    /// The CI straddles the target over a range of sizes: the answer lies in `bracket`.
+    Bracket,
+    /// The target does not hold even at `--max`.
+    NotReached,
+}
+
+/// More servers, a worse metric: where the bisection's assumption broke.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Reversal {
+    pub from: f64,
+    pub to: f64,
+    pub mean_from: f64,
+    pub mean_to: f64,
+    /// The target is met at `from` and missed at `to` (otherwise: the CIs do not overlap).
+    pub target_lost: bool,
+}
+
+/// One planner's answer and every probe behind it, by size.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PlannerCapacity {
+    pub planner: String,
+    pub verdict: Verdict,
+    /// The fewest servers (preemption) or the highest sustainable rate (co-location).
+    pub answer: Option<f64>,
+    /// With `bracket`: the lowest and highest size the answer may be.
+    pub bracket: Option<[f64; 2]>,
+    /// Co-location: the workload's own rate as a fraction of `answer`.
+    pub load_of_spec_rate: Option<f64>,
+    /// Empty when the metric was monotone over the sizes tried.
+    pub non_monotone: Vec<Reversal>,
+    pub probes: Vec<CapacityProbe>,
+}
+
+/// `coplan capacity` output, either workload kind.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CapacityReport {
+    pub schema_version: u32,
+    pub kind: &'static str,
+    pub workload_kind: &'static str,
+    pub cluster: String,
+    pub workload: Option<String>,
+    /// `servers` (a pool's size) or `rate_rps` (the Poisson arrival rate).
+    pub searched: &'static str,
+    pub target: Option<Target>,
+    pub pool: Option<PoolRef>,
+    pub hold: Option<Hold>,
+    /// Preemption: fill pods the spec's cluster holds per seed (the held load); empty otherwise.
+    pub held_pods: Vec<usize>,
+    pub seeds: Vec<u64>,
+    pub cycles: Option<u64>,
+    /// Co-location: requests per probe run.
+    pub requests: Option<i64>,
+    pub min: Option<u32>,
+    pub max: Option<u32>,
+    pub planners: Vec<PlannerCapacity>,
+}

@@ -1,0 +1,158 @@
+//! `pool_capacity`, the preemption search end to end: checks the range before any server is
+//! built, orders the sizes (today's, the smallest, then each planner's bisection) and
+//! assembles the report.
+
+use std::collections::BTreeMap;
+
+use super::bisection::answer;
+use super::classify::reversals;
+use super::error::CapacityError;
+use super::pool::{running_minimum, select_pool};
+use super::report::{CapacityProbe, CapacityReport, Hold, PlannerCapacity, PoolRef};
+use super::sizes::{Progress, Search};
+use super::target::Target;
+use crate::plan::error::PlanningError;
+use crate::preempt::registry;
+use crate::preempt::scenario::{fill_pod_count, initial_state};
+use crate::sim::preemption::{SimOptions, resolve};
+use crate::spec::{ClusterSpec, PreemptionSpec};
+use crate::topology::Cluster;
+
+/// The largest pool a search builds: ten times the largest shipped cluster, checked before
+/// any server is allocated.
+pub const MAX_POOL_SERVERS: u32 = 100_000;
+
+/// The options of a pool-size search; `None` = the spec's values or the defaults.
+#[derive(Debug, Clone)]
+pub struct PoolSearch {
+    pub target: Target,
+    pub pool: Option<String>,
+    pub min: Option<u32>,
+    pub max: Option<u32>,
+    pub hold: Hold,
+    pub simulation: SimOptions,
+}
+
+/// The fewest servers of one pool at which the target holds, for every planner.
+pub fn pool_capacity(
+    cluster: &ClusterSpec,
+    workload: &PreemptionSpec,
+    options: &PoolSearch,
+    progress: &(dyn Fn(Progress) + Sync),
+) -> Result<CapacityReport, CapacityError> {
+    let target = options.target.clone();
+    let pool = select_pool(cluster, options.pool.as_deref())?;
+    let spec_count = cluster.pool[pool].count.max(0) as u32;
+    let needed = running_minimum(cluster, pool, workload);
+    let min = options.min.unwrap_or(needed);
+    let max = options.max.unwrap_or((4 * spec_count).max(min));
+    if min < needed {
+        return Err(CapacityError::Range(format!(
+            "`--min {min}`: the workload's [[running]] pods need {needed} servers in pool `{}`",
+            cluster.pool[pool].name_prefix
+        )));
+    }
+    if max > MAX_POOL_SERVERS {
+        return Err(CapacityError::Range(format!(
+            "`--max {max}`: a capacity search resizes a pool to at most {MAX_POOL_SERVERS} servers"
+        )));
+    }
+    if min == 0 || min > max {
+        return Err(CapacityError::Range(format!(
+            "`--min {min}` `--max {max}`: expected 1 ≤ min ≤ max"
+        )));
+    }
+    let (seeds, cycles, planners) = resolve(workload, &options.simulation);
+    if seeds.is_empty() || cycles == 0 {
+        return Err(CapacityError::Range(format!(
+            "{} seeds × {cycles} cycles: a capacity search needs at least one of each",
+            seeds.len()
+        )));
+    }
+    registry::resolve(&planners)?;
+    let spec_cluster = Cluster::from_spec(cluster);
+    let held_pods = seeds
+        .iter()
+        .map(|&seed| {
+            initial_state(&spec_cluster, workload, Some(seed))
+                .map(|s| fill_pod_count(workload, &s))
+                .map_err(PlanningError::Invalid)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut search = Search {
+        cluster,
+        workload,
+        pool,
+        target: target.clone(),
+        hold: options.hold,
+        seeds: seeds.clone(),
+        cycles,
+        planners: planners.clone(),
+        held_pods: held_pods.clone(),
+        progress,
+        cache: BTreeMap::new(),
+    };
+    // Today's size first: the answer is read against it.
+    let first = if (min..=max).contains(&spec_count) {
+        spec_count
+    } else {
+        max
+    };
+    search.evaluate(first)?;
+    search.check_metric_reported(first)?;
+    // The smallest size too: with today's and the largest, it lets the monotone check see
+    // the whole range, not only where the bisection went.
+    search.evaluate(min)?;
+    let answers = (0..planners.len())
+        .map(|p| answer(&mut search, p, (min, max)))
+        .collect::<Result<Vec<_>, _>>()?;
+    // A planner's probes are every size simulated, including those another planner asked for.
+    let answers = answers
+        .into_iter()
+        .enumerate()
+        .map(|(p, (verdict, answer, bracket))| {
+            let probes: Vec<CapacityProbe> = search
+                .cache
+                .iter()
+                .map(|(s, r)| search.probe(p, *s, r))
+                .collect();
+            PlannerCapacity {
+                planner: planners[p].clone(),
+                verdict,
+                answer,
+                bracket,
+                load_of_spec_rate: None,
+                non_monotone: reversals(&search.target, &probes),
+                probes,
+            }
+        })
+        .collect();
+    let p = &cluster.pool[pool];
+    Ok(CapacityReport {
+        schema_version: 2,
+        kind: "capacity",
+        workload_kind: "preemption",
+        cluster: cluster.name.clone(),
+        workload: workload.name.clone(),
+        searched: "servers",
+        target: Some(target),
+        pool: Some(PoolRef {
+            index: pool,
+            name_prefix: p.name_prefix.clone(),
+            server_type: p.server_type.clone(),
+            spec_count,
+        }),
+        hold: Some(options.hold),
+        held_pods: if options.hold == Hold::Pods {
+            held_pods
+        } else {
+            Vec::new()
+        },
+        seeds,
+        cycles: Some(cycles),
+        requests: None,
+        min: Some(min),
+        max: Some(max),
+        planners: answers,
+    })
+}

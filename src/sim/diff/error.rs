@@ -1,0 +1,168 @@
+//! Why two outputs cannot be compared, in words: the messages name both files and what
+//! differs (seeds as ranges), so that a refused diff says how to fix its inputs.
+
+use std::collections::BTreeSet;
+use std::fmt;
+
+/// What differs between two outputs that makes them incomparable.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Difference {
+    WorkloadKind {
+        a: String,
+        b: String,
+    },
+    Seeds {
+        a: Vec<u64>,
+        b: Vec<u64>,
+    },
+    Planners {
+        only_a: Vec<String>,
+        only_b: Vec<String>,
+    },
+}
+
+impl fmt::Display for Difference {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Difference::WorkloadKind { a, b } => {
+                write!(f, "workload kinds: A is {a}, B is {b}")
+            }
+            Difference::Seeds { a, b } => {
+                write!(
+                    f,
+                    "seeds: A has {} ({}), B has {} ({})",
+                    a.len(),
+                    seed_ranges(a),
+                    b.len(),
+                    seed_ranges(b)
+                )?;
+                let (sa, sb): (BTreeSet<u64>, BTreeSet<u64>) =
+                    (a.iter().copied().collect(), b.iter().copied().collect());
+                let only_a: Vec<u64> = sa.difference(&sb).copied().collect();
+                let only_b: Vec<u64> = sb.difference(&sa).copied().collect();
+                if !only_a.is_empty() {
+                    write!(f, "; only in A: {}", seed_ranges(&only_a))?;
+                }
+                if !only_b.is_empty() {
+                    write!(f, "; only in B: {}", seed_ranges(&only_b))?;
+                }
+                Ok(())
+            }
+            Difference::Planners { only_a, only_b } => {
+                write!(f, "planners:")?;
+                if !only_a.is_empty() {
+                    write!(f, " only in A: {}", only_a.join(", "))?;
+                }
+                if !only_a.is_empty() && !only_b.is_empty() {
+                    write!(f, ";")?;
+                }
+                if !only_b.is_empty() {
+                    write!(f, " only in B: {}", only_b.join(", "))?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Seeds as sorted ranges: `1-3, 7`.
+pub fn seed_ranges(seeds: &[u64]) -> String {
+    let sorted: BTreeSet<u64> = seeds.iter().copied().collect();
+    let mut parts: Vec<String> = Vec::new();
+    let mut run: Option<(u64, u64)> = None;
+    for s in sorted {
+        run = match run {
+            Some((lo, hi)) if hi.checked_add(1) == Some(s) => Some((lo, s)),
+            Some(done) => {
+                parts.push(range_text(done));
+                Some((s, s))
+            }
+            None => Some((s, s)),
+        };
+    }
+    if let Some(done) = run {
+        parts.push(range_text(done));
+    }
+    if parts.is_empty() {
+        "none".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+fn range_text((lo, hi): (u64, u64)) -> String {
+    if lo == hi {
+        lo.to_string()
+    } else {
+        format!("{lo}-{hi}")
+    }
+}
+
+/// Why two outputs cannot be compared (all input errors).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum DiffError {
+    /// Not JSON.
+    #[error("{file}:{line}:{column}: {message}")]
+    Syntax {
+        file: String,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    /// JSON with a `kind` of `simulation` whose fields have the wrong shape.
+    #[error("{file}:{line}:{column}: {message}")]
+    Shape {
+        file: String,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error("`{file}` is not a `coplan simulate --format json` output: {reason}")]
+    NotSimulation { file: String, reason: String },
+    #[error(
+        "`{file}` has no per-seed values (it was written by an older coplan): re-run `coplan simulate … --format json` to compare it"
+    )]
+    NoPerSeed { file: String },
+    #[error("`{file}`: {message}")]
+    Inconsistent { file: String, message: String },
+    #[error(
+        "`{a}` (A) and `{b}` (B) cannot be compared seed by seed: {}",
+        differences.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+    )]
+    Mismatch {
+        a: String,
+        b: String,
+        differences: Vec<Difference>,
+    },
+    #[error(
+        "--fail-on-regression: `{metric}` is not a metric of both outputs; they compare {}",
+        compared.join(", ")
+    )]
+    UnknownMetric {
+        metric: String,
+        compared: Vec<String>,
+    },
+    #[error(
+        "--fail-on-regression: `{metric}` has no known better direction, so it cannot regress; metrics that can: {}",
+        gateable.join(", ")
+    )]
+    NoDirection {
+        metric: String,
+        gateable: Vec<String>,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seed_ranges_compress_runs() {
+        assert_eq!(seed_ranges(&[3, 1, 2, 7, 9, 8, 11]), "1-3, 7-9, 11");
+        assert_eq!(seed_ranges(&[]), "none");
+        assert_eq!(
+            seed_ranges(&[u64::MAX, u64::MAX - 1]),
+            format!("{}-{}", u64::MAX - 1, u64::MAX)
+        );
+    }
+}

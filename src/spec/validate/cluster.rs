@@ -1,0 +1,211 @@
+//! Single-file checks of a cluster spec, with the server-size limits they enforce: the
+//! importers clamp to the same limits, so they live with the check that states them.
+
+use std::collections::BTreeMap;
+
+use super::findings::Findings;
+use crate::p;
+use crate::spec::cluster::{ClusterSpec, builtin_server_types};
+use crate::spec::source::Finding;
+
+/// Largest server the allocator's bit sets hold.
+pub const MAX_GPUS_PER_SERVER: i64 = 64;
+pub const MAX_CORES_PER_SERVER: i64 = 256;
+
+/// Single-file checks of a cluster spec.
+pub fn cluster(spec: &ClusterSpec) -> Vec<Finding> {
+    let mut out = Findings::default();
+    let mut type_names: BTreeMap<&str, usize> = BTreeMap::new();
+    for (i, t) in spec.server_type.iter().enumerate() {
+        if let Some(first) = type_names.insert(&t.name, i) {
+            out.duplicate(
+                p!["server_type", i, "name"],
+                "server type",
+                &t.name,
+                &format!("server_type[{first}]"),
+            );
+            type_names.insert(&t.name, first);
+        }
+        out.at_least(p!["server_type", i, "sockets"], t.sockets, 1, "`sockets`");
+        out.at_least(
+            p!["server_type", i, "numa_per_socket"],
+            t.numa_per_socket,
+            1,
+            "`numa_per_socket`",
+        );
+        out.at_least(
+            p!["server_type", i, "cores_per_numa"],
+            t.cores_per_numa,
+            1,
+            "`cores_per_numa`",
+        );
+        if let Some(g) = t.core_group_size {
+            out.at_least(
+                p!["server_type", i, "core_group_size"],
+                g,
+                1,
+                "`core_group_size`",
+            );
+        }
+        let numa_count = t.sockets.max(0) * t.numa_per_socket.max(0);
+        if t.sockets > 0 && t.numa_per_socket > 0 {
+            for (g, &numa) in t.gpu_numa.iter().enumerate() {
+                if numa < 0 || numa >= numa_count {
+                    out.push(
+                        Finding::new(
+                            "spec::missing-numa",
+                            p!["server_type", i, "gpu_numa", g],
+                            format!(
+                                "GPU {g} is attached to NUMA node {numa}, which does not exist"
+                            ),
+                            "no such NUMA node",
+                        )
+                        .help(format!(
+                            "this server type has {numa_count} NUMA nodes (0…{}): {} sockets × {} per socket",
+                            numa_count - 1,
+                            t.sockets,
+                            t.numa_per_socket
+                        )),
+                    );
+                }
+            }
+        }
+        if t.gpu_numa.len() as i64 > MAX_GPUS_PER_SERVER {
+            out.push(
+                Finding::new(
+                    "spec::too-large",
+                    p!["server_type", i, "gpu_numa"],
+                    format!(
+                        "{} GPUs per server; at most {MAX_GPUS_PER_SERVER} are supported",
+                        t.gpu_numa.len()
+                    ),
+                    "too many GPUs",
+                )
+                .help("split the server into several server types"),
+            );
+        }
+        let cores = numa_count.saturating_mul(t.cores_per_numa.max(0));
+        if cores > MAX_CORES_PER_SERVER {
+            out.push(
+                Finding::new(
+                    "spec::too-large",
+                    p!["server_type", i, "cores_per_numa"],
+                    format!(
+                        "{cores} cores per server; at most {MAX_CORES_PER_SERVER} are supported"
+                    ),
+                    "too many cores",
+                )
+                .help("model SMT siblings as one core, or use fewer cores per NUMA node"),
+            );
+        }
+        let pen = t.penalty;
+        for (key, v) in [
+            ("numa", pen.numa),
+            ("socket", pen.socket),
+            ("cross_socket", pen.cross_socket),
+        ] {
+            if !(v.is_finite() && v >= 1.0) {
+                out.push(
+                    Finding::new(
+                        "spec::bad-penalty",
+                        p!["server_type", i, "penalty", key],
+                        format!("penalty `{key}` is {v}, below 1.0"),
+                        "below 1.0",
+                    )
+                    .help(
+                        "penalties are slowdowns relative to a single-NUMA placement: each ≥ 1.0",
+                    ),
+                );
+            }
+        }
+        if pen.numa > pen.socket || pen.socket > pen.cross_socket {
+            let key = if pen.numa > pen.socket {
+                "socket"
+            } else {
+                "cross_socket"
+            };
+            out.push(
+                Finding::new(
+                    "spec::bad-penalty",
+                    p!["server_type", i, "penalty", key],
+                    format!(
+                        "penalties are not monotone: numa {}, socket {}, cross_socket {}",
+                        pen.numa, pen.socket, pen.cross_socket
+                    ),
+                    "smaller than the level below it",
+                )
+                .help("a wider placement cannot be faster: require numa ≤ socket ≤ cross_socket"),
+            );
+        }
+    }
+    if spec.pool.is_empty() {
+        out.push(
+            Finding::new(
+                "spec::out-of-range",
+                "pool",
+                "the cluster has no pools",
+                "empty",
+            )
+            .help("add at least one [[pool]] with a server_type and a count"),
+        );
+    }
+    let builtins: Vec<String> = builtin_server_types().into_iter().map(|t| t.name).collect();
+    let mut server_names: BTreeMap<String, usize> = BTreeMap::new();
+    for (i, pool) in spec.pool.iter().enumerate() {
+        if spec.server_type(&pool.server_type).is_none() {
+            let mut known: Vec<&str> = type_names.keys().copied().collect();
+            known.extend(builtins.iter().map(String::as_str));
+            out.push(
+                Finding::new(
+                    "spec::undefined-reference",
+                    p!["pool", i, "server_type"],
+                    format!("pool names undefined server type `{}`", pool.server_type),
+                    "not defined",
+                )
+                .help(format!("known server types: {}", known.join(", "))),
+            );
+        }
+        out.at_least(p!["pool", i, "count"], pool.count, 1, "pool `count`");
+        if let Some(names) = &pool.names
+            && names.len() as i64 != pool.count
+        {
+            out.push(
+                Finding::new(
+                    "spec::out-of-range",
+                    p!["pool", i, "names"],
+                    format!(
+                        "pool {i} lists {} server names but has count = {}",
+                        names.len(),
+                        pool.count
+                    ),
+                    "one name per server",
+                )
+                .help("give exactly `count` names, or drop `names` to number the servers"),
+            );
+        }
+        for name in ClusterSpec::pool_server_names(pool) {
+            if let Some(first) = server_names.get(&name) {
+                out.push(
+                    Finding::new(
+                        "spec::duplicate-name",
+                        if pool.names.is_some() {
+                            p!["pool", i, "names"]
+                        } else {
+                            p!["pool", i, "name_prefix"]
+                        },
+                        format!("pool {i} produces server name `{name}`, already produced by pool {first}"),
+                        "names collide",
+                    )
+                    .help(if pool.names.is_some() {
+                        "server names must be unique across the cluster"
+                    } else {
+                        "give each pool its own name_prefix"
+                    }),
+                );
+                break;
+            }
+            server_names.insert(name, i);
+        }
+    }
+    out.0
+}

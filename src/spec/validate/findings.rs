@@ -1,0 +1,125 @@
+//! The located-finding collector every kind's checks report through, with the range, duplicate
+//! and planner-name checks they share, so one rule is worded the same in every spec kind.
+
+use std::collections::BTreeSet;
+
+use crate::p;
+use crate::spec::source::Finding;
+
+#[derive(Default)]
+pub(super) struct Findings(pub(super) Vec<Finding>);
+
+impl Findings {
+    pub(super) fn push(&mut self, f: Finding) {
+        self.0.push(f);
+    }
+
+    pub(super) fn at_least(&mut self, path: String, value: i64, min: i64, what: &str) {
+        if value < min {
+            let label = if value <= 0 && min >= 1 {
+                "must be positive"
+            } else {
+                "too small"
+            };
+            self.push(
+                Finding::new(
+                    "spec::out-of-range",
+                    path,
+                    format!("{what} must be at least {min}, got {value}"),
+                    label,
+                )
+                .help(format!("use an integer ≥ {min}")),
+            );
+        }
+    }
+
+    pub(super) fn in_range(&mut self, path: String, value: f64, lo: f64, hi: f64, what: &str) {
+        if !(value.is_finite() && value >= lo && value <= hi) {
+            self.push(
+                Finding::new(
+                    "spec::out-of-range",
+                    path,
+                    format!("{what} must be in [{lo}, {hi}], got {value}"),
+                    "out of range",
+                )
+                .help(format!("use a number between {lo} and {hi}")),
+            );
+        }
+    }
+
+    pub(super) fn mip_gap(&mut self, value: f64) {
+        self.in_range(
+            p!["planners", "ilp_mip_gap"],
+            value,
+            0.0,
+            0.99,
+            "`ilp_mip_gap`",
+        );
+    }
+
+    pub(super) fn positive(&mut self, path: String, value: f64, what: &str) {
+        if !(value.is_finite() && value > 0.0) {
+            self.push(
+                Finding::new(
+                    "spec::out-of-range",
+                    path,
+                    format!("{what} must be positive, got {value}"),
+                    "must be positive",
+                )
+                .help("use a number > 0"),
+            );
+        }
+    }
+
+    pub(super) fn non_negative(&mut self, path: String, value: f64, what: &str) {
+        if !(value.is_finite() && value >= 0.0) {
+            self.push(
+                Finding::new(
+                    "spec::out-of-range",
+                    path,
+                    format!("{what} must not be negative, got {value}"),
+                    "must be ≥ 0",
+                )
+                .help("use a number ≥ 0"),
+            );
+        }
+    }
+
+    pub(super) fn duplicate(&mut self, path: String, what: &str, name: &str, first: &str) {
+        self.push(
+            Finding::new(
+                "spec::duplicate-name",
+                path,
+                format!("duplicate {what} name `{name}`"),
+                "defined again here",
+            )
+            .help(format!(
+                "names must be unique; `{name}` is first defined at {first}"
+            )),
+        );
+    }
+
+    pub(super) fn planner_names(&mut self, section: &str, run: &[String], known: &[&str]) {
+        let mut seen = BTreeSet::new();
+        for (i, name) in run.iter().enumerate() {
+            if !known.contains(&name.as_str()) {
+                self.push(
+                    Finding::new(
+                        "spec::unknown-planner",
+                        p![section, "run", i],
+                        format!("unknown planner `{name}`"),
+                        "unknown planner",
+                    )
+                    .help(format!("expected one of {}", known.join(", "))),
+                );
+            } else if !seen.insert(name.as_str()) {
+                self.push(Finding::new(
+                    "spec::duplicate-name",
+                    p![section, "run", i],
+                    format!("planner `{name}` is listed twice"),
+                    "listed again here",
+                ));
+            }
+        }
+    }
+}

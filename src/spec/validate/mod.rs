@@ -1,0 +1,14 @@
+//! Semantic checks of a parsed spec. Each check returns located findings; all are reported.
+//!
+//! One file per spec kind: each kind's rules follow its own model and none reads another's.
+//! The collector they all report through (`findings`) sits apart so that every kind words a
+//! range, duplicate or planner-name error the same way.
+
+mod cluster;
+mod colocation;
+mod findings;
+mod preemption;
+
+pub use self::cluster::{MAX_CORES_PER_SERVER, MAX_GPUS_PER_SERVER, cluster};
+pub use self::colocation::colocation;
+pub use self::preemption::preemption;

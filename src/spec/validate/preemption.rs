@@ -1,0 +1,241 @@
+//! Single-file checks of a preemption workload: its own file because its rules (workload
+//! references, id lists, FlexTopo scores) follow the preemption model alone.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::findings::Findings;
+use crate::p;
+use crate::spec::preemption::{
+    IdsOrCount, PREEMPTION_PLANNERS, PreemptionSpec, Seeds, TopologyScore,
+};
+use crate::spec::source::Finding;
+
+/// Single-file checks of a preemption workload.
+pub fn preemption(spec: &PreemptionSpec) -> Vec<Finding> {
+    let mut out = Findings::default();
+    let mut names: BTreeMap<&str, usize> = BTreeMap::new();
+    for (i, w) in spec.workload.iter().enumerate() {
+        if let Some(&first) = names.get(w.name.as_str()) {
+            out.duplicate(
+                p!["workload", i, "name"],
+                "workload",
+                &w.name,
+                &format!("workload[{first}]"),
+            );
+        } else {
+            names.insert(&w.name, i);
+        }
+        // A Kubernetes PriorityClass value is an int32; keeping to it also keeps the priority
+        // sums and ranges of the scores and the objective far from i64 overflow.
+        if i64::from(i32::MIN) > w.priority || w.priority > i64::from(i32::MAX) {
+            out.push(
+                Finding::new(
+                    "spec::out-of-range",
+                    p!["workload", i, "priority"],
+                    format!(
+                        "`priority` must be a 32-bit integer (Kubernetes PriorityClass value), got {}",
+                        w.priority
+                    ),
+                    "out of range",
+                )
+                .help(format!("use an integer in [{}, {}]", i32::MIN, i32::MAX)),
+            );
+        }
+        out.at_least(p!["workload", i, "gpus"], w.gpus, 0, "`gpus`");
+        out.at_least(p!["workload", i, "cores"], w.cores, 0, "`cores`");
+        if w.gpus == 0 && w.cores == 0 {
+            out.push(
+                Finding::new(
+                    "spec::out-of-range",
+                    p!["workload", i],
+                    format!("workload `{}` requests no GPUs and no cores", w.name),
+                    "empty request",
+                )
+                .help("set `gpus` or `cores` (or both) to a positive count"),
+            );
+        }
+    }
+    let undefined = |path: String, name: &str| {
+        Finding::new(
+            "spec::undefined-reference",
+            path,
+            format!("undefined workload `{name}`"),
+            "not defined",
+        )
+        .help(format!(
+            "defined workloads: {}",
+            names.keys().copied().collect::<Vec<_>>().join(", ")
+        ))
+    };
+    for (i, r) in spec.running.iter().enumerate() {
+        if !names.contains_key(r.workload.as_str()) {
+            out.push(undefined(p!["running", i, "workload"], &r.workload));
+        }
+        for (key, ids) in [("gpus", &r.gpus), ("cores", &r.cores)] {
+            match ids {
+                Some(IdsOrCount::Count(n)) => {
+                    out.at_least(p!["running", i, key], *n, 0, &format!("`{key}`"))
+                }
+                Some(IdsOrCount::Ids(list)) => {
+                    let mut seen = BTreeSet::new();
+                    for (j, &id) in list.iter().enumerate() {
+                        if id < 0 {
+                            out.at_least(p!["running", i, key, j], id, 0, "an id");
+                        } else if !seen.insert(id) {
+                            out.push(Finding::new(
+                                "spec::duplicate-name",
+                                p!["running", i, key, j],
+                                format!("id {id} is listed twice"),
+                                "listed again here",
+                            ));
+                        }
+                    }
+                }
+                None => {}
+            }
+        }
+        if let Some(t) = r.start_time_s {
+            out.non_negative(p!["running", i, "start_time_s"], t, "`start_time_s`");
+        }
+    }
+    if let Some(fill) = &spec.fill {
+        for (name, &weight) in &fill.mix {
+            if !names.contains_key(name.as_str()) {
+                out.push(undefined(p!["fill", "mix", name.as_str()], name));
+            }
+            out.non_negative(p!["fill", "mix", name.as_str()], weight, "a mix weight");
+        }
+        if fill.mix.values().all(|&w| w <= 0.0) {
+            out.push(
+                Finding::new(
+                    "spec::out-of-range",
+                    p!["fill", "mix"],
+                    "the fill mix has no positive weight",
+                    "nothing to fill with",
+                )
+                .help("e.g. mix = { batch-a = 1.0 }"),
+            );
+        }
+        if !(fill.target_gpu_utilization > 0.0 && fill.target_gpu_utilization <= 1.0) {
+            out.in_range(
+                p!["fill", "target_gpu_utilization"],
+                fill.target_gpu_utilization,
+                0.0,
+                1.0,
+                "`target_gpu_utilization`",
+            );
+            if fill.target_gpu_utilization == 0.0 {
+                out.push(
+                    Finding::new(
+                        "spec::out-of-range",
+                        p!["fill", "target_gpu_utilization"],
+                        "`target_gpu_utilization` must be above 0",
+                        "must be positive",
+                    )
+                    .help("remove [fill] for an empty cluster"),
+                );
+            }
+        }
+        out.at_least(
+            p!["fill", "churn_rounds"],
+            fill.churn_rounds,
+            0,
+            "`churn_rounds`",
+        );
+    }
+    for (i, e) in spec.preempt.iter().enumerate() {
+        if !names.contains_key(e.workload.as_str()) {
+            out.push(undefined(p!["preempt", i, "workload"], &e.workload));
+        }
+        out.at_least(p!["preempt", i, "count"], e.count, 1, "`count`");
+    }
+    let ft = &spec.flextopo;
+    out.in_range(p!["flextopo", "alpha"], ft.alpha, 0.0, 1.0, "`alpha`");
+    if let TopologyScore::Scores(s) = ft.topology_score {
+        for (key, v) in [
+            ("numa", s.numa),
+            ("socket", s.socket),
+            ("cross_socket", s.cross_socket),
+        ] {
+            out.in_range(
+                p!["flextopo", "topology_score", key],
+                v,
+                0.0,
+                1.0,
+                &format!("topology score `{key}`"),
+            );
+        }
+        // A better level must never score lower: the planners and the exact MILP rank
+        // placements by these scores, and a non-monotone table makes the MILP's optimum
+        // disagree with the allocator's placement.
+        for (better, worse, key, bv, wv) in [
+            ("numa", "socket", "socket", s.numa, s.socket),
+            (
+                "socket",
+                "cross_socket",
+                "cross_socket",
+                s.socket,
+                s.cross_socket,
+            ),
+        ] {
+            if wv > bv {
+                out.push(
+                    Finding::new(
+                        "spec::not-monotone",
+                        p!["flextopo", "topology_score", key],
+                        format!("topology score `{worse}` ({wv}) is above `{better}` ({bv})"),
+                        "scores must not rise for a worse level",
+                    )
+                    .help("expected numa ≥ socket ≥ cross_socket"),
+                );
+            }
+        }
+    }
+    if ft.max_subset_evaluations == 0 {
+        out.push(
+            Finding::new(
+                "spec::out-of-range",
+                p!["flextopo", "max_subset_evaluations"],
+                "`max_subset_evaluations` must be at least 1",
+                "must be positive",
+            )
+            .help("the default is 100000"),
+        );
+    }
+    let o = &spec.objective;
+    for (key, v) in [
+        ("unplaced", o.unplaced),
+        ("per_victim", o.per_victim),
+        ("victim_priority", o.victim_priority),
+        ("topology", o.topology),
+    ] {
+        out.non_negative(p!["objective", key], v, &format!("weight `{key}`"));
+    }
+    out.planner_names("planners", &spec.planners.run, &PREEMPTION_PLANNERS);
+    out.positive(
+        p!["planners", "ilp_time_limit_s"],
+        spec.planners.ilp_time_limit_s,
+        "`ilp_time_limit_s`",
+    );
+    out.mip_gap(spec.planners.ilp_mip_gap);
+    out.at_least(
+        p!["simulation", "cycles"],
+        spec.simulation.cycles,
+        1,
+        "`cycles`",
+    );
+    match &spec.simulation.seeds {
+        Seeds::Count(0) => out.at_least(p!["simulation", "seeds"], 0, 1, "`seeds`"),
+        Seeds::List(list) if list.is_empty() => out.push(
+            Finding::new(
+                "spec::out-of-range",
+                p!["simulation", "seeds"],
+                "the seed list is empty",
+                "empty",
+            )
+            .help("give a count (seeds = 10) or at least one seed"),
+        ),
+        _ => {}
+    }
+    out.0
+}

@@ -1,0 +1,197 @@
+//! The full replay, the checker of record: it names the first violation, and the fast path's
+//! tolerance and verdicts are defined against it, so it owns the tolerance both use.
+
+use std::collections::BTreeMap;
+
+use crate::plan::colocation::{ColocationRun, OpKind, RunBounds, Task, TaskKind};
+
+/// Shared with `certify`, which must tolerate exactly what the replay tolerates.
+pub(super) const EPS: f64 = 1e-9;
+
+/// Start, end and kind of one op on a GPU.
+type Span = (f64, f64, OpKind);
+
+/// The full replay (the checker of record): it names the first violation. `verify_run` calls
+/// it for every run `certify` does not accept.
+pub fn verify_run_reference(
+    cfg: &RunBounds,
+    tasks: &[Task],
+    run: &ColocationRun,
+) -> Result<(), String> {
+    // 1. One op at a time per GPU.
+    let mut per_gpu: BTreeMap<(usize, usize), Vec<Span>> = BTreeMap::new();
+    for op in &run.ops {
+        if op.node >= cfg.nodes || op.stage >= cfg.stages {
+            return Err(format!(
+                "an op on node {} stage {} outside the cluster",
+                op.node, op.stage
+            ));
+        }
+        if op.end_s + EPS < op.start_s {
+            return Err(format!(
+                "an op on node {} stage {} ends before it starts",
+                op.node, op.stage
+            ));
+        }
+        per_gpu
+            .entry((op.node, op.stage))
+            .or_default()
+            .push((op.start_s, op.end_s, op.kind));
+    }
+    for ((n, s), ops) in per_gpu.iter_mut() {
+        ops.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
+        for w in ops.windows(2) {
+            // An offload runs just before its own forward on the same stage.
+            if w[1].0 + EPS < w[0].1 {
+                return Err(format!(
+                    "node {n} stage {s} runs two ops at once: {:?} [{}, {}] and {:?} from {}",
+                    w[0].2, w[0].0, w[0].1, w[1].2, w[1].0
+                ));
+            }
+        }
+    }
+    // 2. Pipeline order per task, on one node.
+    let mut forward: BTreeMap<usize, Vec<(usize, usize, f64, f64)>> = BTreeMap::new();
+    let mut backward: BTreeMap<usize, Vec<(usize, usize, f64, f64)>> = BTreeMap::new();
+    let mut decode_iters: BTreeMap<usize, u32> = BTreeMap::new();
+    let mut offloaded: BTreeMap<(usize, usize), ()> = BTreeMap::new();
+    for op in &run.ops {
+        for t in op.tasks {
+            let rec = (op.node, op.stage, op.start_s, op.end_s);
+            match op.kind {
+                OpKind::Forward => forward.entry(t.index()).or_default().push(rec),
+                OpKind::Backward => backward.entry(t.index()).or_default().push(rec),
+                OpKind::Decode if op.stage == cfg.stages - 1 => {
+                    *decode_iters.entry(t.index()).or_default() += 1
+                }
+                OpKind::Offload => {
+                    offloaded.insert((t.index(), op.stage), ());
+                }
+                _ => {}
+            }
+        }
+    }
+    for op in run.ops.iter().filter(|o| o.kind == OpKind::Reload) {
+        if let Some(t) = op
+            .tasks
+            .iter()
+            .find(|t| !offloaded.contains_key(&(t.index(), op.stage)))
+        {
+            return Err(format!(
+                "task {}: a reload on stage {} of nothing offloaded",
+                t.index(),
+                op.stage
+            ));
+        }
+    }
+    for (i, fw) in &forward {
+        let task = &tasks[*i];
+        let name = format!("task {i}");
+        let mut fw = fw.clone();
+        fw.sort_by_key(|r| r.1);
+        if fw.iter().map(|r| r.1).collect::<Vec<_>>() != (0..cfg.stages).collect::<Vec<_>>()
+            && !run.outcomes[*i].dropped
+        {
+            return Err(format!(
+                "{name}: forward stages {:?}",
+                fw.iter().map(|r| r.1).collect::<Vec<_>>()
+            ));
+        }
+        if fw.iter().any(|r| r.0 != fw[0].0) {
+            return Err(format!("{name}: forward ops on several nodes"));
+        }
+        if fw.windows(2).any(|w| w[1].2 + EPS < w[0].3) {
+            return Err(format!(
+                "{name}: a forward stage starts before the previous one ends"
+            ));
+        }
+        if let Some(first) = fw.first()
+            && first.2 + EPS < run.outcomes[*i].arrival_s
+        {
+            return Err(format!("{name}: starts before it arrives"));
+        }
+        if task.is_training() && !run.outcomes[*i].dropped {
+            let mut bw = backward.get(i).cloned().unwrap_or_default();
+            bw.sort_by_key(|r| std::cmp::Reverse(r.1));
+            if bw.len() != cfg.stages {
+                return Err(format!(
+                    "{name}: {} backward stages of {}",
+                    bw.len(),
+                    cfg.stages
+                ));
+            }
+            let last_forward = fw.last().map_or(0.0, |r| r.3);
+            if bw[0].2 + EPS < last_forward || bw.windows(2).any(|w| w[1].2 + EPS < w[0].3) {
+                return Err(format!("{name}: backward out of pipeline order"));
+            }
+        }
+        if let TaskKind::Inference { output_tokens, .. } = task.kind
+            && !run.outcomes[*i].dropped
+            && run.outcomes[*i].end_s.is_some()
+        {
+            let iters = decode_iters.get(i).copied().unwrap_or(0);
+            if iters != output_tokens {
+                return Err(format!(
+                    "{name}: {iters} decode iterations for {output_tokens} tokens"
+                ));
+            }
+        }
+    }
+    // 3. Memory at every forward start stays within the GPU (a replay of allocations).
+    let mut allocs: Vec<(f64, usize, usize, f64)> = Vec::new(); // (time, node, stage, +/- MiB)
+    for (i, fw) in &forward {
+        let task = &tasks[*i];
+        let o = &run.outcomes[*i];
+        for &(n, s, start, _) in fw {
+            if offloaded.contains_key(&(*i, s)) {
+                continue;
+            }
+            let (mib, free_at) = match task.kind {
+                TaskKind::Inference { prompt_tokens, .. } => {
+                    // Each decoded token adds its KV on every stage when it is produced.
+                    let per_token = cfg.kv_mib_per_token;
+                    for &t in &o.token_times {
+                        allocs.push((t, n, s, per_token));
+                    }
+                    if let Some(end) = o.end_s {
+                        allocs.push((end, n, s, -per_token * o.token_times.len() as f64));
+                    }
+                    (cfg.kv_mib_per_token * prompt_tokens as f64, o.end_s)
+                }
+                TaskKind::Training { tokens, batch } => (
+                    cfg.activation_mib_per_token * tokens as f64 * batch as f64,
+                    backward
+                        .get(i)
+                        .and_then(|b| b.iter().find(|r| r.1 == s).map(|r| r.3)),
+                ),
+            };
+            allocs.push((start, n, s, mib));
+            if let Some(t) = free_at {
+                allocs.push((t, n, s, -mib));
+            }
+        }
+    }
+    // Frees before allocations at the same instant.
+    allocs.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.3.total_cmp(&b.3)));
+    let mut used: BTreeMap<(usize, usize), f64> = BTreeMap::new();
+    for (t, n, s, d) in allocs {
+        let u = used.entry((n, s)).or_insert(cfg.weights_mib);
+        *u += d;
+        if *u > cfg.gpu_memory_mib * 1.0 + 1e-6 && d > 0.0 {
+            return Err(format!(
+                "node {n} stage {s} holds {u:.0} MiB at {t:.3} s, above the GPU's {:.0} MiB",
+                cfg.gpu_memory_mib
+            ));
+        }
+    }
+    // 4. Outcomes agree with the timeline.
+    for (i, o) in run.outcomes.iter().enumerate() {
+        if o.dropped && o.end_s.is_some() {
+            return Err(format!("task {i}: dropped and completed"));
+        }
+        if !o.dropped && o.end_s.is_none() {
+            return Err(format!("task {i}: neither completed nor dropped"));
+        }
+    }
+    Ok(())
+}
