@@ -1,5 +1,5 @@
 //! The fixed parameters of a run, derived once from a co-location spec: the engine and every
-//! planner read them, none changes them.
+//! planner read them, none changes them. Handles no event.
 
 use crate::colocate::latency::LatencyModel;
 use crate::plan::colocation::RunBounds;

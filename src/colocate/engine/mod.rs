@@ -17,7 +17,8 @@
 //! A planner decides the node of each task when it arrives (or defers a training task).
 //!
 //! This file holds the engine's state and the API planners and searches drive (`run`,
-//! `advance`, `place`, `view`, `drain_node`, …). Each concern lives in its own file, as
+//! `advance`, `place`, `view`, `drain_node`, …). It handles `Arrive`: `advance` hands the
+//! arriving task out, and `place` carries out the planner's answer. Each concern lives in its own file, as
 //! `impl` blocks of the one engine type (see `docs/colocation.md`, "The event flow"):
 //! - `config.rs`: the fixed parameters of a run (`EngineConfig`);
 //! - `dispatch.rs`: what planners see and answer (`View`, `Dispatcher`, `Assignment`);

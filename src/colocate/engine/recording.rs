@@ -1,6 +1,6 @@
 //! What a run records and no decision reads: the op log and the token times. A search turns
 //! recording off in its clones and takes the history out before cloning, so that recording
-//! costs the plain run only.
+//! costs the plain run only. Handles no event.
 
 use super::DiscreteEventEngine;
 use crate::plan::colocation::{OpKind, OpLog, TaskId};
