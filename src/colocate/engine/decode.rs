@@ -1,7 +1,9 @@
 //! Continuous batching (LeMix Algorithm 3): requests join decode groups after their prefill,
 //! up to one group per stage so that iterations of different groups pipeline across stages;
 //! a batch that starts from empty waits up to T_w for company (its node's `Wake`), and each
-//! iteration's end gives every member its token.
+//! iteration's end gives every member not dropped its token. Also a request's life around it:
+//! its prefill's end (`prefill_done`) and its finish (`finish_request`: its memory freed, a
+//! `Wake` of its node).
 
 use std::collections::VecDeque;
 
@@ -140,7 +142,9 @@ impl<'a> DiscreteEventEngine<'a> {
 
     /// Starts a decode iteration for every idle group of the node: waiting requests first top
     /// up the idle groups, then open new groups (up to one per stage) while every group is in
-    /// flight. A node whose decoding starts from nothing waits up to T_w for company.
+    /// flight. A node whose decoding starts from nothing waits up to T_w for company. One of
+    /// its cases (one group relaunched alone) is repeated in
+    /// `events.rs::end_iteration_in_place`: keep the two alike.
     pub(super) fn try_decode(&mut self, node: usize) {
         let now = self.now;
         let max = self.cfg.batch_max;
@@ -210,6 +214,9 @@ impl<'a> DiscreteEventEngine<'a> {
         self.enqueue(node, 0, Pending::Decode(iter), est);
     }
 
+    /// The end of decode iteration `iter` on its last stage: every member not dropped takes its
+    /// token; finished requests leave. Repeated, when no member finishes, in
+    /// `events.rs::end_iteration_in_place`: keep the two alike.
     pub(super) fn iteration_done(&mut self, node: usize, iter: u64) {
         let now = self.now;
         // The iteration's batch: its group's members, which do not change while the

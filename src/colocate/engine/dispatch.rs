@@ -1,6 +1,6 @@
 //! The boundary between the engine and the planners: what a planner may read of the running
 //! simulation (`View`) and what it answers (`Assignment`). Planners see no engine internals,
-//! so a planner file depends on this file alone. Handles no event: the planner answers the
+//! so a planner file depends on this file and `EngineConfig` (`view.config`) alone. Handles no event: the planner answers the
 //! `Arrive` that `advance` hands out.
 
 use super::Node;

@@ -2,9 +2,13 @@
 //! number), the inference arrivals kept sorted beside the heap, and the decode-op ends kept out
 //! of it (`catch_up`), so that one order decides every run whichever path an event takes.
 //!
-//! Handles `Arrive` (handed to the planner by `advance`), `AppTimeout` (to `training.rs`),
-//! `OpDone` (to `stages.rs`, or done in place here for a kept decode-op end) and `Wake` (a
-//! node's decode batch and stage queues are re-examined).
+//! Handles `AppTimeout` (to `training.rs`), `OpDone` (to `stages.rs`, or done in place here
+//! for a kept decode-op end) and `Wake` (a node's decode batch and stage queues are
+//! re-examined). An `Arrive` is handed out by `advance` (`mod.rs`); `handle` sees one only
+//! after `close_arrivals`, and drops it. The in-place handlers (`pass_decode_on`,
+//! `end_iteration_in_place`) repeat steps of `stages.rs` and `decode.rs` for one case each:
+//! a change there must be made here too (the equivalence test in `tests/colocation.rs`
+//! compares both paths).
 
 use std::cmp::Reverse;
 

@@ -1,8 +1,10 @@
 //! GPU memory per stage: what each task holds, the KV reserved for the tokens a request has
 //! still to decode (so that decode growth never takes a stage past κ · GPU memory), growth per
 //! token, the wait-or-offload-or-drop rule of a forward that does not fit, and reloads of
-//! offloaded data. Schedules no event of its own: a forward that must wait asks for its
-//! node's `Wake` at its deadline (`stages.rs`).
+//! offloaded data. A forward that must wait asks for its node's `Wake` at its deadline
+//! (`stages.rs`). Its one event: dropping a training task that never started closes its A-PP
+//! slot (`training.rs`), which releases the next one (`Arrive`, `AppTimeout`). A drop frees
+//! memory without a `Wake`: the stage whose queue dropped it goes on to its next op at once.
 
 use super::DiscreteEventEngine;
 use super::{Pending, Queued};

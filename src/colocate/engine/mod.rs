@@ -1,5 +1,6 @@
 //! The co-location discrete-event engine: a simulator of node timelines (DESIGN §6.1) on which
-//! every co-location planner, the bounds and the exact search run. Per node S pipeline stages
+//! every co-location planner and both `ilp` searches run (the searches' floors read its
+//! states). Per node S pipeline stages
 //! (stage s on GPU s), each running one op at a time: forward (prefill), backward and decode
 //! iterations, plus weight syncs, KV offloads and reloads.
 //!
@@ -17,16 +18,18 @@
 //! A planner decides the node of each task when it arrives (or defers a training task).
 //!
 //! This file holds the engine's state and the API planners and searches drive (`run`,
-//! `advance`, `place`, `view`, `drain_node`, …). It handles `Arrive`: `advance` hands the
-//! arriving task out, and `place` carries out the planner's answer. Each concern lives in its own file, as
-//! `impl` blocks of the one engine type (see `docs/colocation.md`, "The event flow"):
+//! `advance`, `place`, `view`, `drain_node`, …; `quiet` and the history in `recording.rs`).
+//! It handles `Arrive`: `advance` hands the arriving task out, and `place` carries out the
+//! planner's answer. Each concern lives in its own file, as `impl` blocks of the one engine
+//! type (see `docs/colocation.md`, "The event flow"):
 //! - `config.rs`: the fixed parameters of a run (`EngineConfig`);
 //! - `dispatch.rs`: what planners see and answer (`View`, `Dispatcher`, `Assignment`);
 //! - `events.rs`: the event heap and its order (`EventKey`), dispatching each event, and the
 //!   decode-op ends kept beside the heap (`catch_up`);
 //! - `stages.rs`: stage queues, op start and op end (`OpDone`);
 //! - `memory.rs`: reservations, KV growth, offload and reload, wait-or-drop;
-//! - `decode.rs`: decode groups and pipelined iterations (`Wake` of a batch);
+//! - `decode.rs`: a request's life after its prefill, decode groups and pipelined iterations
+//!   (schedules the `Wake` that ends a batch's wait);
 //! - `training.rs`: A-PP's training slots (`AppTimeout`), deferral, training completion;
 //! - `recording.rs`: the op log and token times, which no decision reads.
 

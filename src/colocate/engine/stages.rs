@@ -12,6 +12,8 @@ use crate::plan::colocation::OpKind;
 use crate::spec::colocation::QueueOrder;
 
 impl<'a> DiscreteEventEngine<'a> {
+    /// Puts an op in a stage's queue (or starts it at once on an idle stage). Its decode path is
+    /// repeated in `events.rs::pass_decode_on`: keep the two alike.
     pub(super) fn enqueue(&mut self, node: usize, stage: usize, op: Pending, estimate_s: f64) {
         if !matches!(op, Pending::Decode(_)) {
             self.restore_decode_ends(node);
@@ -244,6 +246,9 @@ impl<'a> DiscreteEventEngine<'a> {
         }
     }
 
+    /// The end of the op running on `(node, stage)`. Two of its decode cases are also done in
+    /// place for a kept end (`events.rs::pass_decode_on`, `end_iteration_in_place`): keep them
+    /// alike.
     pub(super) fn op_done(&mut self, node: usize, stage: usize, planner: &mut dyn Dispatcher) {
         let now = self.now;
         // Read in place rather than moved out: the op is copied nowhere on the hot path.
@@ -287,7 +292,7 @@ impl<'a> DiscreteEventEngine<'a> {
                     let est = self.cfg.latency.backward_s(b, l);
                     self.enqueue(node, stage - 1, Pending::Backward(id), est);
                 } else {
-                    self.training_done(node, id, planner);
+                    self.complete_training(node, id, planner);
                 }
                 // Freed memory may unblock waiting forwards on this node.
                 self.wake(node, now);

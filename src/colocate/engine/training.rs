@@ -88,7 +88,12 @@ impl<'a> DiscreteEventEngine<'a> {
     /// A training task's last backward ended (on stage 0): it is done, the node's replica
     /// reflects it, and the planner may ask for weight syncs (SEPARATE), which queue on every
     /// stage of the synced nodes.
-    pub(super) fn training_done(&mut self, node: usize, id: TaskId, planner: &mut dyn Dispatcher) {
+    pub(super) fn complete_training(
+        &mut self,
+        node: usize,
+        id: TaskId,
+        planner: &mut dyn Dispatcher,
+    ) {
         let now = self.now;
         self.outcomes[id.index()].end_s = Some(now);
         self.training_done += 1;

@@ -171,15 +171,16 @@ impl<'s> Tree<'s> {
 /// cost, which tasks the floor counts, and what is tracked along the path. Each search keeps
 /// its own state; the walk (`explore`) is the same.
 trait Search<'s, 'a> {
-    fn tree(&mut self) -> &mut Tree<'s>;
-
-    /// The cost of `engine` at `offer` when it is a leaf, else `None`.
-    fn leaf_cost(&mut self, engine: &DiscreteEventEngine<'a>, offer: Option<TaskId>)
-    -> Option<f64>;
-
     /// Whether the floor counts only the tasks placed so far (a window's leaves drain those
     /// alone).
     const PLACED_ONLY: bool;
+
+    fn tree(&mut self) -> &mut Tree<'s>;
+
+    /// The cost of `engine` at `offer` when it is a leaf, else `None`. The end of the run
+    /// (`offer` is `None`) must be a leaf: `explore` has nothing to branch on there.
+    fn leaf_cost(&mut self, engine: &DiscreteEventEngine<'a>, offer: Option<TaskId>)
+    -> Option<f64>;
 
     /// Whether the search must stop before expanding another state.
     fn out_of_time(&mut self) -> bool;
@@ -195,6 +196,7 @@ trait Search<'s, 'a> {
             self.tree().leaf(cost);
             return;
         }
+        // Not reached: the end of the run is a leaf (`leaf_cost`).
         let Some(id) = offer else { return };
         let tree = self.tree();
         let floor = partial_floor(tree.setup, tree.floors, &engine, Self::PLACED_ONLY);
@@ -225,10 +227,11 @@ pub fn solve(setup: &Setup) -> SearchOutcome {
     let planners = &setup.spec.planners;
     let floors = task_floors(setup);
     let tau = (setup.spec.inference.slo_factor * setup.slo_base_s).max(1e-12);
+    // The time limit counts from here, the engine's set-up included.
+    let deadline = Deadline::after(planners.ilp_time_limit_s);
     let mut engine = DiscreteEventEngine::new(&setup.config, &setup.tasks);
     let first = engine.advance(&mut NoSync);
     if setup.tasks.len() <= planners.ilp_exact_max_tasks.max(0) as usize {
-        let deadline = Deadline::after(planners.ilp_time_limit_s);
         return exact::search(setup, &floors, tau, engine, first, deadline);
     }
     windowed::search(setup, &floors, tau, engine, first, planners.window_offers())
