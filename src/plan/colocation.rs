@@ -35,8 +35,8 @@ pub enum TaskKind {
 pub struct Task {
     pub id: TaskId,
     pub kind: TaskKind,
-    /// Arrival of an inference request; training tasks are released at run time (A-PP), so
-    /// theirs is 0 here.
+    /// Submission: an inference request's arrival; a training task's submission (every
+    /// training task is submitted at 0 and released by A-PP at run time).
     pub arrival_s: f64,
 }
 
@@ -479,8 +479,12 @@ pub struct TaskOutcome {
     pub task: TaskId,
     pub training: bool,
     pub node: Option<usize>,
-    /// Arrival (inference) or release (training).
+    /// When the task was submitted: a request's arrival, a training task's submission. The
+    /// canonical objective counts every task's time from here.
     pub arrival_s: f64,
+    /// When A-PP first offered a training task to the planners (at or after its submission);
+    /// `None` for a request and for a training task never released.
+    pub released_s: Option<f64>,
     pub start_s: Option<f64>,
     /// End of the last stage's forward (inference: the response time R is this − arrival).
     pub prefill_end_s: Option<f64>,

@@ -212,6 +212,7 @@ impl<'a> DiscreteEventEngine<'a> {
                     training: t.is_training(),
                     node: None,
                     arrival_s: t.arrival_s,
+                    released_s: None,
                     start_s: None,
                     prefill_end_s: None,
                     end_s: None,

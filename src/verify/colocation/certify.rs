@@ -191,6 +191,15 @@ pub fn certify_scanning_halves_from(
     }
     // Tasks the reference can index (it would panic on others: leave those to it).
     let known = tasks.len().min(run.outcomes.len());
+    // The objective counts from submission: an outcome cannot move it.
+    if run
+        .outcomes
+        .iter()
+        .zip(tasks)
+        .any(|(o, t)| o.arrival_s.to_bits() != t.arrival_s.to_bits())
+    {
+        return false;
+    }
     let key = |i: usize, s: usize| i * stages + s;
     // Steps 1 and 2 read the log once; a long log is read in two halves at once, and the
     // halves' findings merged as one pass would have found them.
@@ -247,7 +256,9 @@ pub fn certify_scanning_halves_from(
         }
         if fw.iter().any(|r| r.0 != fw[0].0)
             || fw.windows(2).any(|w| w[1].1 + EPS < w[0].2)
-            || fw.first().is_some_and(|f| f.1 + EPS < o.arrival_s)
+            || fw
+                .first()
+                .is_some_and(|f| f.1 + EPS < o.arrival_s.max(o.released_s.unwrap_or(0.0)))
         {
             return false;
         }

@@ -18,6 +18,15 @@ pub fn verify_run_reference(
     tasks: &[Task],
     run: &ColocationRun,
 ) -> Result<(), String> {
+    // 0. Every task's time counts from its submission.
+    for (o, t) in run.outcomes.iter().zip(tasks) {
+        if o.arrival_s.to_bits() != t.arrival_s.to_bits() {
+            return Err(format!(
+                "task {}: arrival {} is not its submission {}",
+                t.id.0, o.arrival_s, t.arrival_s
+            ));
+        }
+    }
     // 1. One op at a time per GPU.
     let mut per_gpu: BTreeMap<(usize, usize), Vec<Span>> = BTreeMap::new();
     for op in &run.ops {
@@ -109,6 +118,11 @@ pub fn verify_run_reference(
             && first.2 + EPS < run.outcomes[*i].arrival_s
         {
             return Err(format!("{name}: starts before it arrives"));
+        }
+        if let (Some(first), Some(released)) = (fw.first(), run.outcomes[*i].released_s)
+            && first.2 + EPS < released
+        {
+            return Err(format!("{name}: starts before A-PP releases it"));
         }
         if task.is_training() && !run.outcomes[*i].dropped {
             let mut bw = backward.get(i).cloned().unwrap_or_default();
