@@ -65,7 +65,7 @@ fn colocation_names_registry_and_schema_agree() {
     );
     let references: Vec<&str> = colocation::registry()
         .iter()
-        .filter(|p| p.role() == PlannerRole::AssignmentOptimum)
+        .filter(|p| p.role() == PlannerRole::ScheduleOptimum)
         .map(|p| p.name())
         .collect();
     assert_eq!(references, ["ilp"]);

@@ -457,9 +457,16 @@ pub fn partial_floor(
             if placed_only {
                 0.0
             } else {
-                // Not placed yet: its idle-cluster floor (a training task's clock starts at
-                // its release, at or after now).
-                let t = floor.certain_miss + floor.total_s() / tau;
+                // Not placed yet: it is placed at now or later (a request at its arrival, a
+                // training task when A-PP releases it or a deferral ends), and its clock runs
+                // from its submission; from its placement, its idle-cluster floor.
+                let waited = (now - o.arrival_s).max(0.0);
+                let certain_miss = if task.is_training() {
+                    0.0
+                } else {
+                    miss(waited + floor.first_s)
+                };
+                let t = certain_miss + (waited + floor.total_s()) / tau;
                 if may_drop { t.min(dropped) } else { t }
             }
         } else {

@@ -197,18 +197,51 @@ pub fn plan(
             events,
         });
     }
-    // Every gap is against the best proven lower bound (DESIGN §10.3); the `ilp` row is a
-    // schedule like the others, so its gap is against the same bound.
+    // Every gap is against the best proven lower bound (DESIGN §10.3), or, when `ilp` proved
+    // its schedule optimal over every decision a planner can make, against that optimum: the
+    // distance is then exact.
     let settings = SolverSettings {
         backend: spec.planners.solver,
         mip_gap: spec.planners.ilp_mip_gap,
     };
     let bounds = best_bound(&s, horizon, settings);
-    let bound = bounds.best;
+    let optimum = reports
+        .iter()
+        .find(|r| r.role == PlannerRole::ScheduleOptimum && r.status == PlanStatus::Optimal)
+        .and_then(|r| r.objective);
+    let tolerance = |x: f64| 1e-9 * x.abs().max(1.0);
+    let (bound, bound_source, exact) = match optimum {
+        Some(o) => {
+            // Two proofs meet here: the optimum cannot lie below the bound, nor any planner
+            // below the optimum.
+            let below = reports
+                .iter()
+                .filter_map(|r| Some((r.name.as_str(), r.objective?)))
+                .find(|(_, x)| *x < o - tolerance(o));
+            let reason = match below {
+                Some((name, x)) => Some(format!("{name} scores {x} below the proven optimum {o}")),
+                None => (bounds.best > o + tolerance(o)).then(|| {
+                    format!(
+                        "the lower bound {} ({}) lies above the proven optimum {o}",
+                        bounds.best, bounds.source
+                    )
+                }),
+            };
+            if let Some(reason) = reason {
+                return Err(PlanningError::Verification {
+                    planner: "ilp".into(),
+                    at: "optimum".into(),
+                    reason,
+                });
+            }
+            (o, "ilp", true)
+        }
+        None => (bounds.best, bounds.source, false),
+    };
     for r in &mut reports {
         if let Some(o) = r.objective {
             r.gap = Some((o - bound) / bound.abs().max(1.0));
-            r.gap_is_bound = true;
+            r.gap_is_bound = !exact;
         }
     }
     Ok(ColocationPlan {
@@ -220,8 +253,9 @@ pub fn plan(
         nodes: s.config.nodes,
         stages: s.config.stages,
         slo_s: tau,
+        slo_factor: spec.inference.slo_factor,
         bound: Some(bound),
-        bound_source: bounds.source,
+        bound_source,
         bounds: bounds
             .parts
             .into_iter()

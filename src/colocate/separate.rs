@@ -39,6 +39,28 @@ impl Separate {
     }
 }
 
+impl Separate {
+    /// SEPARATE as the workload configures it.
+    pub fn for_setup(setup: &Setup) -> Self {
+        let spec = &setup.spec;
+        Separate::new(
+            setup.config.nodes,
+            spec.planners.separate_split.unwrap_or(spec.training.rate),
+            spec.planners.separate_sync_every.max(1) as u64,
+        )
+    }
+
+    /// The serving nodes: those a weight sync reaches.
+    pub fn serving_nodes(&self) -> &[usize] {
+        &self.inference_nodes
+    }
+
+    /// Every how many completed training tasks a weight sync runs.
+    pub fn sync_every(&self) -> u64 {
+        self.sync_every
+    }
+}
+
 impl Dispatcher for Separate {
     fn assign(&mut self, _view: &View<'_>, task: &Task) -> Assignment {
         let (set, next) = if task.is_training() {
@@ -67,12 +89,6 @@ impl ColocationPlanner for SeparatePlanner {
     }
 
     fn run(&self, setup: &Setup, _: f64) -> Result<PlannerRun, PlanningError> {
-        let spec = &setup.spec;
-        let mut dispatcher = Separate::new(
-            setup.config.nodes,
-            spec.planners.separate_split.unwrap_or(spec.training.rate),
-            spec.planners.separate_sync_every.max(1) as u64,
-        );
-        Ok(run_dispatcher(setup, &mut dispatcher))
+        Ok(run_dispatcher(setup, &mut Separate::for_setup(setup)))
     }
 }

@@ -518,6 +518,11 @@ pub struct RunBounds {
     pub activation_mib_per_token: f64,
 }
 
+/// The `slo_attainment` key of R ≤ k · SLO base: `5x`, `2.5x`.
+pub fn slo_key(k: f64) -> String {
+    format!("{k}x")
+}
+
 /// Metrics of one planner's run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ColocationMetrics {
@@ -526,10 +531,11 @@ pub struct ColocationMetrics {
     pub throughput_tasks_per_s: f64,
     /// Prefill and decode tokens of inference requests per second.
     pub throughput_tokens_per_s: f64,
-    /// Requests of the window meeting the SLO (R ≤ τ_R) per second of the window.
+    /// Requests of the window meeting the SLO (R ≤ τ_R) per second from the window's start to
+    /// the last response of its requests.
     pub goodput_rps: f64,
-    /// Share of the window's requests with R ≤ k · SLO base, for k = 1, 5, 10 (dropped =
-    /// missed).
+    /// Share of the window's requests with R ≤ k · SLO base, for k = 1, 5, 10 and the spec's
+    /// `slo_factor` (τ_R), keyed `"{k}x"` (dropped = missed).
     pub slo_attainment: BTreeMap<String, f64>,
     pub ttft_p50_s: Option<f64>,
     pub ttft_p99_s: Option<f64>,
@@ -610,9 +616,15 @@ pub struct ColocationPlan {
     pub stages: usize,
     /// τ_R in seconds.
     pub slo_s: f64,
-    /// The best proven lower bound of the canonical objective, which every gap is against.
+    /// τ_R as a multiple of the SLO base (`[inference].slo_factor`): the `slo_attainment` key
+    /// the table shows.
+    pub slo_factor: f64,
+    /// What every gap is against: the proven optimum when `ilp` proved one, else the best
+    /// proven lower bound of the canonical objective.
     pub bound: Option<f64>,
-    /// Where it comes from: `request floors`, `stage relaxation` or `interval lp`.
+    /// Where it comes from: `ilp` (a proven optimum: the gaps are exact), or the best of
+    /// `bounds` (`request floors`, `stage relaxation`, `interval lp`, …: the gaps are upper
+    /// bounds on the distance to the optimum).
     pub bound_source: &'static str,
     /// Every lower bound computed, the best of which is `bound`.
     pub bounds: Vec<BoundReport>,

@@ -35,10 +35,11 @@ pub enum PlannerRole {
     PerEventReference,
     /// The exact optimum of the whole list decided at once (`gap` of preemption plans).
     BatchReference,
-    /// The best schedule of a space the assignment-only candidates also live in (the
-    /// co-location `ilp`): a schedule measured like theirs against the proven bound, which it
-    /// does not supply (the bounds do, `colocate::bounds`).
-    AssignmentOptimum,
+    /// The best schedule over every decision the candidates can make (the co-location `ilp`):
+    /// when proven (`optimal`), its objective is the reference of every gap and its own bound;
+    /// otherwise a schedule measured like theirs against the proven bound of
+    /// `colocate::bounds`.
+    ScheduleOptimum,
 }
 
 impl PlannerRole {
@@ -47,7 +48,7 @@ impl PlannerRole {
     pub fn runs_last(self) -> bool {
         matches!(
             self,
-            PlannerRole::BatchReference | PlannerRole::AssignmentOptimum
+            PlannerRole::BatchReference | PlannerRole::ScheduleOptimum
         )
     }
 }

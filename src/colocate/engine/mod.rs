@@ -402,11 +402,16 @@ impl<'a> DiscreteEventEngine<'a> {
         let task = self.tasks[id.index()];
         let node = match choice {
             Assignment::Node(n) if n < self.cfg.nodes => n,
-            Assignment::Defer if task.is_training() => {
+            // A deferred task is offered again at a later inference arrival, so deferral
+            // needs one ahead: otherwise the task would never run.
+            Assignment::Defer
+                if task.is_training() && self.next_inference_arrival(self.now).is_some() =>
+            {
                 self.defer(id);
                 return;
             }
-            // A planner answering out of range or deferring inference: node 0, by rule.
+            // A planner answering out of range, deferring inference, or deferring training
+            // with no inference arrival ahead: node 0, by rule.
             _ => 0,
         };
         self.outcomes[id.index()].node = Some(node);

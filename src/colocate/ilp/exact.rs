@@ -1,9 +1,10 @@
-//! The complete search, up to `ilp_exact_max_tasks` tasks: every offer to the end of the run,
-//! each leaf a whole run scored on every task. Its only state beside the tree is the time
+//! The complete search, up to `ilp_exact_max_tasks` tasks: every question of the engine to
+//! the end of the run (nodes, deferrals, sync points), each leaf a whole run scored on every
+//! task. Its only state beside the tree is the time
 //! limit: `optimal` when the tree is exhausted within `ilp_time_limit_s`, else `time_limit`
 //! with the incumbent.
 
-use super::{Search, SearchOutcome, Tree};
+use super::{Search, SearchOutcome, SyncPoints, Tree};
 use crate::colocate::bounds::TaskFloor;
 use crate::colocate::engine::DiscreteEventEngine;
 use crate::colocate::metrics::objective_term;
@@ -20,6 +21,7 @@ struct ExactSearch<'s> {
 
 impl<'s, 'a> Search<'s, 'a> for ExactSearch<'s> {
     const PLACED_ONLY: bool = false;
+    const DEFERS: bool = true;
 
     fn tree(&mut self) -> &mut Tree<'s> {
         &mut self.tree
@@ -50,7 +52,7 @@ impl<'s, 'a> Search<'s, 'a> for ExactSearch<'s> {
     }
 }
 
-/// Searches every assignment of the offers from `engine` (positioned at `first`).
+/// Searches every answer to the engine's questions from `engine` (positioned at `first`).
 pub(super) fn search(
     setup: &Setup,
     floors: &[TaskFloor],
@@ -59,8 +61,11 @@ pub(super) fn search(
     first: Option<TaskId>,
     deadline: Deadline,
 ) -> SearchOutcome {
+    let points = SyncPoints::of(setup);
+    let mut tree = Tree::new(setup, floors, tau);
+    tree.syncs = points.as_ref();
     let mut search = ExactSearch {
-        tree: Tree::new(setup, floors, tau),
+        tree,
         deadline,
         timed_out: false,
     };

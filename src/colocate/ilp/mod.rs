@@ -1,9 +1,15 @@
-//! `ilp`: the best node assignment of every task under the engine's own rules (DESIGN §10.3).
+//! `ilp`: the best schedule over every decision a planner can make under the engine's own
+//! rules (DESIGN §10.3).
 //!
-//! The engine is deterministic given the node of each task in the order it offers them, so
-//! the schedules an assignment-only planner can produce are exactly the leaves of a tree with
-//! one level per offered task and one branch per node. `ilp` searches that tree depth first,
-//! cloning the engine at each offer (the walk, `Search::explore`, is shared):
+//! The engine is deterministic given the answers to its questions, so the schedules any
+//! planner can produce are exactly the leaves of a tree with one level per question:
+//! - each offered task: its node, or for a training task while an inference arrival is still
+//!   ahead, deferral to the next one (what `lemix` and `lemix-balanced` do);
+//! - each weight-sync point (every `separate_sync_every` completed training tasks, when the
+//!   workload has that many): sync SEPARATE's serving nodes or not (what `separate` does).
+//!
+//! `ilp` searches that tree depth first, cloning the engine at each question (the walk,
+//! `Search::explore`, is shared):
 //! - the first dive follows the least-backlog node, which gives the first incumbent;
 //! - a subtree is cut when the floor of its partial run (finished tasks at their score, the
 //!   others at their floor from now, `bounds::partial_floor`) reaches the incumbent;
@@ -11,22 +17,21 @@
 //!   interchangeable: only the first of them is tried.
 //!
 //! Two searches walk it, each with its own state: `exact.rs` (up to `ilp_exact_max_tasks`
-//! tasks; `optimal`, or `time_limit` with the incumbent) and `windowed.rs` (above; rolling
-//! windows of `ilp_window` offers, status `windowed`).
+//! tasks, every decision; `optimal`, or `time_limit` with the incumbent) and `windowed.rs`
+//! (above; rolling windows of `ilp_window` offers over nodes only, status `windowed`).
 //!
-//! Its role: the optimum of the assignment space, beside the heuristics. Its row is a schedule
-//! like theirs, with a gap against the proven lower bound; the bound itself comes from
-//! `colocate::bounds`, never from `ilp` (an incumbent is not a bound). Deferral and
-//! SEPARATE's weight syncs are not assignments, so `lemix` and `separate` (when it syncs) may
-//! leave this space and beat it.
+//! Its role: the optimum of the planners' space, beside the heuristics. When it is proven
+//! (`optimal`), no planner can score below it and every gap is measured against it; otherwise
+//! its row is a schedule like theirs, with a gap against the proven lower bound of
+//! `colocate::bounds` (an incumbent is not a bound).
 
 mod exact;
 mod windowed;
 
 use super::bounds::{TaskFloor, partial_floor, task_floors};
 use super::engine::{Assignment, DiscreteEventEngine, Dispatcher, View};
-use super::metrics::objective_term;
 use super::planner::{ColocationPlanner, PlannerRun};
+use super::separate::Separate;
 use super::setup::Setup;
 use crate::plan::colocation::{Task, TaskId};
 use crate::plan::error::PlanningError;
@@ -45,28 +50,63 @@ impl ColocationPlanner for Ilp {
     }
 
     fn role(&self) -> PlannerRole {
-        PlannerRole::AssignmentOptimum
+        PlannerRole::ScheduleOptimum
     }
 
     fn run(&self, setup: &Setup, _horizon_s: f64) -> Result<PlannerRun, PlanningError> {
         let outcome = solve(setup);
-        let mut replay = FixedNodes {
-            nodes: outcome.choices,
-            next: 0,
+        let mut replay = Replay {
+            steps: outcome.choices.into(),
+            syncs: SyncPoints::of(setup),
         };
         let run = DiscreteEventEngine::new(&setup.config, &setup.tasks).run(&mut replay);
+        // A proven optimum is its own lower bound.
+        let bound = (outcome.status == PlanStatus::Optimal).then_some(outcome.objective);
         Ok(PlannerRun::Ran {
             run,
             status: outcome.status,
-            bound: None,
+            bound,
         })
     }
 }
 
-/// What the search found: the node of each offer in order, and how sure it is.
+/// One answer to the engine, in the order it asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// The offered task's node, or its deferral.
+    Offer(Assignment),
+    /// At a weight-sync point: whether the serving nodes are synced.
+    Sync(bool),
+}
+
+/// Where weight syncs may run: every `every` completed training tasks, on `serving`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SyncPoints {
+    pub every: u64,
+    pub serving: Vec<usize>,
+}
+
+impl SyncPoints {
+    /// SEPARATE's sync points, when the workload has enough training tasks to reach one.
+    pub fn of(setup: &Setup) -> Option<SyncPoints> {
+        let separate = Separate::for_setup(setup);
+        let training = setup.tasks.iter().filter(|t| t.is_training()).count() as u64;
+        (training >= separate.sync_every()).then(|| SyncPoints {
+            every: separate.sync_every(),
+            serving: separate.serving_nodes().to_vec(),
+        })
+    }
+
+    /// Whether the `completed`-th completion is a sync point.
+    pub fn at(&self, completed: u64) -> bool {
+        completed.is_multiple_of(self.every.max(1))
+    }
+}
+
+/// What the search found: every answer to the engine in order, and how sure it is.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SearchOutcome {
-    pub choices: Vec<usize>,
+    pub choices: Vec<Step>,
     /// The final objective of the chosen schedule.
     pub objective: f64,
     pub status: PlanStatus,
@@ -74,21 +114,60 @@ pub struct SearchOutcome {
     pub expanded: u64,
 }
 
-/// The engine's offers replayed: the n-th offered task goes to the n-th node chosen.
-struct FixedNodes {
-    nodes: Vec<usize>,
-    next: usize,
+/// The search's answers replayed in order (past their end: the least-backlog node, no sync).
+struct Replay {
+    steps: std::collections::VecDeque<Step>,
+    syncs: Option<SyncPoints>,
 }
 
-impl Dispatcher for FixedNodes {
+impl Dispatcher for Replay {
     fn assign(&mut self, view: &View<'_>, task: &Task) -> Assignment {
-        let n = self
-            .nodes
-            .get(self.next)
-            .copied()
-            .unwrap_or_else(|| least_backlog(view, task)[0]);
-        self.next += 1;
-        Assignment::Node(n)
+        match self.steps.front() {
+            Some(Step::Offer(a)) => {
+                let a = *a;
+                self.steps.pop_front();
+                a
+            }
+            _ => Assignment::Node(least_backlog(view, task)[0]),
+        }
+    }
+
+    fn on_training_done(&mut self, completed: u64) -> Option<Vec<usize>> {
+        let points = self.syncs.as_ref()?;
+        if !points.at(completed) {
+            return None;
+        }
+        match self.steps.front() {
+            Some(Step::Sync(b)) => {
+                let b = *b;
+                self.steps.pop_front();
+                b.then(|| points.serving.clone())
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Answers the sync points of one `advance` from a script (past its end: no sync), and
+/// records every answer it gave.
+struct ScriptedSyncs<'p> {
+    points: &'p SyncPoints,
+    script: &'p [bool],
+    given: Vec<bool>,
+}
+
+impl Dispatcher for ScriptedSyncs<'_> {
+    fn assign(&mut self, _: &View<'_>, _: &Task) -> Assignment {
+        Assignment::Node(0)
+    }
+
+    fn on_training_done(&mut self, completed: u64) -> Option<Vec<usize>> {
+        if !self.points.at(completed) {
+            return None;
+        }
+        let sync = self.script.get(self.given.len()).copied().unwrap_or(false);
+        self.given.push(sync);
+        sync.then(|| self.points.serving.clone())
     }
 }
 
@@ -121,15 +200,23 @@ fn least_backlog(view: &View<'_>, _task: &Task) -> Vec<usize> {
     nodes.into_iter().map(|(_, _, n)| n).collect()
 }
 
-fn branches(engine: &DiscreteEventEngine<'_>, task: &Task) -> Vec<usize> {
-    let ordered = least_backlog(&engine.view(), task);
+/// The answers tried for an offered task: one node of each set of interchangeable nodes,
+/// least busy first, and with `defer`, deferral of a training task while an inference
+/// arrival is ahead (the engine refuses it otherwise).
+fn branches(engine: &DiscreteEventEngine<'_>, task: &Task, defer: bool) -> Vec<Assignment> {
+    let view = engine.view();
+    let ordered = least_backlog(&view, task);
     let mut kept: Vec<usize> = Vec::new();
     for n in ordered {
         if !kept.iter().any(|&k| engine.interchangeable(k, n)) {
             kept.push(n);
         }
     }
-    kept
+    let mut answers: Vec<Assignment> = kept.into_iter().map(Assignment::Node).collect();
+    if defer && task.is_training() && view.next_inference_arrival.is_some() {
+        answers.push(Assignment::Defer);
+    }
+    answers
 }
 
 /// What both searches share: the tree walk over the next offers of an engine, the
@@ -139,9 +226,11 @@ struct Tree<'s> {
     setup: &'s Setup,
     floors: &'s [TaskFloor],
     tau: f64,
+    /// Sync points searched (the exact search, when the workload has them).
+    syncs: Option<&'s SyncPoints>,
     best: f64,
-    best_path: Vec<usize>,
-    path: Vec<usize>,
+    best_path: Vec<Step>,
+    path: Vec<Step>,
     /// Search nodes (engine states) expanded.
     expanded: u64,
 }
@@ -152,6 +241,7 @@ impl<'s> Tree<'s> {
             setup,
             floors,
             tau,
+            syncs: None,
             best: f64::INFINITY,
             best_path: Vec::new(),
             path: Vec::new(),
@@ -174,6 +264,10 @@ trait Search<'s, 'a> {
     /// Whether the floor counts only the tasks placed so far (a window's leaves drain those
     /// alone).
     const PLACED_ONLY: bool;
+
+    /// Whether deferral is searched (a window scores placed tasks only, so it would defer
+    /// for free).
+    const DEFERS: bool;
 
     fn tree(&mut self) -> &mut Tree<'s>;
 
@@ -209,15 +303,57 @@ trait Search<'s, 'a> {
         let tree = self.tree();
         tree.expanded += 1;
         let task = tree.setup.tasks[id.index()];
-        for n in branches(&engine, &task) {
-            let mut child = engine.clone();
-            child.place(id, Assignment::Node(n), None);
-            let next = child.advance(&mut NoSync);
-            self.tree().path.push(n);
-            self.enter(n, id, engine.now().to_bits());
-            self.explore(child, next);
-            self.leave();
+        let at = engine.now().to_bits();
+        for answer in branches(&engine, &task, Self::DEFERS) {
+            let mut placed = engine.clone();
+            placed.place(id, answer, None);
+            self.tree().path.push(Step::Offer(answer));
+            if let Assignment::Node(n) = answer {
+                self.enter(n, id, at);
+            }
+            match self.tree().syncs {
+                Some(points) => self.expand_syncs(&placed, points, &[]),
+                None => {
+                    let next = placed.advance(&mut NoSync);
+                    self.explore(placed, next);
+                }
+            }
+            if let Assignment::Node(_) = answer {
+                self.leave();
+            }
             self.tree().path.pop();
+        }
+    }
+
+    /// Runs `placed` to its next offer once per answer at each sync point on the way: the
+    /// run with every sync point past `script` answered "no", then, for each of those
+    /// points, the runs that answer "yes" there (each searched the same way). Every string
+    /// of answers is run once.
+    fn expand_syncs(
+        &mut self,
+        placed: &DiscreteEventEngine<'a>,
+        points: &SyncPoints,
+        script: &[bool],
+    ) {
+        let mut child = placed.clone();
+        let mut syncs = ScriptedSyncs {
+            points,
+            script,
+            given: Vec::new(),
+        };
+        let next = child.advance(&mut syncs);
+        let given = syncs.given;
+        for &b in &given {
+            self.tree().path.push(Step::Sync(b));
+        }
+        self.explore(child, next);
+        for _ in &given {
+            self.tree().path.pop();
+        }
+        for j in script.len()..given.len() {
+            let mut flipped = given[..j].to_vec();
+            flipped.push(true);
+            self.expand_syncs(placed, points, &flipped);
         }
     }
 }
@@ -235,36 +371,4 @@ pub fn solve(setup: &Setup) -> SearchOutcome {
         return exact::search(setup, &floors, tau, engine, first, deadline);
     }
     windowed::search(setup, &floors, tau, engine, first, planners.window_offers())
-}
-
-/// The best objective over every node assignment, by enumerating them all (no pruning, no
-/// symmetry): the oracle of the search on tiny instances.
-pub fn brute_force(setup: &Setup) -> f64 {
-    let tau = (setup.spec.inference.slo_factor * setup.slo_base_s).max(1e-12);
-    fn walk(
-        setup: &Setup,
-        tau: f64,
-        mut engine: DiscreteEventEngine<'_>,
-        offer: Option<TaskId>,
-    ) -> f64 {
-        let Some(id) = offer else {
-            return engine
-                .outcomes()
-                .iter()
-                .map(|o| objective_term(o, tau, &setup.spec.objective))
-                .sum();
-        };
-        let _ = &mut engine;
-        (0..setup.config.nodes)
-            .map(|n| {
-                let mut child = engine.clone();
-                child.place(id, Assignment::Node(n), None);
-                let next = child.advance(&mut NoSync);
-                walk(setup, tau, child, next)
-            })
-            .fold(f64::INFINITY, f64::min)
-    }
-    let mut engine = DiscreteEventEngine::new(&setup.config, &setup.tasks);
-    let first = engine.advance(&mut NoSync);
-    walk(setup, tau, engine, first)
 }

@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use super::{NoSync, Search, SearchOutcome, Tree, least_backlog};
+use super::{NoSync, Search, SearchOutcome, Step, Tree, least_backlog};
 use crate::colocate::bounds::TaskFloor;
 use crate::colocate::engine::{Assignment, DiscreteEventEngine};
 use crate::colocate::metrics::objective_term;
@@ -69,6 +69,7 @@ impl WindowSearch<'_> {
 
 impl<'s, 'a> Search<'s, 'a> for WindowSearch<'s> {
     const PLACED_ONLY: bool = true;
+    const DEFERS: bool = false;
 
     fn tree(&mut self) -> &mut Tree<'s> {
         &mut self.tree
@@ -133,11 +134,15 @@ pub(super) fn search<'a>(
         node_costs = search.node_costs;
         let mut next = Some(id);
         let mut committed: Vec<Vec<(TaskId, u64)>> = vec![Vec::new(); setup.config.nodes];
-        for &n in path.iter().take(keep.min(window).max(1)) {
+        let nodes = path.iter().filter_map(|s| match s {
+            Step::Offer(Assignment::Node(n)) => Some(*n),
+            _ => None,
+        });
+        for n in nodes.take(keep.min(window).max(1)) {
             let Some(id) = next else { break };
             committed[n].push((id, engine.now().to_bits()));
             engine.place(id, Assignment::Node(n), None);
-            choices.push(n);
+            choices.push(Step::Offer(Assignment::Node(n)));
             next = engine.advance(&mut NoSync);
         }
         // A node's drain after this round's placements is the one the search scored for
@@ -157,7 +162,7 @@ pub(super) fn search<'a>(
             // Nothing scored (cannot happen: every window has a leaf); place greedily.
             let n = least_backlog(&engine.view(), &setup.tasks[id.index()])[0];
             engine.place(id, Assignment::Node(n), None);
-            choices.push(n);
+            choices.push(Step::Offer(Assignment::Node(n)));
             next = engine.advance(&mut NoSync);
         }
         offer = next;
