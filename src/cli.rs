@@ -44,7 +44,8 @@ pub enum Command {
         /// Planners to run, comma-separated (default: the workload's [planners].run).
         #[arg(long, value_delimiter = ',')]
         planners: Option<Vec<String>>,
-        /// Seed of the initial fill (overrides [fill].seed).
+        /// Seed of the run: overrides [fill].seed (the initial fill) of a preemption workload
+        /// and [planners].seed of a co-location workload.
         #[arg(long)]
         seed: Option<u64>,
         /// Write the output to FILE (atomically) instead of stdout.
@@ -57,6 +58,11 @@ pub enum Command {
         /// binary built with `--features highs`.
         #[arg(long, value_enum)]
         solver: Option<SolverArg>,
+        /// Preemption: how `ilp` and every decision gap find the per-event optimum (overrides
+        /// [planners].event_solver): `exact` (branch and bound, the default) or `milp` (one
+        /// MILP per server on --solver, the reference).
+        #[arg(long, value_enum)]
+        event_solver: Option<EventSolverArg>,
     },
     /// Run the paper's protocol: per seed, fill by seeded churn; per cycle, plan the preemptor
     /// list with every planner from the same state; report mean, 95 % CI, min, max and totals.
@@ -82,6 +88,11 @@ pub enum Command {
         /// binary built with `--features highs`.
         #[arg(long, value_enum)]
         solver: Option<SolverArg>,
+        /// Preemption: how `ilp` and every decision gap find the per-event optimum (overrides
+        /// [planners].event_solver): `exact` (branch and bound, the default) or `milp` (one
+        /// MILP per server on --solver, the reference).
+        #[arg(long, value_enum)]
+        event_solver: Option<EventSolverArg>,
     },
     /// Simulate the Cartesian product of spec values; write long-format rows.
     ///
@@ -119,6 +130,11 @@ pub enum Command {
         /// binary built with `--features highs`.
         #[arg(long, value_enum)]
         solver: Option<SolverArg>,
+        /// Preemption: how `ilp` and every decision gap find the per-event optimum (overrides
+        /// [planners].event_solver): `exact` (branch and bound, the default) or `milp` (one
+        /// MILP per server on --solver, the reference).
+        #[arg(long, value_enum)]
+        event_solver: Option<EventSolverArg>,
     },
     /// Join sweep shard outputs (CSV or JSON Lines); reject overlaps and missing scenarios.
     Merge {
@@ -181,6 +197,11 @@ pub enum Command {
         /// binary built with `--features highs`.
         #[arg(long, value_enum)]
         solver: Option<SolverArg>,
+        /// Preemption: how `ilp` and every decision gap find the per-event optimum (overrides
+        /// [planners].event_solver): `exact` (branch and bound, the default) or `milp` (one
+        /// MILP per server on --solver, the reference).
+        #[arg(long, value_enum)]
+        event_solver: Option<EventSolverArg>,
     },
     /// Write a co-location plan's node timelines as Chrome Trace Event JSON (open in Perfetto):
     /// pid = node, tid = stage; forward, backward, decode, offload and sync ops as events. Or,
@@ -456,6 +477,24 @@ impl From<SolverArg> for coplan::spec::SolverBackend {
         match a {
             SolverArg::Microlp => coplan::spec::SolverBackend::Microlp,
             SolverArg::Highs => coplan::spec::SolverBackend::Highs,
+        }
+    }
+}
+
+/// `--event-solver`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum EventSolverArg {
+    /// Branch and bound over servers and victim sets (proven optimal).
+    Exact,
+    /// One MILP per server on the `--solver` backend (the reference).
+    Milp,
+}
+
+impl From<EventSolverArg> for coplan::spec::preemption::EventSolver {
+    fn from(a: EventSolverArg) -> Self {
+        match a {
+            EventSolverArg::Exact => coplan::spec::preemption::EventSolver::Exact,
+            EventSolverArg::Milp => coplan::spec::preemption::EventSolver::Milp,
         }
     }
 }

@@ -139,8 +139,11 @@ fn run(cli: Cli) -> Result<(), Failure> {
             out,
             require_all_placed,
             solver,
+            event_solver,
         } => {
-            let pair = load_pair(&cluster, &workload)?.with_solver(solver.map(Into::into))?;
+            let pair = load_pair(&cluster, &workload)?
+                .with_solver(solver.map(Into::into))?
+                .with_event_solver(event_solver.map(Into::into))?;
             let result = commands::plan(&pair, planners, seed)?;
             if let PlanResult::Preemption(r) = &result {
                 for w in &r.warnings {
@@ -181,8 +184,11 @@ fn run(cli: Cli) -> Result<(), Failure> {
             out,
             plot,
             solver,
+            event_solver,
         } => {
-            let pair = load_pair(&cluster, &workload)?.with_solver(solver.map(Into::into))?;
+            let pair = load_pair(&cluster, &workload)?
+                .with_solver(solver.map(Into::into))?
+                .with_event_solver(event_solver.map(Into::into))?;
             let options = sim_options(seeds, cycles, planners, None);
             let bar = progress_bar(commands::simulation_units(&pair, &options));
             let result = commands::simulate(&pair, &options, &|| bar.inc(1))?;
@@ -222,6 +228,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             out,
             plot,
             solver,
+            event_solver,
         } => {
             let subject = format!("{} on {}", file_stem(&workload), file_stem(&cluster));
             let prepared = commands::prepare_sweep(
@@ -232,7 +239,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 shard.as_deref(),
                 shards,
                 &|k| std::env::var(k).ok(),
-            )?;
+            )?
+            .with_event_solver(event_solver.map(Into::into))?;
             let bar = progress_bar(prepared.units);
             let output = commands::run_sweep(&prepared, &|| bar.inc(1))?;
             bar.finish_and_clear();
@@ -287,8 +295,11 @@ fn run(cli: Cli) -> Result<(), Failure> {
             out,
             plot,
             solver,
+            event_solver,
         } => {
-            let pair = load_pair(&cluster, &workload)?.with_solver(solver.map(Into::into))?;
+            let pair = load_pair(&cluster, &workload)?
+                .with_solver(solver.map(Into::into))?
+                .with_event_solver(event_solver.map(Into::into))?;
             if plot.is_some() && pair.kind() == SpecKind::Colocation {
                 return Err(input(
                     "`--plot` draws a pool-size search; a co-location capacity searches a rate"

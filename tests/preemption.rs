@@ -374,3 +374,92 @@ fn imp_scope_and_priority_norm_change_the_choice_as_documented() {
     // inverse-sum: P = 1/10 vs 1/20, S = 0.284 < 0.425.
     assert_eq!(chosen(Node, InverseSum, 0.5), two);
 }
+
+#[test]
+fn both_event_solvers_give_the_same_decision_gaps_on_the_paper_example() {
+    // The other planners face the same states whatever solves the per-event optimum, so
+    // their decision gaps must agree; `ilp` itself may break a tie differently (the MILP
+    // returns one optimal victim set per server, the exact search the chain's best of all).
+    use coplan::spec::preemption::EventSolver;
+    let cluster = load_cluster("examples/clusters/paper-4090-x100.toml");
+    let (mut workload, _) = load_preemption("examples/workloads/paper-preemption.toml");
+    let planners = ["k8s-default", "flextopo-imp", "ilp"];
+    let mut gaps = Vec::new();
+    for solver in [EventSolver::Exact, EventSolver::Milp] {
+        workload.planners.event_solver = solver;
+        let report = plan(&cluster, &workload, &planners);
+        let ilp = &report.planners[2];
+        assert_eq!(ilp.status, coplan::plan::PlanStatus::Optimal, "{solver:?}");
+        assert_eq!(ilp.decision_gap, Some(0.0));
+        gaps.push(
+            report.planners[..2]
+                .iter()
+                .map(|p| p.decision_gap.expect("ilp ran"))
+                .collect::<Vec<f64>>(),
+        );
+    }
+    for (exact, milp) in gaps[0].iter().zip(&gaps[1]) {
+        assert!(
+            (exact - milp).abs() <= 1e-9,
+            "exact {exact} against MILP {milp}"
+        );
+    }
+}
+
+#[test]
+fn event_solver_flag_picks_the_per_event_solver_and_is_refused_for_colocation() {
+    let pair = [
+        "tests/fixtures/valid/tiny-cluster.toml",
+        "tests/fixtures/valid/tiny-running.toml",
+    ];
+    let objective = |solver: &str| {
+        let (code, out, err) = common::run_coplan(&[
+            "plan",
+            pair[0],
+            pair[1],
+            "--planners",
+            "k8s-default,ilp",
+            "--format",
+            "json",
+            "--event-solver",
+            solver,
+        ]);
+        assert_eq!(code, 0, "{solver}: {err}");
+        let plan: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+        let ilp = &plan["planners"][1];
+        assert_eq!(ilp["status"], "optimal", "{solver}");
+        (
+            ilp["objective"].as_f64().expect("objective"),
+            plan["planners"][0]["decision_gap"]
+                .as_f64()
+                .expect("decision gap"),
+        )
+    };
+    let (exact, milp) = (objective("exact"), objective("milp"));
+    assert!((exact.0 - milp.0).abs() <= 1e-9 && (exact.1 - milp.1).abs() <= 1e-9);
+    let (code, _, err) = common::run_coplan(&[
+        "sweep",
+        pair[0],
+        pair[1],
+        "--set",
+        "flextopo.alpha=0,1",
+        "--seeds",
+        "1",
+        "--cycles",
+        "1",
+        "--planners",
+        "ilp",
+        "--event-solver",
+        "milp",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = common::run_coplan(&[
+        "plan",
+        "examples/clusters/a100-x16.toml",
+        "examples/workloads/colocation-small.toml",
+        "--event-solver",
+        "exact",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("applies to preemption workloads"), "{err}");
+}

@@ -1,8 +1,8 @@
 //! Property tests on random small clusters and workloads. The exact side is the oracle: every
 //! plan passes the verifier (inside `plan`), an optimal `ilp-batch` bounds every planner, every
 //! decision is at least the per-event optimum on the state it faced, `ilp` equals brute force on
-//! single-preemptor instances, IMP evicts minimum-cardinality victim sets, and output is
-//! deterministic.
+//! single-preemptor instances, the exact per-event search agrees with the per-event MILP,
+//! IMP evicts minimum-cardinality victim sets, and output is deterministic.
 
 use coplan::plan::PlanStatus as Status;
 use coplan::plan::error::PlanningError;
@@ -13,8 +13,8 @@ use coplan::preempt::flextopo::for_each_subset;
 use coplan::preempt::flextopo::{Flextopo, Sourcing};
 use coplan::preempt::planner::PreemptionPlanner;
 use coplan::preempt::planning::{self as engine, PlanOptions};
-use coplan::preempt::problem::{DecisionPoint, Problem};
-use coplan::preempt::{ilp, scenario};
+use coplan::preempt::problem::{ChainKey, DecisionPoint, Problem};
+use coplan::preempt::{event_exact, ilp, scenario};
 use coplan::spec::preemption::{
     Admission, FillAllocator, FillSpec, ImpScope, PreemptEntry, PreemptionSpec, PriorityNorm,
     RunningPod, TopologyQos, WorkloadClass,
@@ -293,6 +293,64 @@ proptest! {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("pool");
             let parallel = pool.install(|| decide_all(0));
             prop_assert_eq!(&parallel, &sequential, "{} threads", threads);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+
+    /// The two per-event solvers agree on every state every planner's plan faces (what
+    /// `decision_gap` solves on): both proven, the same cost, and the same decision unless
+    /// several decisions tie, in which case both replay to that cost and the exact search's
+    /// has the better candidate-chain key (it ranks every tied victim set; the MILP returns
+    /// one per server).
+    #[test]
+    fn exact_and_milp_per_event_optima_agree(cluster_spec in cluster(), spec in workload()) {
+        prop_assume!(valid(&cluster_spec, &spec));
+        let cluster = Cluster::from_spec(&cluster_spec);
+        let problem = Problem::new(&cluster, &spec);
+        let Ok(mut initial) = scenario::initial_state(&cluster, &spec, None) else { return Ok(()) };
+        let preemptors = scenario::preemptors(&spec, &mut initial);
+        for name in PLANNERS {
+            let planner = coplan::preempt::registry::planner(name).expect("planner");
+            let batch = if planner.joint() {
+                let batch = planner.decide_batch(&problem, &initial, &preemptors, None).expect("decides");
+                Some(batch.decisions)
+            } else {
+                None
+            };
+            let mut state = initial.clone();
+            for (i, p) in preemptors.iter().enumerate() {
+                let exact = event_exact::exact_optimum(&problem, &state, p).expect("exact");
+                let milp = ilp::milp_optimum(&problem, &state, p).expect("MILP");
+                prop_assert!(exact.proven && milp.proven, "{}: {}", name, p.name);
+                prop_assert!((exact.cost - milp.cost).abs() <= 1e-9,
+                    "{} {}: exact {} against MILP {}", name, p.name, exact.cost, milp.cost);
+                let (e, m) = (&exact.decision, &milp.decision);
+                if (e.server, &e.victims) != (m.server, &m.victims) {
+                    for d in [e, m] {
+                        let cost = match d.server {
+                            Some(s) => ilp::replay_cost(&problem, &state, s, p, &d.victims),
+                            None => Some(spec.objective.unplaced),
+                        };
+                        prop_assert!(cost.is_some_and(|c| (c - exact.cost).abs() <= 1e-9),
+                            "{} {}: a tied decision {:?} replays to {:?}, not {}", name, p.name, d, cost, exact.cost);
+                    }
+                    if let (Some(es), Some(ms)) = (e.server, m.server) {
+                        let key = |s, v: &[_]| ChainKey::new(&cluster, &state, s, v);
+                        prop_assert!(!key(es, &e.victims).compare(&key(ms, &m.victims), &state).is_gt(),
+                            "{} {}: the MILP's tied decision ranks first in the chain", name, p.name);
+                    }
+                }
+                let decision = match &batch {
+                    Some(decisions) => decisions[i].clone(),
+                    None => planner
+                        .decide(&DecisionPoint { problem: &problem, state: &state, preemptor: p })
+                        .expect("decides"),
+                };
+                apply(&problem, &mut state, p, &decision).expect("applies");
+            }
         }
     }
 }

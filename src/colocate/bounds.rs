@@ -1,8 +1,10 @@
 //! Lower bounds on the canonical co-location objective that hold for every schedule the engine
 //! can run, with any planner (DESIGN §10.3). The reported bound is the largest of:
 //! (a) per-task floors, (b) single-machine relaxations of each pipeline stage, (c) an
-//! interval-indexed LP relaxation. The validity argument of each is in `docs/colocation.md`;
-//! the short form sits beside each function.
+//! interval-indexed LP relaxation, and the same three seeing GPU memory (DESIGN §11.2):
+//! (d) floors of the tasks that never fit, (e) stage relaxations with training and forced
+//! transfers, (f) an LP with memory capacity and offloads. The validity argument of each is in
+//! `docs/colocation.md`; the short form sits beside each function.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -360,6 +362,472 @@ pub fn interval_lp(setup: &Setup, horizon_s: f64, settings: SolverSettings) -> L
     }
 }
 
+/// What a task's memory costs it on one stage, in the engine's accounting
+/// (`engine/memory.rs`): held from the start of its forward there (a request: its prompt KV
+/// and the growth its decoding reserves, until it completes; a training task: its activations,
+/// until its backward there ends), or, when the forward waited `max_wait_s` for memory,
+/// moved to the host, which costs GPU time on that stage.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemoryCost {
+    /// MiB held on a stage where the task is not offloaded.
+    pub need_mib: f64,
+    /// The need exceeds κ · GPU memory − weights: no stage ever admits the forward, so the
+    /// task is offloaded on every stage (or dropped, with `on_memory_timeout = "drop"`).
+    pub forced: bool,
+    /// The move out to the host (the need without a request's decode growth, at the offload
+    /// rate).
+    pub move_out_s: f64,
+    /// GPU time an offload on one stage adds to that stage: the move out, then every reload
+    /// (a request's KV, growing by a token per iteration, before each decode iteration; a
+    /// training task's activations once, before its backward).
+    pub transfer_s: f64,
+    /// What an offload on one stage adds to the task's own path: the memory wait, then
+    /// `transfer_s`.
+    pub penalty_s: f64,
+    /// What it adds to a request's prefill: the wait and the move out.
+    pub prefill_penalty_s: f64,
+}
+
+/// The memory a forward may still take on an empty stage, κ · GPU memory − weights.
+fn memory_room_mib(setup: &Setup) -> f64 {
+    (setup.config.threshold_mib - setup.config.weights_mib).max(0.0)
+}
+
+/// Per task: its `MemoryCost`.
+pub fn memory_costs(setup: &Setup) -> Vec<MemoryCost> {
+    let cfg = &setup.config;
+    let room = memory_room_mib(setup);
+    // The engine compares sums that carry rounding: only a need clearly above the room is
+    // certain never to fit.
+    let slack = 1e-6 * cfg.threshold_mib.abs().max(1.0);
+    // Offloaded at `now + 1e-12 >= deadline`: the wait is a hair shorter than `max_wait_s`.
+    let wait = (cfg.max_wait_s - 1e-9).max(0.0);
+    let rate = cfg.offload_mib_per_s.max(1e-12);
+    let kv = cfg.kv_mib_per_token;
+    setup
+        .tasks
+        .iter()
+        .map(|task| {
+            let (need, out_mib, back_mib) = match task.kind {
+                TaskKind::Inference {
+                    prompt_tokens,
+                    output_tokens,
+                } => {
+                    let (p, o) = (f64::from(prompt_tokens), f64::from(output_tokens));
+                    // Σ_{k<o} kv · (p + k): the KV each decode iteration streams back.
+                    let reloads = kv * (o * p + o * (o - 1.0) / 2.0);
+                    (kv * (p + o), kv * p, reloads)
+                }
+                TaskKind::Training { tokens, batch } => {
+                    let a = cfg.activation_mib_per_token * f64::from(tokens) * f64::from(batch);
+                    (a, a, a)
+                }
+            };
+            let (move_out, transfer) = (out_mib / rate, (out_mib + back_mib) / rate);
+            MemoryCost {
+                need_mib: need,
+                forced: need > room + slack,
+                move_out_s: move_out,
+                transfer_s: transfer,
+                penalty_s: wait + transfer,
+                prefill_penalty_s: wait + move_out,
+            }
+        })
+        .collect()
+}
+
+/// `task_floors` with what memory forces: a task whose need never fits is offloaded on every
+/// stage, so each of its S forwards first waits `max_wait_s` and moves its data out, and each
+/// of its decode iterations (or its backwards) first brings the data back on every stage. With
+/// `on_memory_timeout = "drop"` such a task is dropped and its floors stay as they were (the
+/// objective charges `dropped`, which `memory_floors` counts). Each entry is still a floor of
+/// what is left of its task from any point of a run, so the ilp's `partial_floor` may take
+/// these in place of `task_floors`.
+pub fn memory_task_floors(setup: &Setup) -> Vec<TaskFloor> {
+    let mut floors = task_floors(setup);
+    if drops_possible(setup) {
+        return floors;
+    }
+    let cfg = &setup.config;
+    let stages = cfg.stages as f64;
+    let tau = tau(setup);
+    let rate = cfg.offload_mib_per_s.max(1e-12);
+    let kv = cfg.kv_mib_per_token;
+    for ((task, floor), cost) in setup
+        .tasks
+        .iter()
+        .zip(floors.iter_mut())
+        .zip(memory_costs(setup))
+    {
+        if !cost.forced {
+            continue;
+        }
+        match task.kind {
+            TaskKind::Inference {
+                prompt_tokens,
+                output_tokens,
+            } => {
+                floor.first_s += stages * cost.prefill_penalty_s;
+                let mut after = 0.0;
+                for k in (0..output_tokens).rev() {
+                    after += stages * kv * f64::from(prompt_tokens + k) / rate;
+                    floor.decode_after[k as usize] += after;
+                }
+                if floor.first_s > tau + 1e-12 {
+                    floor.certain_miss = setup.spec.objective.slo_miss;
+                }
+            }
+            TaskKind::Training { .. } => floor.first_s += stages * cost.penalty_s,
+        }
+    }
+    floors
+}
+
+/// (d) Per task, the least its term can be once memory is seen: `request_floors` with every
+/// task that never fits offloaded on every stage (`memory_task_floors`), or, where memory
+/// timeouts drop, dropped (its term is then exactly `dropped`).
+pub fn memory_floors(setup: &Setup) -> f64 {
+    let tau = tau(setup);
+    let dropped = setup.spec.objective.dropped;
+    let drops = drops_possible(setup);
+    memory_task_floors(setup)
+        .iter()
+        .zip(memory_costs(setup))
+        .map(|(f, cost)| {
+            let term = f.certain_miss + f.total_s() / tau;
+            match (drops, cost.forced) {
+                (true, true) => dropped,
+                (true, false) => term.min(dropped),
+                (false, _) => term,
+            }
+        })
+        .sum()
+}
+
+/// A task's work on one stage, as the memory-aware relaxations count it.
+struct WorkJob {
+    /// Submission: the objective counts from here.
+    arrival_s: f64,
+    /// The earliest its stage work can start.
+    release_s: f64,
+    /// GPU time on the stage: a request's forward and its share of every decode iteration, a
+    /// training task's forward and backward, and the transfers of a task that never fits.
+    work_s: f64,
+    /// What must follow its last work on the stage before it completes.
+    tail_s: f64,
+}
+
+/// The stage-`stage` work of every task (training included: its clock runs from its
+/// submission), with the transfers of the tasks that never fit in memory. With
+/// `decode_tails` (the floors of `memory_task_floors`), a request's work is its forward
+/// alone and its own decode latency joins its tail (the prefills-only model of (b)).
+fn work_jobs(
+    setup: &Setup,
+    stage: usize,
+    costs: &[MemoryCost],
+    decode_tails: Option<&[TaskFloor]>,
+) -> Vec<WorkJob> {
+    let cfg = &setup.config;
+    let later = (cfg.stages - 1 - stage) as f64;
+    let before = stage as f64;
+    let share = cfg.latency.decode_base_s / cfg.batch_max.max(1) as f64;
+    let rate = cfg.offload_mib_per_s.max(1e-12);
+    let wait = (cfg.max_wait_s - 1e-9).max(0.0);
+    setup
+        .tasks
+        .iter()
+        .zip(costs)
+        .enumerate()
+        .map(|(k, (t, cost))| {
+            // Forced: every stage waits, moves the data out and later brings it back.
+            let forced = cost.forced;
+            match t.kind {
+                TaskKind::Inference {
+                    prompt_tokens,
+                    output_tokens,
+                } => {
+                    let forward = cfg.latency.forward_s(1, prompt_tokens);
+                    let out = f64::from(output_tokens);
+                    let decode = out * share
+                        + cfg.latency.decode_per_token_s
+                            * (out * f64::from(prompt_tokens) + out * (out - 1.0) / 2.0);
+                    let (step, extra, last_reload) = if forced {
+                        let last = if output_tokens == 0 {
+                            0.0
+                        } else {
+                            cfg.kv_mib_per_token * f64::from(prompt_tokens + output_tokens - 1)
+                                / rate
+                        };
+                        (forward + cost.prefill_penalty_s, cost.transfer_s, last)
+                    } else {
+                        (forward, 0.0, 0.0)
+                    };
+                    let release_s = t.arrival_s + before * step + if forced { wait } else { 0.0 };
+                    if let Some(floors) = decode_tails {
+                        // The forward (and its move out) competes; the later forwards and the
+                        // request's own decode follow it.
+                        let decode = floors
+                            .get(k)
+                            .and_then(|f| f.decode_after.first())
+                            .copied()
+                            .unwrap_or(0.0);
+                        let moved = if forced { cost.move_out_s } else { 0.0 };
+                        return WorkJob {
+                            arrival_s: t.arrival_s,
+                            release_s,
+                            work_s: forward + moved,
+                            tail_s: later * step + decode,
+                        };
+                    }
+                    let tail = if output_tokens == 0 {
+                        later * step
+                    } else {
+                        later
+                            * (cfg
+                                .latency
+                                .decode_s(u64::from(prompt_tokens + output_tokens - 1))
+                                + last_reload)
+                    };
+                    WorkJob {
+                        arrival_s: t.arrival_s,
+                        release_s,
+                        work_s: forward + decode + extra,
+                        tail_s: tail,
+                    }
+                }
+                TaskKind::Training { tokens, batch } => {
+                    let f = cfg.latency.forward_s(batch, tokens);
+                    let b = cfg.latency.backward_s(batch, tokens);
+                    let (step, back, extra) = if forced {
+                        let moved = cost.move_out_s;
+                        (f + wait + moved, b + moved, cost.transfer_s)
+                    } else {
+                        (f, b, 0.0)
+                    };
+                    WorkJob {
+                        arrival_s: t.arrival_s,
+                        release_s: t.arrival_s + before * step + if forced { wait } else { 0.0 },
+                        work_s: f + b + extra,
+                        tail_s: before * back,
+                    }
+                }
+            }
+        })
+        .collect()
+}
+
+/// (e) The stage relaxation of (b) with every task on the stage's machine of speed N —
+/// training tasks too, whose time counts from their submission — and the transfers of the
+/// tasks that never fit in memory as work: such a task is offloaded on every stage, and its
+/// moves out and its reloads run on the stage's GPU, where nothing else runs meanwhile.
+/// Preemptive SRPT of the works (with their releases) plus every tail; the best stage counts,
+/// with the certain misses of `memory_task_floors`. `None` when tasks can be dropped (a
+/// dropped task takes its work off the stage).
+pub fn memory_stage_relaxation(setup: &Setup) -> Option<f64> {
+    if drops_possible(setup) {
+        return None;
+    }
+    let tau = tau(setup);
+    let costs = memory_costs(setup);
+    let floors = memory_task_floors(setup);
+    let misses: f64 = floors.iter().map(|f| f.certain_miss).sum();
+    let speed = setup.config.nodes.max(1) as f64;
+    let best = (0..setup.config.stages)
+        .flat_map(|stage| [(stage, None), (stage, Some(floors.as_slice()))])
+        .map(|(stage, tails)| {
+            let jobs = work_jobs(setup, stage, &costs, tails);
+            let pairs: Vec<(f64, f64)> = jobs.iter().map(|j| (j.release_s, j.work_s)).collect();
+            let rest: f64 = jobs.iter().map(|j| j.tail_s - j.arrival_s).sum();
+            (srpt_completion_sum(&pairs, speed) + rest) / tau
+        })
+        .fold(0.0, f64::max);
+    Some(misses + best)
+}
+
+/// (f) The memory LP: the interval-indexed LP of (c) over every task (training too, from its
+/// submission), each completing in one of three ways — on GPU memory at stage 0 (`held`),
+/// offloaded at stage 0 (`moved`: after the memory wait, its transfers on stage 0's GPU; only
+/// under `on_memory_timeout = "offload"`), or dropped (only under "drop") — with, per interval
+/// end t_i and over the tasks completed by t_i: compute, Σ work ≤ N · t_i (as in (c), a moved
+/// task's transfers included); memory, Σ need · hold ≤ N · M · t_i over the held tasks, M =
+/// κ · GPU − weights, a held task holding its need from its stage-0 forward to its completion
+/// (at least its idle-cluster time); and, for tasks above M / (k + 1), of which a GPU holds k
+/// at most, Σ hold ≤ k · N · t_i. Every schedule is a 0/1 point whose LP cost is at most its
+/// objective. A task that never fits is moved on every stage (or dropped).
+pub fn memory_lp(setup: &Setup, horizon_s: f64, settings: SolverSettings) -> LpBound {
+    let tau = tau(setup);
+    let cfg = &setup.config;
+    let spec = &setup.spec;
+    if setup.tasks.is_empty() {
+        return LpBound::Value(0.0);
+    }
+    let floors = task_floors(setup);
+    let forced_floors = memory_task_floors(setup);
+    let costs = memory_costs(setup);
+    let drops = drops_possible(setup);
+    let slo_miss = spec.objective.slo_miss;
+    // Per task, its ways of completing: (earliest completion, certain miss, moved at stage 0).
+    let modes: Vec<Vec<(f64, f64, bool)>> = setup
+        .tasks
+        .iter()
+        .enumerate()
+        .map(|(k, t)| {
+            let (floor, cost) = (&floors[k], &costs[k]);
+            if cost.forced {
+                if drops {
+                    return Vec::new();
+                }
+                let f = &forced_floors[k];
+                return vec![(t.arrival_s + f.total_s(), f.certain_miss, true)];
+            }
+            let mut ways = vec![(t.arrival_s + floor.total_s(), floor.certain_miss, false)];
+            if !drops {
+                let miss =
+                    if !t.is_training() && floor.first_s + cost.prefill_penalty_s > tau + 1e-12 {
+                        slo_miss
+                    } else {
+                        0.0
+                    };
+                ways.push((t.arrival_s + floor.total_s() + cost.penalty_s, miss, true));
+            }
+            ways
+        })
+        .collect();
+    let first = modes
+        .iter()
+        .flatten()
+        .map(|m| m.0)
+        .fold(f64::INFINITY, f64::min);
+    if !first.is_finite() {
+        // Every task never fits and is dropped.
+        return LpBound::Value(memory_floors(setup));
+    }
+    let points = geometric_points(first, horizon_s.max(first * 1.01), 1.25);
+    let last = points.len() - 1;
+    let variables: usize = modes
+        .iter()
+        .map(|ways| {
+            ways.iter()
+                .map(|m| points.iter().filter(|&&t| t >= m.0).count().max(1))
+                .sum::<usize>()
+                + usize::from(drops)
+        })
+        .sum();
+    if variables > spec.planners.bound_lp_max_variables.max(0) as usize {
+        return LpBound::TooLarge(variables);
+    }
+    let mut vars = ProblemVariables::new();
+    // Per task: (interval index, variable, moved at stage 0) triples.
+    let mut x: Vec<Vec<(usize, good_lp::Variable, bool)>> = Vec::with_capacity(modes.len());
+    let mut objective = Expression::from(0.0);
+    let mut constraints = Vec::new();
+    for (t, ways) in setup.tasks.iter().zip(&modes) {
+        let mut own = Vec::new();
+        let mut sum = Expression::from(0.0);
+        for &(earliest, miss, moved) in ways {
+            for (i, &end) in points.iter().enumerate() {
+                // The last interval is open-ended: any completion past the horizon falls in it.
+                if end < earliest && i < last {
+                    continue;
+                }
+                let v = vars.add(variable().min(0.0).max(1.0));
+                let start = if i == 0 {
+                    earliest
+                } else {
+                    points[i - 1].max(earliest)
+                };
+                objective += ((start - t.arrival_s) / tau + miss) * v;
+                sum += v;
+                own.push((i, v, moved));
+            }
+        }
+        if drops {
+            let dv = vars.add(variable().min(0.0).max(1.0));
+            objective += spec.objective.dropped * dv;
+            sum += dv;
+        }
+        constraints.push(constraint!(sum == 1.0));
+        x.push(own);
+    }
+    let nodes = cfg.nodes.max(1) as f64;
+    // Every stage's work is the same (`work_jobs` counts a forward, a backward and a decode
+    // share alike on each), and stage 0 also runs the transfers of the tasks moved there:
+    // its rows imply the other stages'.
+    let jobs = work_jobs(setup, 0, &costs, None);
+    for (i, &end) in points.iter().enumerate().take(last) {
+        let done: Expression = x
+            .iter()
+            .zip(&jobs)
+            .zip(&costs)
+            .flat_map(|((own, job), cost)| {
+                own.iter()
+                    .filter(move |(ii, _, _)| *ii <= i)
+                    .map(move |(_, v, moved)| {
+                        // `work_jobs` already holds a forced task's transfers; another task
+                        // moved at stage 0 adds its own there.
+                        let extra = if *moved && !cost.forced {
+                            cost.transfer_s
+                        } else {
+                            0.0
+                        };
+                        (job.work_s + extra) * *v
+                    })
+            })
+            .sum();
+        constraints.push(constraint!(done <= nodes * end));
+    }
+    let room = memory_room_mib(setup) * (1.0 + 1e-9);
+    for (i, &end) in points.iter().enumerate().take(last) {
+        let held: Expression = x
+            .iter()
+            .zip(&floors)
+            .zip(&costs)
+            .flat_map(|((own, floor), cost)| {
+                let area = cost.need_mib * floor.total_s();
+                own.iter()
+                    .filter(move |(ii, _, moved)| *ii <= i && !*moved)
+                    .map(move |(_, v, _)| area * *v)
+            })
+            .sum();
+        constraints.push(constraint!(held <= nodes * room * end));
+    }
+    // Tasks whose need exceeds room / (k + 1) fit at most k at a time on a GPU: their holds
+    // on stage 0 complete by t_i fit in k · N · t_i (k = 1: such tasks hold it in turn).
+    for k in 1..=EXCLUSIVE_ROWS {
+        let big: Vec<bool> = costs
+            .iter()
+            .map(|c| !c.forced && c.need_mib * (k as f64 + 1.0) > room)
+            .collect();
+        if !big.contains(&true) {
+            continue;
+        }
+        for (i, &end) in points.iter().enumerate().take(last) {
+            let held: Expression = x
+                .iter()
+                .zip(&floors)
+                .zip(&big)
+                .filter(|(_, big)| **big)
+                .flat_map(|((own, floor), _)| {
+                    let hold = floor.total_s();
+                    own.iter()
+                        .filter(move |(ii, _, moved)| *ii <= i && !*moved)
+                        .map(move |(_, v, _)| hold * *v)
+                })
+                .sum();
+            constraints.push(constraint!(held <= k as f64 * nodes * end));
+        }
+    }
+    let deadline = Deadline::after(spec.planners.ilp_time_limit_s).solving_with(settings);
+    match solver::minimise(vars, objective, constraints, &[], &deadline, None) {
+        Ok(solved) if solved.status == SolveStatus::Optimal => LpBound::Value(solved.objective),
+        Ok(_) => LpBound::Unsolved("time limit".into()),
+        Err(e) => LpBound::Unsolved(e.to_string()),
+    }
+}
+
+/// The memory LP's rows for tasks of which at most k fit on a GPU at once, k = 1 … this.
+const EXCLUSIVE_ROWS: usize = 3;
+
 /// One bound's value and how long it took.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BoundPart {
@@ -377,7 +845,7 @@ pub struct Bounds {
     pub parts: Vec<BoundPart>,
 }
 
-/// Computes (a), (b) and (c) and keeps the largest. `horizon_s` bounds the LP's intervals
+/// Computes (a) to (f) and keeps the largest. `horizon_s` bounds the LPs' intervals
 /// (completions past it share the last, open-ended interval).
 pub fn best_bound(setup: &Setup, horizon_s: f64, settings: SolverSettings) -> Bounds {
     let timed = |name: &'static str, f: &dyn Fn() -> Result<f64, String>| {
@@ -398,6 +866,22 @@ pub fn best_bound(setup: &Setup, horizon_s: f64, settings: SolverSettings) -> Bo
         timed(
             "interval lp",
             &|| match interval_lp(setup, horizon_s, settings) {
+                LpBound::Value(v) => Ok(v),
+                LpBound::TooLarge(n) => Err(format!(
+                    "{n} variables (bound_lp_max_variables = {})",
+                    setup.spec.planners.bound_lp_max_variables
+                )),
+                LpBound::Unsolved(why) => Err(why),
+            },
+        ),
+        timed("memory floors", &|| Ok(memory_floors(setup))),
+        timed("memory stage relaxation", &|| {
+            memory_stage_relaxation(setup)
+                .ok_or_else(|| "tasks can be dropped (on_memory_timeout = \"drop\")".into())
+        }),
+        timed(
+            "memory lp",
+            &|| match memory_lp(setup, horizon_s, settings) {
                 LpBound::Value(v) => Ok(v),
                 LpBound::TooLarge(n) => Err(format!(
                     "{n} variables (bound_lp_max_variables = {})",
@@ -499,8 +983,42 @@ pub fn partial_floor(
                 sum += queue_floor(setup, floors, engine, &terms, node, stage);
             }
         }
+        if !placed_only {
+            sum += unplaced_training_floor(setup, engine, &terms);
+        }
     }
     sum
+}
+
+/// What the training tasks not placed yet add to their terms in `partial_floor` by sharing
+/// stage 0: each runs its forward and its backward there, after now, on one of the N stage-0
+/// GPUs. As one machine of speed N, shortest first from now, the k-th ends no earlier than
+/// now + (the k shortest works) / N, and it completes no earlier (stage 0 runs its last
+/// backward); its clock runs from its submission. The excess over their individual terms.
+fn unplaced_training_floor(setup: &Setup, engine: &DiscreteEventEngine<'_>, terms: &[f64]) -> f64 {
+    let now = engine.now();
+    let latency = &setup.config.latency;
+    let (mut works, mut individual, mut submitted) = (Vec::new(), 0.0, 0.0);
+    for (task, o) in setup.tasks.iter().zip(engine.outcomes()) {
+        if !task.is_training() || o.node.is_some() || o.dropped || o.end_s.is_some() {
+            continue;
+        }
+        let (b, l) = task.forward_shape();
+        works.push(latency.forward_s(b, l) + latency.backward_s(b, l));
+        individual += terms[task.id.index()];
+        submitted += o.arrival_s;
+    }
+    if works.len() < 2 {
+        return 0.0;
+    }
+    works.sort_by(f64::total_cmp);
+    let speed = setup.config.nodes.max(1) as f64;
+    let (mut clock, mut ends) = (now, 0.0);
+    for w in &works {
+        clock += w / speed;
+        ends += clock;
+    }
+    ((ends - submitted) / tau(setup) - individual).max(0.0)
 }
 
 /// What the ops of one stage queue add to their tasks' terms in `partial_floor`. Each such task

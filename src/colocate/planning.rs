@@ -172,6 +172,7 @@ pub fn plan(
                 kind: if o.training { "training" } else { "inference" },
                 node: o.node,
                 arrival_s: o.arrival_s,
+                released_s: o.released_s,
                 start_s: o.start_s,
                 end_s: o.end_s,
                 slo_met: (!o.training).then(|| {

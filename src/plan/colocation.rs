@@ -574,7 +574,12 @@ pub struct TaskEvent {
     pub task: u32,
     pub kind: &'static str,
     pub node: Option<usize>,
+    /// Submission: a request's arrival, a training task's submission (the objective counts
+    /// from here).
     pub arrival_s: f64,
+    /// A training task's first A-PP release (absent for requests).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub released_s: Option<f64>,
     pub start_s: Option<f64>,
     pub end_s: Option<f64>,
     /// Inference: R ≤ τ_R; null for training.

@@ -1,40 +1,23 @@
-//! `ilp`: the exact per-event optimum of the canonical cost (DESIGN §5.2) as a MILP. The
-//! cluster problem decomposes by server (one server is chosen), so one small MILP per server is
-//! solved — servers whose lower bound cannot beat the best so far are skipped — and the best
-//! is taken, ties by the candidate chain.
+//! The per-event optimum of the canonical cost (DESIGN §5.2) as a MILP: the reference of
+//! `[planners] event_solver = "milp"`, and the fallback of the exact search
+//! ([`super::event_exact`]) on a server whose victims are too many to enumerate. The cluster
+//! problem decomposes by server (one server is chosen), so one small MILP per server is solved
+//! — servers whose lower bound cannot beat the best so far are skipped — and the best is
+//! taken, ties by the candidate chain. Within one server the MILP returns one of its optimal
+//! victim sets, whichever the solver found first.
 
 use good_lp::{Expression, ProblemVariables, Variable, constraint, variable};
 
 use super::flextopo::for_each_subset;
-use super::planner::PreemptionPlanner;
-use super::problem::{ChainKey, Decision, DecisionPoint, Problem, freed};
-use crate::plan::PlannerRole;
+use super::problem::{ChainKey, Decision, Problem, freed};
 use crate::plan::error::PlanningError;
 use crate::plan::preemption::Preemptor;
 use crate::solver::{self, Deadline, SolveError, SolveStatus};
 use crate::topology::state::ClusterState;
 use crate::topology::{Level, PodId, Request, ServerId, place};
 
-const COST_EPS: f64 = 1e-9;
-
-pub struct IlpPerEvent;
-
-impl PreemptionPlanner for IlpPerEvent {
-    fn name(&self) -> &'static str {
-        "ilp"
-    }
-
-    fn role(&self) -> PlannerRole {
-        PlannerRole::PerEventReference
-    }
-
-    fn decide(&self, at: &DecisionPoint<'_>) -> Result<Decision, PlanningError> {
-        event_optimum(at.problem, at.state, at.preemptor).map(|o| Decision {
-            unproven: !o.proven,
-            ..o.decision
-        })
-    }
-}
+/// Costs closer than this are a tie, broken by the candidate chain (both per-event solvers).
+pub const COST_EPS: f64 = 1e-9;
 
 /// The per-event optimum on one state.
 #[derive(Debug, Clone, PartialEq)]
@@ -43,6 +26,30 @@ pub struct EventOptimum {
     pub decision: Decision,
     /// `false` when a solve stopped at the time limit (the cost is then an upper bound).
     pub proven: bool,
+}
+
+/// The budget and backend of the MILPs of one event: `ilp_time_limit_s` from now, on
+/// `[planners] solver` with `ilp_mip_gap`.
+pub fn deadline(problem: &Problem<'_>) -> Deadline {
+    Deadline::after(problem.spec.planners.ilp_time_limit_s).solving_with(solver::SolverSettings {
+        backend: problem.spec.planners.solver,
+        mip_gap: problem.spec.planners.ilp_mip_gap,
+    })
+}
+
+/// What one server's MILP found.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ServerMilp {
+    /// Its best victim set, the set's replayed cost, and whether the solve proved it optimal.
+    Found {
+        cost: f64,
+        victims: Vec<PodId>,
+        proven: bool,
+    },
+    /// No admitted placement, whatever is evicted.
+    Infeasible,
+    /// The deadline passed before any incumbent: nothing proven on this server.
+    Unproven,
 }
 
 /// A domain a placement may use, with its level and placement cost.
@@ -55,18 +62,13 @@ struct DomainOption {
     victim_cores: Vec<u32>,
 }
 
-/// Solves the per-event problem exactly.
-pub fn event_optimum(
+/// Solves the per-event problem exactly, one MILP per server.
+pub fn milp_optimum(
     problem: &Problem<'_>,
     state: &ClusterState,
     p: &Preemptor,
 ) -> Result<EventOptimum, PlanningError> {
-    let deadline = Deadline::after(problem.spec.planners.ilp_time_limit_s).solving_with(
-        solver::SolverSettings {
-            backend: problem.spec.planners.solver,
-            mip_gap: problem.spec.planners.ilp_mip_gap,
-        },
-    );
+    let deadline = deadline(problem);
     let mut best_cost = problem.cost.weights.unplaced;
     let mut best: Option<(ChainKey, Decision)> = None;
     let mut proven = true;
@@ -86,29 +88,22 @@ pub fn event_optimum(
             break;
         }
         evaluated += 1;
-        let (milp_cost, chosen, optimal) =
-            match server_optimum(problem, state, p.request, &victims, &domains, &deadline) {
-                Ok(Some(found)) => found,
-                Ok(None) => continue,
-                Err(ServerFailure::Unproven) => {
+        let (cost, chosen) =
+            match solve_server(problem, state, server, p, &victims, &domains, &deadline)? {
+                ServerMilp::Found {
+                    cost,
+                    victims,
+                    proven: optimal,
+                } => {
+                    proven &= optimal;
+                    (cost, victims)
+                }
+                ServerMilp::Infeasible => continue,
+                ServerMilp::Unproven => {
                     proven = false;
                     continue;
                 }
-                Err(ServerFailure::Solver(e)) => return Err(e),
             };
-        proven &= optimal;
-        let cost = replay_cost(problem, state, server, p, &chosen).ok_or_else(|| {
-            PlanningError::Solver(format!(
-                "the solver chose victims on {} that do not admit a placement",
-                problem.cluster.server(server).name
-            ))
-        })?;
-        if optimal && (cost - milp_cost).abs() > 1e-6 {
-            return Err(PlanningError::Solver(format!(
-                "the solver's optimum on {} ({milp_cost}) disagrees with its replay ({cost})",
-                problem.cluster.server(server).name
-            )));
-        }
         let key = ChainKey::new(problem.cluster, state, server, &chosen);
         let better = cost < best_cost - COST_EPS
             || ((cost - best_cost).abs() <= COST_EPS
@@ -133,6 +128,59 @@ pub fn event_optimum(
         cost: best_cost,
         decision,
         proven,
+    })
+}
+
+/// One server's MILP on its own (the exact search's fallback), within `deadline`.
+pub fn server_milp(
+    problem: &Problem<'_>,
+    state: &ClusterState,
+    server: ServerId,
+    p: &Preemptor,
+    deadline: &Deadline,
+) -> Result<ServerMilp, PlanningError> {
+    let victims = problem.potential_victims(state, server, p);
+    let domains = domain_options(problem, state, server, p, &victims);
+    if domains.is_empty() {
+        return Ok(ServerMilp::Infeasible);
+    }
+    solve_server(problem, state, server, p, &victims, &domains, deadline)
+}
+
+/// Solves one server's MILP and replays its answer with the node allocator, which must
+/// reproduce the MILP's cost when the solve is proven (else the model is wrong: an error).
+fn solve_server(
+    problem: &Problem<'_>,
+    state: &ClusterState,
+    server: ServerId,
+    p: &Preemptor,
+    victims: &[PodId],
+    domains: &[DomainOption],
+    deadline: &Deadline,
+) -> Result<ServerMilp, PlanningError> {
+    let (milp_cost, chosen, optimal) =
+        match server_optimum(problem, state, p.request, victims, domains, deadline) {
+            Ok(Some(found)) => found,
+            Ok(None) => return Ok(ServerMilp::Infeasible),
+            Err(ServerFailure::Unproven) => return Ok(ServerMilp::Unproven),
+            Err(ServerFailure::Solver(e)) => return Err(e),
+        };
+    let cost = replay_cost(problem, state, server, p, &chosen).ok_or_else(|| {
+        PlanningError::Solver(format!(
+            "the solver chose victims on {} that do not admit a placement",
+            problem.cluster.server(server).name
+        ))
+    })?;
+    if optimal && (cost - milp_cost).abs() > 1e-6 {
+        return Err(PlanningError::Solver(format!(
+            "the solver's optimum on {} ({milp_cost}) disagrees with its replay ({cost})",
+            problem.cluster.server(server).name
+        )));
+    }
+    Ok(ServerMilp::Found {
+        cost,
+        victims: chosen,
+        proven: optimal,
     })
 }
 

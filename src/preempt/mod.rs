@@ -2,6 +2,7 @@
 //! rules, and the planning loop that applies decisions, measures and verifies them.
 
 pub mod apply;
+pub mod event_exact;
 pub mod exhaustive_classes;
 pub mod flextopo;
 pub mod flextopo_sourcing;
@@ -12,6 +13,7 @@ pub mod k8s_default;
 pub mod k8s_nrt;
 pub mod metrics;
 pub mod objective;
+pub mod per_event;
 pub mod planner;
 pub mod planning;
 pub mod problem;

@@ -5,8 +5,8 @@
 use std::time::Instant;
 
 use super::apply::{Applied, apply};
-use super::ilp;
 use super::metrics;
+use super::per_event;
 use super::planner::{AppliedDecision, BatchDecision, PreemptionPlanner};
 use super::problem::{DecisionPoint, Problem};
 use super::registry;
@@ -257,11 +257,28 @@ fn measure(
     })
 }
 
+/// Relative difference below which a proven optimum's solver value and its replayed objective
+/// are the same number: the solver's value differs in the last digits (float sums in another
+/// order, binaries a hair off 0 or 1).
+const SAME_OPTIMUM: f64 = 1e-9;
+
+/// Whether a solver's optimum `bound` and the replayed `objective` are the same optimum.
+fn same_optimum(bound: f64, objective: f64) -> bool {
+    (objective - bound).abs() <= SAME_OPTIMUM * objective.abs().max(1.0)
+}
+
 /// The lower bound a plan reports: its objective when proven optimal; only a solver's proven
-/// bound otherwise (an incumbent is not a bound); none for heuristics.
+/// bound otherwise (an incumbent is not a bound); none for heuristics. A proven optimum whose
+/// solver value matches its replayed objective reports the objective itself, so that the
+/// reference of every gap is the optimum and no gap reads as an upper bound. The solver's
+/// value is kept only when the replay is really dearer (a joint plan the replay in list order
+/// cannot reproduce): it is then the proven bound, and the objective is not.
 fn reported_bound(status: PlanStatus, bound: Option<f64>, objective: Option<f64>) -> Option<f64> {
     match status {
-        PlanStatus::Optimal => bound.or(objective),
+        PlanStatus::Optimal => match (bound, objective) {
+            (Some(b), Some(o)) if same_optimum(b, o) => Some(o),
+            (b, o) => b.or(o),
+        },
         PlanStatus::TimeLimit | PlanStatus::GapLimit | PlanStatus::NoSolution => bound,
         PlanStatus::Heuristic | PlanStatus::Windowed | PlanStatus::Skipped => None,
     }
@@ -280,7 +297,7 @@ fn decision_gap(
     let mut optimum_sum = 0.0;
     for (state, a) in run.faced.iter().zip(&run.applied) {
         let p = preemptor_of(problem, a);
-        let opt = ilp::event_optimum(problem, state, &p).map_err(|e| e.in_planner("ilp"))?;
+        let opt = per_event::event_optimum(problem, state, &p).map_err(|e| e.in_planner("ilp"))?;
         excess += a.event.cost - opt.cost;
         optimum_sum += opt.cost;
     }
@@ -316,7 +333,7 @@ fn apply_gaps(reports: &mut [PreemptionPlannerReport]) {
         .and_then(|r| match r.status {
             PlanStatus::Optimal => r
                 .bound
-                .map(|b| (b, r.objective.is_some_and(|o| (o - b).abs() > 1e-9))),
+                .map(|b| (b, r.objective.is_some_and(|o| !same_optimum(b, o)))),
             PlanStatus::TimeLimit => r.bound.map(|b| (b, true)),
             _ => None,
         });
@@ -371,6 +388,18 @@ mod tests {
         assert!(!optimal[0].gap_is_bound);
         assert_eq!(optimal[1].gap, Some(0.0));
 
+        // A proven optimum whose solver value differs from its replay in the last digits is
+        // still the reference: exact gaps, its own gap 0.
+        let noisy_bound = reported_bound(PlanStatus::Optimal, Some(100.0 - 1e-9), Some(100.0));
+        let mut noisy = vec![
+            report("k8s-default", PlanStatus::Heuristic, Some(150.0), None),
+            report("ilp-batch", PlanStatus::Optimal, Some(100.0), noisy_bound),
+        ];
+        apply_gaps(&mut noisy);
+        assert_eq!(noisy[0].gap, Some(0.5));
+        assert!(!noisy[0].gap_is_bound, "no ≤ on a proven optimum");
+        assert_eq!(noisy[1].gap, Some(0.0));
+
         let mut stopped = vec![
             report("k8s-default", PlanStatus::Heuristic, Some(150.0), None),
             report("ilp-batch", PlanStatus::TimeLimit, Some(140.0), Some(120.0)),
@@ -407,7 +436,16 @@ mod tests {
     fn only_proven_bounds_are_reported() {
         use PlanStatus::*;
         assert_eq!(reported_bound(Optimal, None, Some(10.0)), Some(10.0));
-        assert_eq!(reported_bound(Optimal, Some(9.5), Some(10.0)), Some(9.5));
+        assert_eq!(
+            reported_bound(Optimal, Some(10.0 - 1e-12), Some(10.0)),
+            Some(10.0),
+            "a proven optimum is its own bound, whatever the solver's last digits"
+        );
+        assert_eq!(
+            reported_bound(Optimal, Some(9.5), Some(10.0)),
+            Some(9.5),
+            "a replay dearer than the solver's optimum keeps the solver's bound"
+        );
         assert_eq!(
             reported_bound(TimeLimit, None, Some(10.0)),
             None,

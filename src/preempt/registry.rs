@@ -3,10 +3,10 @@
 //! planner = one file + its name in that list + one line here.
 
 use super::flextopo::{Flextopo, Sourcing};
-use super::ilp::IlpPerEvent;
 use super::ilp_batch::IlpBatch;
 use super::k8s_default::K8sDefault;
 use super::k8s_nrt::K8sNrt;
+use super::per_event::IlpPerEvent;
 use super::planner::PreemptionPlanner;
 use crate::plan::error::PlanningError;
 use crate::spec::preemption::PREEMPTION_PLANNERS;

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 
 use super::error::SessionError;
 use super::load::{
-    Pair, Workload, check_solver_built, line_error, load_cluster, load_spec, load_trace,
-    planning_error, read_source,
+    Pair, Workload, check_solver_built, event_solver_not_colocation, line_error, load_cluster,
+    load_spec, load_trace, planning_error, read_source,
 };
 use crate::colocate::capacity::capacity_report;
 use crate::colocate::latency::{self, Fit, Sample};
@@ -27,6 +27,7 @@ use crate::sim::colocation::{self as colocation_sim, ColocationSimulation};
 use crate::sim::merge;
 use crate::sim::preemption::{self as preemption_sim, PreemptionSimulation, SimOptions};
 use crate::sim::sweep::{self, SetArg, SweepError, SweepOutput, Traces};
+use crate::spec::preemption::EventSolver;
 use crate::spec::{self, ColocationSpec, Expect, InvalidSpec, LoadedSpec, Spec, SpecKind};
 use crate::topology::Cluster;
 use crate::topology::state::{ClusterState, running_state};
@@ -349,6 +350,31 @@ pub struct PreparedSweep {
     traces: Traces,
     /// Units of progress this shard reports.
     pub units: u64,
+}
+
+impl PreparedSweep {
+    /// The sweep with every scenario's per-event optimum found by `event_solver` (when given:
+    /// `--event-solver` becomes the scenarios' `[planners] event_solver`, as `--solver` does).
+    pub fn with_event_solver(
+        mut self,
+        event_solver: Option<EventSolver>,
+    ) -> Result<Self, SessionError> {
+        let Some(e) = event_solver else {
+            return Ok(self);
+        };
+        if self.kind == SpecKind::Colocation {
+            return Err(event_solver_not_colocation());
+        }
+        if let toml::Value::Table(t) = &mut self.workload {
+            let planners = t
+                .entry("planners")
+                .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+            if let toml::Value::Table(p) = planners {
+                p.insert("event_solver".into(), toml::Value::String(e.name().into()));
+            }
+        }
+        Ok(self)
+    }
 }
 
 fn sweep_input(e: SweepError) -> SessionError {

@@ -9,6 +9,7 @@ use crate::colocate::trace::{TraceRequest, parse_azure};
 use crate::plan::error::PlanningError;
 use crate::spec::SolverBackend;
 use crate::spec::colocation::COLOCATION_PLANNERS;
+use crate::spec::preemption::EventSolver;
 use crate::spec::preemption::PREEMPTION_PLANNERS;
 use crate::spec::{
     self, ColocationSpec, Expect, InvalidSpec, Issue, LoadedSpec, PreemptionSpec, SourceFile, Spec,
@@ -90,6 +91,21 @@ impl Pair {
         Ok(self)
     }
 
+    /// The pair with the per-event optimum found by `event_solver` (when given;
+    /// `--event-solver` overrides the workload's `[planners] event_solver`). Co-location
+    /// workloads have no per-event optimum: giving it for one is an input error.
+    pub fn with_event_solver(
+        mut self,
+        event_solver: Option<EventSolver>,
+    ) -> Result<Self, SessionError> {
+        match (&mut self.workload, event_solver) {
+            (_, None) => {}
+            (Workload::Preemption(p), Some(e)) => p.planners.event_solver = e,
+            (Workload::Colocation { .. }, Some(_)) => return Err(event_solver_not_colocation()),
+        }
+        Ok(self)
+    }
+
     /// A planning failure as a session error: findings point into the workload file, unknown
     /// planner names list the planners of its kind.
     pub fn planning_error(&self, e: PlanningError) -> SessionError {
@@ -113,6 +129,18 @@ pub fn planning_error(source: &LoadedSpec, kind: SpecKind, e: PlanningError) -> 
         ),
         other => SessionError::Internal(other.to_string()),
     }
+}
+
+/// `--event-solver` given for a co-location workload.
+pub fn event_solver_not_colocation() -> SessionError {
+    SessionError::input(
+        "`--event-solver` applies to preemption workloads",
+        Some(
+            "it picks how `ilp` and the decision gaps find the per-event optimum; co-location \
+             planners have none (use `--solver` for their LP)"
+                .into(),
+        ),
+    )
 }
 
 /// An input error when `backend` is not built into this binary.

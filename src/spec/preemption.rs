@@ -392,6 +392,31 @@ pub struct PreemptionPlanners {
     pub ilp_mip_gap: f64,
     /// The MILP backend (`--solver` overrides it).
     pub solver: super::kind::SolverBackend,
+    /// How `ilp` and every `decision_gap` find the per-event optimum (`--event-solver`
+    /// overrides it). `ilp-batch` is a MILP whatever this says.
+    pub event_solver: EventSolver,
+}
+
+/// The per-event optimum's solver (`[planners] event_solver`, `--event-solver`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum EventSolver {
+    /// A combinatorial branch and bound over servers and victim sets: proven optimal on the
+    /// MILP's objective with its tie-breaks, in a fraction of its time.
+    #[default]
+    Exact,
+    /// One MILP per server on the `solver` backend: the reference the exact search is tested
+    /// against.
+    Milp,
+}
+
+impl EventSolver {
+    pub fn name(self) -> &'static str {
+        match self {
+            EventSolver::Exact => "exact",
+            EventSolver::Milp => "milp",
+        }
+    }
 }
 
 impl Default for PreemptionPlanners {
@@ -401,6 +426,7 @@ impl Default for PreemptionPlanners {
             ilp_time_limit_s: 30.0,
             ilp_mip_gap: 0.0,
             solver: super::kind::SolverBackend::Microlp,
+            event_solver: EventSolver::Exact,
         }
     }
 }

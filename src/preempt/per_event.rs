@@ -1,0 +1,46 @@
+//! `ilp`: the exact per-event optimum of the canonical cost (DESIGN §5.2), decided for each
+//! preemptor on the state it faces, and the optimum every `decision_gap` is measured against.
+//! `[planners] event_solver` picks how it is found: the combinatorial branch and bound
+//! ([`super::event_exact`], the default) or one MILP per server ([`super::ilp`], the
+//! reference). Both are exact on the same objective and break ties by the candidate chain.
+
+use super::event_exact::exact_optimum;
+use super::ilp::{EventOptimum, milp_optimum};
+use super::planner::PreemptionPlanner;
+use super::problem::{Decision, DecisionPoint, Problem};
+use crate::plan::PlannerRole;
+use crate::plan::error::PlanningError;
+use crate::plan::preemption::Preemptor;
+use crate::spec::preemption::EventSolver;
+use crate::topology::state::ClusterState;
+
+pub struct IlpPerEvent;
+
+impl PreemptionPlanner for IlpPerEvent {
+    fn name(&self) -> &'static str {
+        "ilp"
+    }
+
+    fn role(&self) -> PlannerRole {
+        PlannerRole::PerEventReference
+    }
+
+    fn decide(&self, at: &DecisionPoint<'_>) -> Result<Decision, PlanningError> {
+        event_optimum(at.problem, at.state, at.preemptor).map(|o| Decision {
+            unproven: !o.proven,
+            ..o.decision
+        })
+    }
+}
+
+/// The per-event optimum on one state, by the spec's `event_solver`.
+pub fn event_optimum(
+    problem: &Problem<'_>,
+    state: &ClusterState,
+    p: &Preemptor,
+) -> Result<EventOptimum, PlanningError> {
+    match problem.spec.planners.event_solver {
+        EventSolver::Exact => exact_optimum(problem, state, p),
+        EventSolver::Milp => milp_optimum(problem, state, p),
+    }
+}
