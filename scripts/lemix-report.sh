@@ -54,6 +54,14 @@ normalised terms and is never reported as LeMix. \`separate\` splits the nodes b
 rate (the released code: 1 training node of 4 at rate 0.3); the paper's 2/2 split is shown
 beside it.
 
+**Objective and goodput (2026-12-02).** \`objective\` counts every task's time from its
+submission (training tasks are submitted at 0), not from its A-PP release, so no deferral or
+sync shortens a measured time: every objective is higher than in reports before that date, by
+the training tasks' waits. \`gap\` is against the best proven lower bound, which now includes
+the memory-aware parts (memory floors, memory stage relaxation, memory LP). \`goodput\` divides
+by the span from the window's start to the last response of its requests (before: to the last
+arrival). The runs themselves are unchanged, op for op.
+
 **Two metric sets.** \`GPU util\` and \`task/s\` divide by the makespan and every node of the
 cluster; \`util act\` and \`task/s act\` are the paper's (released code's) definitions, over the
 active span of the nodes a planner used. Utilisation counts compute only. SLO 5× and goodput

@@ -1,17 +1,17 @@
 //! Co-location on random small instances: every planner's run passes the independent verifier
 //! (inside `plan`), every task ends completed or dropped, and output is deterministic.
 
-use coplan::colocate::engine::{Assignment, DiscreteEventEngine, Dispatcher, View};
-use coplan::colocate::metrics::objective_term;
+mod common;
+
+use common::decisions::{DecisionSpace, best_over_every_decision};
 use coplan::colocate::planner::PlannerRun;
 use coplan::colocate::planning::plan;
 use coplan::colocate::registry;
-use coplan::colocate::setup::{Setup, setup};
-use coplan::plan::colocation::{ColocationPlan, ColocationRun, Task};
+use coplan::colocate::setup::setup;
+use coplan::plan::colocation::{ColocationPlan, ColocationRun};
 use coplan::spec::colocation::{Deprioritize, MemoryTimeout};
 use coplan::spec::{ClusterSpec, ColocationSpec};
 use coplan::topology::Cluster;
-use coplan::verify::colocation::verify_run;
 use proptest::prelude::*;
 
 const PLANNERS: [&str; 5] = ["separate", "mix-rr", "mix-luf", "lemix", "lemix-balanced"];
@@ -276,100 +276,6 @@ fn tiny(
     spec
 }
 
-/// Answers the engine from a script of option indices (past its end: the first option),
-/// recording how many options each question had. The options, written here from the
-/// documented rules and not from the search's code: every node; deferral of a training task
-/// while an inference arrival is ahead; at every `sync_every`-th completed training task, no
-/// sync or a sync of SEPARATE's serving nodes (the last N − max(1, round(N · split)) nodes,
-/// or the last node when none is left).
-struct Scripted<'a> {
-    script: &'a [usize],
-    options: Vec<usize>,
-    given: Vec<usize>,
-    nodes: usize,
-    sync_every: u64,
-    serving: Vec<usize>,
-}
-
-impl Scripted<'_> {
-    fn answer(&mut self, options: usize) -> usize {
-        let pick = self.script.get(self.given.len()).copied().unwrap_or(0);
-        self.options.push(options);
-        self.given.push(pick);
-        pick
-    }
-}
-
-impl Dispatcher for Scripted<'_> {
-    fn assign(&mut self, view: &View<'_>, task: &Task) -> Assignment {
-        let defer = task.is_training() && view.next_inference_arrival.is_some();
-        let pick = self.answer(self.nodes + usize::from(defer));
-        if pick < self.nodes {
-            Assignment::Node(pick)
-        } else {
-            Assignment::Defer
-        }
-    }
-
-    fn on_training_done(&mut self, completed: u64) -> Option<Vec<usize>> {
-        if !completed.is_multiple_of(self.sync_every) {
-            return None;
-        }
-        (self.answer(2) == 1).then(|| self.serving.clone())
-    }
-}
-
-/// The best objective over every string of answers, each run from scratch on a new engine and
-/// verified; `None` past `max_runs` runs.
-fn enumerate_every_decision(s: &Setup, max_runs: usize) -> Option<f64> {
-    let nodes = s.config.nodes;
-    let split = s
-        .spec
-        .planners
-        .separate_split
-        .unwrap_or(s.spec.training.rate);
-    let n_train = ((nodes as f64 * split).round() as usize).clamp(1, nodes);
-    let serving: Vec<usize> = if n_train < nodes {
-        (n_train..nodes).collect()
-    } else {
-        vec![nodes - 1]
-    };
-    let tau = (s.spec.inference.slo_factor * s.slo_base_s).max(1e-12);
-    let mut best = f64::INFINITY;
-    let mut scripts: Vec<Vec<usize>> = vec![Vec::new()];
-    let mut runs = 0;
-    while let Some(script) = scripts.pop() {
-        runs += 1;
-        if runs > max_runs {
-            return None;
-        }
-        let mut d = Scripted {
-            script: &script,
-            options: Vec::new(),
-            given: Vec::new(),
-            nodes,
-            sync_every: s.spec.planners.separate_sync_every.max(1) as u64,
-            serving: serving.clone(),
-        };
-        let run = DiscreteEventEngine::new(&s.config, &s.tasks).run(&mut d);
-        verify_run(&s.config.bounds(), &s.tasks, &run).expect("every run verifies");
-        let cost: f64 = run
-            .outcomes
-            .iter()
-            .map(|o| objective_term(o, tau, &s.spec.objective))
-            .sum();
-        best = best.min(cost);
-        for j in script.len()..d.given.len() {
-            for alt in 1..d.options[j] {
-                let mut next = d.given[..j].to_vec();
-                next.push(alt);
-                scripts.push(next);
-            }
-        }
-    }
-    Some(best)
-}
-
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
@@ -392,7 +298,7 @@ proptest! {
         let c = cluster();
         let s = coplan::colocate::setup::setup(&c, &spec, None, Some(seed));
         prop_assume!(s.tasks.len() <= 7);
-        let Some(best) = enumerate_every_decision(&s, 20_000) else {
+        let Some(best) = best_over_every_decision(&s, &DecisionSpace::of(&s), 20_000) else {
             return Err(TestCaseError::reject("too many decision strings"));
         };
         let report = plan(&c, &spec, None, None, Some(seed)).expect("runs and verifies");

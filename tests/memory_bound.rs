@@ -6,16 +6,14 @@
 
 mod common;
 
+use common::decisions::{DecisionSpace, best_over_every_decision};
 use coplan::colocate::bounds::{memory_costs, memory_floors, memory_task_floors, task_floors};
-use coplan::colocate::engine::{Assignment, DiscreteEventEngine, Dispatcher, View};
-use coplan::colocate::metrics::objective_term;
 use coplan::colocate::planning::plan;
 use coplan::colocate::setup::{Setup, setup};
-use coplan::plan::colocation::{ColocationPlan, Task};
+use coplan::plan::colocation::ColocationPlan;
 use coplan::spec::colocation::{DistKind, MemoryTimeout};
 use coplan::spec::{ClusterSpec, ColocationSpec};
 use coplan::topology::Cluster;
-use coplan::verify::colocation::verify_run;
 use proptest::prelude::*;
 
 const PLANNERS: [&str; 5] = ["separate", "mix-rr", "mix-luf", "lemix", "lemix-balanced"];
@@ -172,78 +170,15 @@ proptest! {
     }
 }
 
-/// Answers the engine from a script of option indices (past its end: the first option),
-/// recording how many options each question had: every node, deferral of a training task while
-/// an inference arrival is ahead, and at every completed training task no sync or a sync of
-/// the last node.
-struct Scripted<'a> {
-    script: &'a [usize],
-    options: Vec<usize>,
-    given: Vec<usize>,
-    nodes: usize,
-}
-
-impl Scripted<'_> {
-    fn answer(&mut self, options: usize) -> usize {
-        let i = self.options.len();
-        let pick = self.script.get(i).copied().unwrap_or(0);
-        self.options.push(options);
-        self.given.push(pick);
-        pick
+/// Decisions for the bounds' check: the planners' own, and a sync of the last node at every
+/// completed training task (a superset of SEPARATE's sync points: the bounds hold for every run
+/// of the engine).
+fn every_completion(s: &Setup) -> DecisionSpace {
+    DecisionSpace {
+        nodes: s.config.nodes,
+        sync_every: 1,
+        serving: vec![s.config.nodes - 1],
     }
-}
-
-impl Dispatcher for Scripted<'_> {
-    fn assign(&mut self, view: &View<'_>, task: &Task) -> Assignment {
-        let defer = task.is_training() && view.next_inference_arrival.is_some();
-        let pick = self.answer(self.nodes + usize::from(defer));
-        if pick < self.nodes {
-            Assignment::Node(pick)
-        } else {
-            Assignment::Defer
-        }
-    }
-
-    fn on_training_done(&mut self, _completed: u64) -> Option<Vec<usize>> {
-        (self.answer(2) == 1).then(|| vec![self.nodes - 1])
-    }
-}
-
-/// The best objective over every string of answers, each run from scratch and verified;
-/// `None` past `max_runs` runs.
-fn best_over_every_decision(s: &Setup, max_runs: usize) -> Option<f64> {
-    let tau = (s.spec.inference.slo_factor * s.slo_base_s).max(1e-12);
-    let mut best = f64::INFINITY;
-    let mut scripts: Vec<Vec<usize>> = vec![Vec::new()];
-    let mut runs = 0;
-    while let Some(script) = scripts.pop() {
-        runs += 1;
-        if runs > max_runs {
-            return None;
-        }
-        let mut d = Scripted {
-            script: &script,
-            options: Vec::new(),
-            given: Vec::new(),
-            nodes: s.config.nodes,
-        };
-        let run = DiscreteEventEngine::new(&s.config, &s.tasks).run(&mut d);
-        verify_run(&s.config.bounds(), &s.tasks, &run).expect("every run verifies");
-        let cost: f64 = run
-            .outcomes
-            .iter()
-            .map(|o| objective_term(o, tau, &s.spec.objective))
-            .sum();
-        best = best.min(cost);
-        for j in script.len()..d.given.len() {
-            for alt in 1..d.options[j] {
-                let mut next = d.given[..j].to_vec();
-                next.push(alt);
-                scripts.push(next);
-            }
-        }
-    }
-    Some(best)
 }
 
 proptest! {
@@ -274,7 +209,7 @@ proptest! {
         let c = cluster();
         let s = setup(&c, &spec, None, Some(seed));
         prop_assume!(s.tasks.len() <= 5);
-        let Some(best) = best_over_every_decision(&s, 5_000) else {
+        let Some(best) = best_over_every_decision(&s, &every_completion(&s), 5_000) else {
             return Err(TestCaseError::reject("too many decision strings"));
         };
         let report = plan(&c, &spec, None, None, Some(seed)).expect("runs and verifies");
@@ -375,7 +310,8 @@ fn requests_that_fit_one_at_a_time_hold_memory_in_turn() {
         assert!(coplan::spec::validate::colocation(&spec).is_empty());
         let c = cluster();
         let s = setup(&c, &spec, None, None);
-        let best = best_over_every_decision(&s, 1_000).expect("64 assignments at most");
+        let best = best_over_every_decision(&s, &every_completion(&s), 1_000)
+            .expect("64 assignments at most");
         let report = plan(&c, &spec, None, None, None).expect("plans");
         let part = |name: &str| {
             report

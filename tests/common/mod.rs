@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod decisions;
+
 use std::path::PathBuf;
 
 use coplan::plan::preemption::PreemptionPlan as PlanReport;
