@@ -28,7 +28,7 @@
 mod exact;
 mod windowed;
 
-use super::bounds::{TaskFloor, partial_floor, task_floors};
+use super::bounds::{TaskFloor, memory_task_floors, partial_floor};
 use super::engine::{Assignment, DiscreteEventEngine, Dispatcher, View};
 use super::planner::{ColocationPlanner, PlannerRun};
 use super::separate::Separate;
@@ -361,7 +361,8 @@ trait Search<'s, 'a> {
 /// Runs the exact search, or the windowed one above `ilp_exact_max_tasks`.
 pub fn solve(setup: &Setup) -> SearchOutcome {
     let planners = &setup.spec.planners;
-    let floors = task_floors(setup);
+    // The memory floors: a task that never fits pays its waits and transfers at every node.
+    let floors = memory_task_floors(setup);
     let tau = (setup.spec.inference.slo_factor * setup.slo_base_s).max(1e-12);
     // The time limit counts from here, the engine's set-up included.
     let deadline = Deadline::after(planners.ilp_time_limit_s);
