@@ -863,33 +863,17 @@ pub fn best_bound(setup: &Setup, horizon_s: f64, settings: SolverSettings) -> Bo
             stage_relaxation(setup)
                 .ok_or_else(|| "tasks can be dropped (on_memory_timeout = \"drop\")".into())
         }),
-        timed(
-            "interval lp",
-            &|| match interval_lp(setup, horizon_s, settings) {
-                LpBound::Value(v) => Ok(v),
-                LpBound::TooLarge(n) => Err(format!(
-                    "{n} variables (bound_lp_max_variables = {})",
-                    setup.spec.planners.bound_lp_max_variables
-                )),
-                LpBound::Unsolved(why) => Err(why),
-            },
-        ),
+        timed("interval lp", &|| {
+            lp_part(setup, interval_lp(setup, horizon_s, settings))
+        }),
         timed("memory floors", &|| Ok(memory_floors(setup))),
         timed("memory stage relaxation", &|| {
             memory_stage_relaxation(setup)
                 .ok_or_else(|| "tasks can be dropped (on_memory_timeout = \"drop\")".into())
         }),
-        timed(
-            "memory lp",
-            &|| match memory_lp(setup, horizon_s, settings) {
-                LpBound::Value(v) => Ok(v),
-                LpBound::TooLarge(n) => Err(format!(
-                    "{n} variables (bound_lp_max_variables = {})",
-                    setup.spec.planners.bound_lp_max_variables
-                )),
-                LpBound::Unsolved(why) => Err(why),
-            },
-        ),
+        timed("memory lp", &|| {
+            lp_part(setup, memory_lp(setup, horizon_s, settings))
+        }),
     ];
     let (best, source) = parts
         .iter()
@@ -906,6 +890,18 @@ pub fn best_bound(setup: &Setup, horizon_s: f64, settings: SolverSettings) -> Bo
         best,
         source,
         parts,
+    }
+}
+
+/// An LP bound's value, or why there is none (the `reason` of its part).
+fn lp_part(setup: &Setup, bound: LpBound) -> Result<f64, String> {
+    match bound {
+        LpBound::Value(v) => Ok(v),
+        LpBound::TooLarge(n) => Err(format!(
+            "{n} variables (bound_lp_max_variables = {})",
+            setup.spec.planners.bound_lp_max_variables
+        )),
+        LpBound::Unsolved(why) => Err(why),
     }
 }
 
