@@ -64,6 +64,34 @@ pub enum Command {
         #[arg(long, value_enum)]
         event_solver: Option<EventSolverArg>,
     },
+    /// Explain one decision: every planner's choice beside the per-event optimum on the same
+    /// state, with every term of the canonical cost and the term that decides the difference.
+    ///
+    /// Preemption workloads: `--event N`, the N-th preemptor of the `[[preempt]]` list (from 1).
+    Explain {
+        cluster: PathBuf,
+        workload: PathBuf,
+        /// The preemptor to explain: its position in the `[[preempt]]` list, from 1.
+        #[arg(long, value_name = "N")]
+        event: Option<usize>,
+        /// Planners to compare, comma-separated (default: the workload's [planners].run).
+        #[arg(long, value_delimiter = ',')]
+        planners: Option<Vec<String>>,
+        /// Overrides [fill].seed (the initial fill) of a preemption workload.
+        #[arg(long)]
+        seed: Option<u64>,
+        #[arg(long, value_enum, default_value_t = ExplainFormat::Table)]
+        format: ExplainFormat,
+        /// Write the output to FILE (atomically) instead of stdout.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// MILP/LP backend of every solve (overrides [planners].solver).
+        #[arg(long, value_enum)]
+        solver: Option<SolverArg>,
+        /// How the per-event optimum is found (overrides [planners].event_solver).
+        #[arg(long, value_enum)]
+        event_solver: Option<EventSolverArg>,
+    },
     /// Run the paper's protocol: per seed, fill by seeded churn; per cycle, plan the preemptor
     /// list with every planner from the same state; report mean, 95 % CI, min, max and totals.
     Simulate {
@@ -286,6 +314,12 @@ pub enum DiffFormat {
     Table,
     Json,
     Csv,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExplainFormat {
+    Table,
+    Json,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -10,8 +10,8 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use cli::{
-    CapacityFormat, Cli, Command, GpuSharesArg, ImportCommand, ImportFormat, LongFormat,
-    MergeFormat, PlanFormat, ProfileCommand, SchemaKind, SpecOutputs, TimelineFormat,
+    CapacityFormat, Cli, Command, ExplainFormat, GpuSharesArg, ImportCommand, ImportFormat,
+    LongFormat, MergeFormat, PlanFormat, ProfileCommand, SchemaKind, SpecOutputs, TimelineFormat,
     TopologyFormat,
 };
 use coplan::report::diagnostic::{self, PlainDiagnostic, Style};
@@ -173,6 +173,27 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 ));
             }
             Ok(())
+        }
+        Command::Explain {
+            cluster,
+            workload,
+            event,
+            planners,
+            seed,
+            format,
+            out,
+            solver,
+            event_solver,
+        } => {
+            let pair = load_pair(&cluster, &workload)?
+                .with_solver(solver.map(Into::into))?
+                .with_event_solver(event_solver.map(Into::into))?;
+            let explanation = commands::explain_event(&pair, planners, seed, event)?;
+            let text = match format {
+                ExplainFormat::Table => table::explain::preemption_event(&explanation),
+                ExplainFormat::Json => json::to_json(&explanation),
+            };
+            emit(&text, out.as_deref())
         }
         Command::Simulate {
             cluster,

@@ -11,6 +11,9 @@ pub enum PlanningError {
     Invalid(Vec<Finding>),
     #[error("unknown planner `{0}`")]
     UnknownPlanner(String),
+    /// A command-line value the workload cannot answer (an event or task that does not exist).
+    #[error("{0}")]
+    OutOfRange(String),
     /// A solver failed (not a time limit: that is a status).
     #[error("solver failed: {0}")]
     Solver(String),
@@ -48,7 +51,9 @@ impl PlanningError {
     pub fn is_input_error(&self) -> bool {
         matches!(
             self,
-            PlanningError::Invalid(_) | PlanningError::UnknownPlanner(_)
+            PlanningError::Invalid(_)
+                | PlanningError::UnknownPlanner(_)
+                | PlanningError::OutOfRange(_)
         )
     }
 }

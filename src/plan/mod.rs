@@ -3,6 +3,7 @@
 
 pub mod colocation;
 pub mod error;
+pub mod explain;
 pub mod preemption;
 
 use serde::Serialize;

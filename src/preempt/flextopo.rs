@@ -41,6 +41,18 @@ impl PreemptionPlanner for Flextopo {
         }
     }
 
+    fn describe_search(&self, decision: &Decision) -> String {
+        match (self.sourcing, decision.server) {
+            (Sourcing::IncrementalMinimal, None) => "no subset size yields a candidate".into(),
+            // IMP stops at the first size with a candidate; the chosen one has that size.
+            (Sourcing::IncrementalMinimal, Some(_)) => format!(
+                "first subset size with a candidate: {}",
+                decision.victims.len()
+            ),
+            (Sourcing::Exhaustive, _) => "every subset size".into(),
+        }
+    }
+
     fn decide(&self, at: &DecisionPoint<'_>) -> Result<Decision, PlanningError> {
         let (problem, state, p) = (at.problem, at.state, at.preemptor);
         Ok(match self.sourcing {

@@ -57,6 +57,7 @@ pub fn decide(problem: &Problem<'_>, state: &ClusterState, p: &Preemptor) -> Opt
             let Some(k) = smallest_feasible_size(problem, &qos, state, &filtered, &mut evaluated)
             else {
                 return Some(decision_of(
+                    problem,
                     &filtered,
                     &Sink::default(),
                     None,
@@ -190,7 +191,9 @@ pub fn decide(problem: &Problem<'_>, state: &ClusterState, p: &Preemptor) -> Opt
         );
     }
     let chosen = pick_best(problem, state, &filtered, &sink, &scores);
-    Some(decision_of(&filtered, &sink, chosen, evaluated, false))
+    Some(decision_of(
+        problem, &filtered, &sink, chosen, evaluated, false,
+    ))
 }
 
 /// The smallest subset size with a feasible subset on some server (`None`: none has one).

@@ -23,6 +23,10 @@ impl PreemptionPlanner for K8sDefault {
         "k8s-default"
     }
 
+    fn describe_search(&self, _decision: &Decision) -> String {
+        "one dry run per server: evict every lower-priority pod, then reprieve".into()
+    }
+
     fn decide(&self, at: &DecisionPoint<'_>) -> Result<Decision, PlanningError> {
         let req = at.preemptor.request;
         Ok(dry_run_preemption(at, &|_, g, c| fits_by_counts(g, c, req)))

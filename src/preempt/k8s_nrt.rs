@@ -19,6 +19,10 @@ impl PreemptionPlanner for K8sNrt {
         "k8s-nrt"
     }
 
+    fn describe_search(&self, _decision: &Decision) -> String {
+        "one dry run per server: evict every lower-priority pod, then reprieve".into()
+    }
+
     fn decide(&self, at: &DecisionPoint<'_>) -> Result<Decision, PlanningError> {
         Ok(decide_with(at, dry_run_preemption))
     }

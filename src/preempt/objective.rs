@@ -1,5 +1,6 @@
 //! The canonical preemption cost (DESIGN §5.4) that every planner is measured by.
 
+use crate::plan::explain::CostTerms;
 use crate::spec::preemption::{PreemptionObjective, PreemptionSpec, TopologyScore};
 use crate::topology::{Level, ServerType};
 
@@ -45,6 +46,30 @@ impl CostModel {
     /// Cost of a placement at `level` on a server of type `t`.
     pub fn placement_cost(&self, t: &ServerType, level: Level) -> f64 {
         self.weights.topology * (1.0 - self.topology_score(t, level))
+    }
+
+    /// [`event_cost`](Self::event_cost) term by term (`coplan explain`); `total` is computed as
+    /// `event_cost` computes it, so it is the decision's cost bit for bit.
+    pub fn event_terms(
+        &self,
+        placed: Option<(&ServerType, Level)>,
+        victim_prios: &[i64],
+    ) -> CostTerms {
+        let span = (self.p_hi - self.p_lo + 1) as f64;
+        let (topology, unplaced) = match placed {
+            Some((t, level)) => (self.placement_cost(t, level), 0.0),
+            None => (0.0, self.weights.unplaced),
+        };
+        CostTerms {
+            victims: self.weights.per_victim * victim_prios.len() as f64,
+            priority: victim_prios
+                .iter()
+                .map(|&p| self.weights.victim_priority * (p - self.p_lo) as f64 / span)
+                .sum(),
+            topology,
+            unplaced,
+            total: self.event_cost(placed, victim_prios),
+        }
     }
 
     /// Cost of one decision: `placed` is the server type and level of the placement, if any.

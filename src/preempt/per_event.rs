@@ -25,6 +25,14 @@ impl PreemptionPlanner for IlpPerEvent {
         PlannerRole::PerEventReference
     }
 
+    fn describe_search(&self, decision: &Decision) -> String {
+        if decision.unproven {
+            "stopped at the time limit: not proven".into()
+        } else {
+            "proven optimum of this event".into()
+        }
+    }
+
     fn decide(&self, at: &DecisionPoint<'_>) -> Result<Decision, PlanningError> {
         event_optimum(at.problem, at.state, at.preemptor).map(|o| Decision {
             unproven: !o.proven,

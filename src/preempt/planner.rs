@@ -52,6 +52,11 @@ pub trait PreemptionPlanner: Sync {
     /// Decides one preemptor on the current state.
     fn decide(&self, at: &DecisionPoint<'_>) -> Result<Decision, PlanningError>;
 
+    /// Where this planner's search stopped for `decision`, in words (`coplan explain`).
+    fn describe_search(&self, _decision: &Decision) -> String {
+        String::new()
+    }
+
     /// Whether the planner decides the whole list at once ([`decide_batch`](Self::decide_batch)).
     fn joint(&self) -> bool {
         false

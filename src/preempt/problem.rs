@@ -182,6 +182,21 @@ pub struct Decision {
     /// Evict the victims but leave the pod unplaced (a joint plan that evicts for a preemptor
     /// it cannot place, as the default does when admission fails).
     pub refuse: bool,
+    /// FlexTopo's Eq. 1 terms of the chosen candidate, as its search ranked it.
+    pub score: Option<ScoreTerms>,
+}
+
+/// FlexTopo's Eq. 1 of one candidate: S = α·P + (1 − α)·T.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ScoreTerms {
+    pub alpha: f64,
+    /// P ∈ [0, 1]: fewer, less important victims score higher (`priority_norm`).
+    pub priority_term: f64,
+    /// T ∈ [0, 1] of `scored_level` (`topology_score`).
+    pub topology_term: f64,
+    /// The level T was scored at (`score_basis`: the placement's, or the victims' union's).
+    pub scored_level: Level,
+    pub score: f64,
 }
 
 /// Pod importance (the reprieve order): higher priority first, then the earlier start (absent

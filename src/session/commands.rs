@@ -16,7 +16,9 @@ use crate::colocate::setup::{cluster_findings, setup};
 use crate::colocate::vidur;
 pub use crate::colocate::vidur::VidurOptions;
 use crate::plan::colocation::{ColocationPlan, ColocationRun};
+use crate::plan::explain::EventExplanation;
 use crate::plan::preemption::PreemptionPlan;
+use crate::preempt::explain::{self, ExplainOptions};
 use crate::preempt::planning::{self, PlanOptions};
 use crate::preempt::registry as preemption_registry;
 use crate::sim::capacity::{
@@ -167,6 +169,33 @@ pub fn plan(
         .map(PlanResult::Colocation)
         .map_err(|e| pair.planning_error(e)),
     }
+}
+
+/// `explain --event N` of a preemption workload.
+pub fn explain_event(
+    pair: &Pair,
+    planners: Option<Vec<String>>,
+    seed: Option<u64>,
+    event: Option<usize>,
+) -> Result<EventExplanation, SessionError> {
+    let Workload::Preemption(spec) = &pair.workload else {
+        return Err(SessionError::input(
+            "`explain` of a co-location workload is not available yet",
+            Some("`--event N` explains the N-th preemptor of a preemption workload".into()),
+        ));
+    };
+    let Some(event) = event else {
+        return Err(SessionError::input(
+            "`explain` of a preemption workload needs `--event N`",
+            Some("N is the preemptor's position in the `[[preempt]]` list, from 1".into()),
+        ));
+    };
+    let options = ExplainOptions {
+        planners,
+        seed,
+        event,
+    };
+    explain::explain_event(&pair.cluster, spec, &options).map_err(|e| pair.planning_error(e))
 }
 
 /// The simulation of either workload kind.

@@ -127,6 +127,7 @@ pub fn planning_error(source: &LoadedSpec, kind: SpecKind, e: PlanningError) -> 
                 planner_names(kind).join(", ")
             )),
         ),
+        PlanningError::OutOfRange(message) => SessionError::input(message, None),
         other => SessionError::Internal(other.to_string()),
     }
 }

@@ -16,7 +16,7 @@ pub(super) use self::score::{
 };
 
 use self::candidates::Candidate;
-use self::score::best_candidate;
+use self::score::{best_candidate, candidate_terms};
 use super::problem::{Decision, Problem};
 use crate::plan::preemption::Preemptor;
 use crate::spec::preemption::ImpScope;
@@ -76,6 +76,7 @@ pub(super) fn decision(
     truncated: bool,
 ) -> Decision {
     decision_of(
+        problem,
         filtered,
         sink,
         best_candidate(problem, state, filtered, sink),
@@ -84,14 +85,27 @@ pub(super) fn decision(
     )
 }
 
-/// The decision for `chosen`, one of `sink`'s candidates (or none).
+/// The decision for `chosen`, one of `sink`'s candidates (or none), with its Eq. 1 terms as
+/// the search ranked it (P normalised over the sink's candidates, which is what every search
+/// scored with: the pruned IMP search keeps `priority_norm = "candidates"` only where every
+/// candidate has one priority sum).
 pub(super) fn decision_of(
+    problem: &Problem<'_>,
     filtered: &Filtered,
     sink: &Sink,
     chosen: Option<&Candidate>,
     evaluated: u64,
     truncated: bool,
 ) -> Decision {
+    let sums = sink.candidates.iter().map(|c| c.priority_sum).fold(
+        None,
+        |range: Option<(i64, i64)>, s| {
+            Some(range.map_or((s, s), |(lo, hi)| (lo.min(s), hi.max(s))))
+        },
+    );
+    let score = chosen
+        .zip(sums)
+        .map(|(c, sums)| candidate_terms(problem, filtered, sink, c, sums));
     let (server, victims) = match chosen {
         Some(c) => {
             let q = &filtered.servers[c.qualifying];
@@ -106,6 +120,7 @@ pub(super) fn decision_of(
         victims,
         subsets_evaluated: evaluated,
         truncated,
+        score,
         ..Decision::default()
     }
 }

@@ -4,7 +4,7 @@
 
 use super::candidates::{Candidate, Sink};
 use super::filter::Filtered;
-use crate::preempt::problem::{ChainKey, Problem};
+use crate::preempt::problem::{ChainKey, Problem, ScoreTerms};
 use crate::spec::preemption::{PriorityNorm, ScoreBasis};
 use crate::topology::state::ClusterState;
 use crate::topology::{CoreSet, GpuSet};
@@ -20,6 +20,18 @@ pub(crate) fn candidate_score(
     c: &Candidate,
     sums: (i64, i64),
 ) -> f64 {
+    candidate_terms(problem, filtered, sink, c, sums).score
+}
+
+/// Eq. 1's terms of one candidate, as the searches rank it: the chosen candidate's terms are
+/// the decision's own record of why it won (`coplan explain`).
+pub(crate) fn candidate_terms(
+    problem: &Problem<'_>,
+    filtered: &Filtered,
+    sink: &Sink,
+    c: &Candidate,
+    sums: (i64, i64),
+) -> ScoreTerms {
     let settings = &problem.spec.flextopo;
     let pterm = priority_term(
         settings.priority_norm,
@@ -44,7 +56,14 @@ pub(crate) fn candidate_score(
             t.level_of(g, x)
         }
     };
-    settings.alpha * pterm + (1.0 - settings.alpha) * problem.cost.topology_score(t, level)
+    let tterm = problem.cost.topology_score(t, level);
+    ScoreTerms {
+        alpha: settings.alpha,
+        priority_term: pterm,
+        topology_term: tterm,
+        scored_level: level,
+        score: settings.alpha * pterm + (1.0 - settings.alpha) * tterm,
+    }
 }
 
 /// The candidate chain key of a candidate; the victim list only when `with_victims`.

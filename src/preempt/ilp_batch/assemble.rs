@@ -114,6 +114,7 @@ pub fn assemble(
                     None
                 },
                 refuse: refusing.contains(&i),
+                score: None,
             };
         }
     }

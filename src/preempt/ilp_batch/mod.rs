@@ -50,6 +50,10 @@ impl PreemptionPlanner for IlpBatch {
         true
     }
 
+    fn describe_search(&self, _decision: &Decision) -> String {
+        "the whole list decided at once (batch optimum)".into()
+    }
+
     fn decide(&self, at: &DecisionPoint<'_>) -> Result<Decision, PlanningError> {
         let one = std::slice::from_ref(at.preemptor);
         let batch = self.decide_batch(at.problem, at.state, one, None)?;

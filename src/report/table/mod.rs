@@ -2,6 +2,7 @@
 
 pub mod capacity;
 pub mod diff;
+pub mod explain;
 pub mod grid;
 pub mod import;
 pub mod plan;

@@ -1,0 +1,149 @@
+//! `coplan explain` output of a preemption workload: one decision of every planner beside the
+//! per-event optimum on the state each planner faced, with every term of the canonical cost.
+
+use serde::Serialize;
+
+use crate::plan::preemption::EventOutcome;
+use crate::spec::preemption::TopologyQos;
+use crate::topology::Level;
+
+/// One preemptor's decision, explained (`coplan explain CLUSTER WORKLOAD --event N`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EventExplanation {
+    pub schema_version: u32,
+    pub kind: &'static str,
+    pub cluster: String,
+    pub workload: Option<String>,
+    pub seed: Option<u64>,
+    /// 1-based position of the preemptor in the `[[preempt]]` list.
+    pub event: usize,
+    pub preemptor: String,
+    /// The preemptor's workload class.
+    pub class: String,
+    pub priority: i64,
+    pub gpus: u32,
+    pub cores: u32,
+    pub topology_qos: TopologyQos,
+    /// The best level any server type can hold the request at (`null`: none can).
+    pub required_level: Option<Level>,
+    /// Planners first, in the order asked; then one optimum per distinct state they faced.
+    pub columns: Vec<DecisionColumn>,
+    /// For each planner that is not the per-event optimum: its excess over the optimum on its
+    /// own state and the term that decides it.
+    pub differences: Vec<TermDifference>,
+    /// Remarks, e.g. a joint planner whose solver had no plan to show.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// Whose decision a column shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ColumnKind {
+    /// A planner's own decision, on the state its earlier decisions left.
+    Planner,
+    /// The per-event optimum (`ilp`'s solver) on the state of the planners in `state_of`.
+    Optimum,
+}
+
+/// One decision and its cost, term by term.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DecisionColumn {
+    /// The planner, or `ilp` for an optimum column.
+    pub name: String,
+    pub column: ColumnKind,
+    /// The planners whose faced state this decision was taken on (in the order asked).
+    pub state_of: Vec<String>,
+    /// Server chosen (also for a refused pod, whose victims were evicted there).
+    pub server: Option<String>,
+    pub victims: Vec<VictimFacts>,
+    /// Level of the placement (or of the placement admission refused).
+    pub level: Option<Level>,
+    /// The level the pod needs on the chosen server.
+    pub server_required_level: Option<Level>,
+    pub placed: bool,
+    pub outcome: EventOutcome,
+    /// Placed at or better than its required level (the hit of the metrics).
+    pub hit: bool,
+    /// The pod's topology QoS holds: a guaranteed pod is placed at its required level, any
+    /// other pod is placed.
+    pub qos_met: bool,
+    pub terms: CostTerms,
+    /// FlexTopo's Eq. 1 terms of the candidate it chose (FlexTopo columns only).
+    pub flextopo_score: Option<ScoreRecord>,
+    pub search: SearchRecord,
+    /// For an optimum column: whether the solve proved it (`false`: stopped at the time limit).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proven: Option<bool>,
+}
+
+/// An evicted pod.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct VictimFacts {
+    pub name: String,
+    pub class: String,
+    pub priority: i64,
+    pub topology_qos: TopologyQos,
+}
+
+/// The canonical cost of one decision (DESIGN §5.4), term by term: `total` is their sum, the
+/// decision's cost in the plan.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct CostTerms {
+    /// `per_victim` × victims.
+    pub victims: f64,
+    /// Σ `victim_priority` × (priority − lowest) / (priority span) over the victims.
+    pub priority: f64,
+    /// `topology` × (1 − T(level)) of the placement.
+    pub topology: f64,
+    /// `unplaced` when the pod is not placed.
+    pub unplaced: f64,
+    pub total: f64,
+}
+
+impl CostTerms {
+    /// The terms by name, in the order the table prints them.
+    pub fn named(&self) -> [(&'static str, f64); 4] {
+        [
+            ("victims", self.victims),
+            ("priority", self.priority),
+            ("topology", self.topology),
+            ("unplaced", self.unplaced),
+        ]
+    }
+}
+
+/// FlexTopo's Eq. 1 of the chosen candidate: S = α·P + (1 − α)·T.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ScoreRecord {
+    pub alpha: f64,
+    pub priority_term: f64,
+    pub topology_term: f64,
+    /// The level T was scored at (`score_basis`).
+    pub scored_level: Level,
+    pub score: f64,
+}
+
+/// How the planner searched for this decision.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SearchRecord {
+    /// Victim subsets (or dry runs) the planner tried.
+    pub subsets_evaluated: u64,
+    /// Where the search stopped: IMP's first subset size that yielded a candidate, the
+    /// exhaustive search's "every size", the default's dry run, the optimum's proof.
+    pub stopped: String,
+    /// The enumeration budget cut the search short.
+    pub truncated: bool,
+}
+
+/// A planner's decision against the optimum on its own state.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TermDifference {
+    pub planner: String,
+    /// Its cost minus the optimum's (≥ 0 when the optimum is proven).
+    pub excess: f64,
+    /// Per term, the planner's value minus the optimum's.
+    pub delta: CostTerms,
+    /// The term with the largest positive difference (`null`: the decision costs the optimum).
+    pub deciding_term: Option<&'static str>,
+}

@@ -1,0 +1,334 @@
+//! `coplan explain --event N`: the N-th preemptor's decision by every asked planner, on the
+//! state that planner's own earlier decisions left, beside the per-event optimum on that same
+//! state. Everything shown comes from the decisions as the planners returned them (their
+//! victims, their search counts, FlexTopo's Eq. 1 terms) and from applying them with the
+//! plan's own [`apply`]: nothing is re-derived by a second copy of a planner's rules.
+
+use super::apply::{Applied, apply};
+use super::per_event::{self, IlpPerEvent};
+use super::planner::PreemptionPlanner;
+use super::problem::{Decision, DecisionPoint, Problem};
+use super::registry;
+use super::scenario;
+use crate::plan::PlannerRole;
+use crate::plan::error::PlanningError;
+use crate::plan::explain::{
+    ColumnKind, CostTerms, DecisionColumn, EventExplanation, ScoreRecord, SearchRecord,
+    TermDifference, VictimFacts,
+};
+use crate::plan::preemption::Preemptor;
+use crate::spec::PreemptionSpec;
+use crate::spec::preemption::TopologyQos;
+use crate::topology::Cluster;
+use crate::topology::state::ClusterState;
+
+/// What to explain.
+#[derive(Debug, Clone, Default)]
+pub struct ExplainOptions {
+    /// Planners, in column order; `None` = the spec's `[planners].run`.
+    pub planners: Option<Vec<String>>,
+    /// Overrides `[fill].seed`.
+    pub seed: Option<u64>,
+    /// 1-based position of the preemptor in the `[[preempt]]` list.
+    pub event: usize,
+}
+
+/// One planner's N-th decision and the state it was taken on.
+struct Faced {
+    planner: String,
+    role: PlannerRole,
+    state: ClusterState,
+    decision: Decision,
+    unproven: bool,
+    /// Where the planner's search stopped, in its own words.
+    search_stop: String,
+}
+
+/// Explains the `options.event`-th decision of every asked planner.
+pub fn explain_event(
+    cluster: &Cluster,
+    spec: &PreemptionSpec,
+    options: &ExplainOptions,
+) -> Result<EventExplanation, PlanningError> {
+    let names = options
+        .planners
+        .clone()
+        .unwrap_or_else(|| spec.planners.run.clone());
+    let planners = registry::resolve(&names)?;
+    let problem = Problem::new(cluster, spec);
+    let mut initial =
+        scenario::initial_state(cluster, spec, options.seed).map_err(PlanningError::Invalid)?;
+    let preemptors = scenario::preemptors(spec, &mut initial);
+    let index = event_index(options.event, preemptors.len())?;
+    let p = &preemptors[index];
+    let mut faced = Vec::with_capacity(planners.len());
+    let mut notes = Vec::new();
+    for planner in &planners {
+        let fail = |e: PlanningError| e.in_planner(planner.name());
+        match faced_decision(&problem, planner.as_ref(), &initial, &preemptors, index)
+            .map_err(fail)?
+        {
+            Some(f) => faced.push(f),
+            None => notes.push(format!(
+                "{}: the solver stopped before it had a plan; no decision to show",
+                planner.name()
+            )),
+        }
+    }
+    let mut columns = Vec::new();
+    for f in &faced {
+        let applied =
+            apply_on(&problem, &f.state, p, &f.decision).map_err(|e| e.in_planner(&f.planner))?;
+        let kind = if f.role == PlannerRole::PerEventReference {
+            ColumnKind::Optimum
+        } else {
+            ColumnKind::Planner
+        };
+        let proven = (kind == ColumnKind::Optimum).then_some(!f.unproven);
+        columns.push(column(
+            &problem,
+            p,
+            f,
+            &applied,
+            kind,
+            vec![f.planner.clone()],
+            proven,
+        ));
+    }
+    // One optimum per distinct state faced by a planner that is not itself the optimum.
+    let mut optimum_of: Vec<Option<usize>> = vec![None; faced.len()];
+    for (i, f) in faced.iter().enumerate() {
+        if f.role == PlannerRole::PerEventReference {
+            optimum_of[i] = Some(i);
+            continue;
+        }
+        let same = (0..i).find(|&j| faced[j].state == f.state && optimum_of[j].is_some());
+        if let Some(j) = same {
+            let c = optimum_of[j].unwrap_or(j);
+            columns[c].state_of.push(f.planner.clone());
+            optimum_of[i] = Some(c);
+            continue;
+        }
+        let opt =
+            per_event::event_optimum(&problem, &f.state, p).map_err(|e| e.in_planner("ilp"))?;
+        let decision = Decision {
+            unproven: !opt.proven,
+            ..opt.decision
+        };
+        let optimum = Faced {
+            planner: "ilp".into(),
+            role: PlannerRole::PerEventReference,
+            state: f.state.clone(),
+            search_stop: IlpPerEvent.describe_search(&decision),
+            unproven: decision.unproven,
+            decision,
+        };
+        let applied =
+            apply_on(&problem, &f.state, p, &optimum.decision).map_err(|e| e.in_planner("ilp"))?;
+        columns.push(column(
+            &problem,
+            p,
+            &optimum,
+            &applied,
+            ColumnKind::Optimum,
+            vec![f.planner.clone()],
+            Some(opt.proven),
+        ));
+        optimum_of[i] = Some(columns.len() - 1);
+    }
+    let differences = faced
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.role != PlannerRole::PerEventReference)
+        .filter_map(|(i, f)| {
+            optimum_of[i].map(|c| difference(&f.planner, &columns[i].terms, &columns[c].terms))
+        })
+        .collect();
+    let class = &spec.workload[p.workload];
+    Ok(EventExplanation {
+        schema_version: 1,
+        kind: "preemption-explain",
+        cluster: cluster.name.clone(),
+        workload: spec.name.clone(),
+        seed: spec.fill.as_ref().map(|f| options.seed.unwrap_or(f.seed)),
+        event: options.event,
+        preemptor: p.name.clone(),
+        class: class.name.clone(),
+        priority: p.priority,
+        gpus: p.request.gpus,
+        cores: p.request.cores,
+        topology_qos: p.qos,
+        required_level: cluster
+            .types
+            .iter()
+            .filter_map(|t| t.required_level(p.request))
+            .min(),
+        columns,
+        differences,
+        notes,
+    })
+}
+
+/// The 0-based index of a 1-based event, or an input error naming the range.
+fn event_index(event: usize, preemptors: usize) -> Result<usize, PlanningError> {
+    if event == 0 || event > preemptors {
+        return Err(PlanningError::OutOfRange(match preemptors {
+            0 => format!("--event {event}: the workload has no preemptors"),
+            n => format!(
+                "--event {event} is out of range: the workload has {n} preemptors (events 1–{n})"
+            ),
+        }));
+    }
+    Ok(event - 1)
+}
+
+/// The planner's decision for preemptor `index` and the state its decisions before it left
+/// (`None`: a joint planner's solver had no plan).
+fn faced_decision(
+    problem: &Problem<'_>,
+    planner: &dyn PreemptionPlanner,
+    initial: &ClusterState,
+    preemptors: &[Preemptor],
+    index: usize,
+) -> Result<Option<Faced>, PlanningError> {
+    let mut state = initial.clone();
+    let faced = |state: ClusterState, decision: Decision| Faced {
+        planner: planner.name().to_string(),
+        role: planner.role(),
+        unproven: decision.unproven,
+        search_stop: planner.describe_search(&decision),
+        state,
+        decision,
+    };
+    if planner.joint() {
+        let batch = planner.decide_batch(problem, initial, preemptors, None)?;
+        if batch.decisions.len() != preemptors.len() {
+            return Ok(None);
+        }
+        for (p, d) in preemptors.iter().zip(&batch.decisions).take(index) {
+            apply(problem, &mut state, p, d)?;
+        }
+        let decision = batch.decisions[index].clone();
+        return Ok(Some(faced(state, decision)));
+    }
+    for p in &preemptors[..index] {
+        let decision = planner.decide(&DecisionPoint {
+            problem,
+            state: &state,
+            preemptor: p,
+        })?;
+        apply(problem, &mut state, p, &decision)?;
+    }
+    let decision = planner.decide(&DecisionPoint {
+        problem,
+        state: &state,
+        preemptor: &preemptors[index],
+    })?;
+    Ok(Some(faced(state, decision)))
+}
+
+/// Applies `d` to a copy of `state`.
+fn apply_on(
+    problem: &Problem<'_>,
+    state: &ClusterState,
+    p: &Preemptor,
+    d: &Decision,
+) -> Result<Applied, PlanningError> {
+    let mut after = state.clone();
+    apply(problem, &mut after, p, d)
+}
+
+fn column(
+    problem: &Problem<'_>,
+    p: &Preemptor,
+    f: &Faced,
+    applied: &Applied,
+    kind: ColumnKind,
+    state_of: Vec<String>,
+    proven: Option<bool>,
+) -> DecisionColumn {
+    let e = &applied.event;
+    let placed = match (applied.ids.server, e.level) {
+        (Some(server), Some(level)) if e.placed => Some((problem.cluster.type_of(server), level)),
+        _ => None,
+    };
+    let prios: Vec<i64> = applied.victims.iter().map(|v| v.priority).collect();
+    let terms = problem.cost.event_terms(placed, &prios);
+    let server_required_level = applied
+        .ids
+        .server
+        .and_then(|s| problem.required_level(s, p));
+    DecisionColumn {
+        name: f.planner.clone(),
+        column: kind,
+        state_of,
+        server: e.node.clone(),
+        victims: applied
+            .victims
+            .iter()
+            .map(|v| {
+                let class = &problem.spec.workload[v.workload];
+                VictimFacts {
+                    name: v.name.clone(),
+                    class: class.name.clone(),
+                    priority: v.priority,
+                    topology_qos: class.topology_qos,
+                }
+            })
+            .collect(),
+        level: e.level,
+        server_required_level,
+        placed: e.placed,
+        outcome: e.outcome,
+        hit: e.hit,
+        qos_met: e.placed && (p.qos != TopologyQos::Guaranteed || e.hit),
+        terms,
+        flextopo_score: f.decision.score.map(|s| ScoreRecord {
+            alpha: s.alpha,
+            priority_term: s.priority_term,
+            topology_term: s.topology_term,
+            scored_level: s.scored_level,
+            score: s.score,
+        }),
+        search: SearchRecord {
+            subsets_evaluated: f.decision.subsets_evaluated,
+            stopped: f.search_stop.clone(),
+            truncated: f.decision.truncated,
+        },
+        proven,
+    }
+}
+
+/// A planner's terms against the optimum's: the excess and the term that decides it.
+fn difference(planner: &str, own: &CostTerms, optimum: &CostTerms) -> TermDifference {
+    let delta = CostTerms {
+        victims: own.victims - optimum.victims,
+        priority: own.priority - optimum.priority,
+        topology: own.topology - optimum.topology,
+        unplaced: own.unplaced - optimum.unplaced,
+        total: own.total - optimum.total,
+    };
+    // The largest positive difference; the first in table order on a tie.
+    let deciding_term = delta
+        .named()
+        .into_iter()
+        .filter(|(_, d)| *d > 1e-12)
+        .fold(
+            None,
+            |best: Option<(&'static str, f64)>, (n, d)| match best {
+                Some((_, b)) if b >= d => best,
+                _ => Some((n, d)),
+            },
+        )
+        .map(|(n, _)| n);
+    TermDifference {
+        planner: planner.to_string(),
+        excess: delta.total,
+        delta,
+        deciding_term: if delta.total > 1e-12 {
+            deciding_term
+        } else {
+            None
+        },
+    }
+}
