@@ -54,6 +54,11 @@ pub enum Command {
         /// Exit with code 3 when no planner places every preemptor.
         #[arg(long)]
         require_all_placed: bool,
+        /// Preemption: after the table, each planner's K decisions with the largest excess
+        /// over the per-event optimum on the state it faced (event, server, excess, the
+        /// deciding cost term), the events to give `coplan explain --event`.
+        #[arg(long, value_name = "K")]
+        worst: Option<usize>,
         /// MILP/LP backend of every solve (overrides [planners].solver); `highs` needs a
         /// binary built with `--features highs`.
         #[arg(long, value_enum)]

@@ -138,13 +138,14 @@ fn run(cli: Cli) -> Result<(), Failure> {
             seed,
             out,
             require_all_placed,
+            worst,
             solver,
             event_solver,
         } => {
             let pair = load_pair(&cluster, &workload)?
                 .with_solver(solver.map(Into::into))?
                 .with_event_solver(event_solver.map(Into::into))?;
-            let result = commands::plan(&pair, planners, seed)?;
+            let result = commands::plan(&pair, planners, seed, worst)?;
             if let PlanResult::Preemption(r) = &result {
                 for w in &r.warnings {
                     let _ = writeln!(std::io::stderr(), "warning: {w}");

@@ -107,6 +107,19 @@ fn plan_snapshots_for_every_example_workload() {
     assert!(seen >= 2, "every workload example names its plan command");
 }
 
+/// `coplan explain` on the fixtures of `tests/fixtures/explain` (one command each).
+#[test]
+fn explain_snapshots_for_every_fixture() {
+    let fixtures = files("tests/fixtures/explain");
+    assert!(fixtures.len() >= 4, "the explain fixtures are there");
+    for (path, rel) in fixtures {
+        let args = fixture_args(&path, &rel);
+        assert_eq!(args.first().map(String::as_str), Some("explain"), "{rel}");
+        let (_, t) = transcript(&args);
+        snapshot(&format!("explain__{}", stem(&path)), &t);
+    }
+}
+
 #[test]
 fn plan_json_follows_the_contract() {
     let (code, out, err) = run(&[

@@ -6,9 +6,11 @@
 
 use coplan::plan::PlanStatus as Status;
 use coplan::plan::error::PlanningError;
+use coplan::plan::explain::ColumnKind;
 use coplan::plan::preemption::EventOutcome as Outcome;
 use coplan::plan::preemption::{PreemptionPlan as PlanReport, Preemptor};
 use coplan::preempt::apply::apply;
+use coplan::preempt::explain::explain_events;
 use coplan::preempt::flextopo::for_each_subset;
 use coplan::preempt::flextopo::{Flextopo, Sourcing};
 use coplan::preempt::planner::PreemptionPlanner;
@@ -151,6 +153,7 @@ fn run(cluster: &Cluster, spec: &PreemptionSpec) -> Option<PlanReport> {
     let options = PlanOptions {
         planners: Some(PLANNERS.iter().map(|s| s.to_string()).collect()),
         seed: None,
+        worst: None,
     };
     match engine::plan(cluster, spec, &options) {
         Ok(r) => Some(r),
@@ -212,6 +215,34 @@ proptest! {
         // Determinism: the same inputs give byte-identical output (timings aside).
         let again = run(&cluster, &spec).expect("ran before");
         prop_assert_eq!(canonical_json(&report), canonical_json(&again));
+    }
+
+    #[test]
+    fn explained_terms_add_up_and_no_planner_beats_the_optimum_column(cluster_spec in cluster(), spec in workload()) {
+        prop_assume!(valid(&cluster_spec, &spec));
+        let cluster = Cluster::from_spec(&cluster_spec);
+        let Some(report) = run(&cluster, &spec) else { return Ok(()) };
+        let names: Vec<String> = PLANNERS.iter().map(|s| s.to_string()).collect();
+        let explained = explain_events(&cluster, &spec, Some(names), None, None).expect("explains");
+        prop_assert_eq!(explained.len(), report.planners[0].events.len());
+        for p in &report.planners {
+            let mut total = 0.0;
+            for (i, e) in explained.iter().enumerate() {
+                let c = e.columns.iter().find(|c| c.name == p.name && c.column == ColumnKind::Planner || c.name == p.name && p.name == "ilp").expect("a column per planner");
+                let t = &c.terms;
+                let sum = t.victims + t.priority + t.topology + t.unplaced;
+                prop_assert!((sum - t.total).abs() <= EPS * t.total.abs().max(1.0), "{} event {}: terms {} vs total {}", p.name, i + 1, sum, t.total);
+                // The explained decision is the plan's, cost for cost.
+                prop_assert_eq!(t.total, p.events[i].cost, "{} event {}", &p.name, i + 1);
+                total += t.total;
+            }
+            prop_assert_eq!(Some(total), p.objective, "{}: the explained costs sum to its objective", &p.name);
+        }
+        for e in &explained {
+            for d in &e.differences {
+                prop_assert!(d.excess >= -EPS, "event {}: {} below the optimum on its state by {}", e.event, d.planner, -d.excess);
+            }
+        }
     }
 
     #[test]

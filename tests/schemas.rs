@@ -46,6 +46,7 @@ fn committed_output_schemas_match_the_output_types() {
     for (name, schema) in [
         ("simulation", coplan::sim::diff::simulation_schema()),
         ("diff", coplan::sim::diff::diff_schema()),
+        ("explain", coplan::plan::explain::explain_schema()),
     ] {
         let path = format!("{}/schemas/{name}.schema.json", env!("CARGO_MANIFEST_DIR"));
         let generated = format!(

@@ -1,14 +1,17 @@
 //! `coplan explain` output of a preemption workload: one decision of every planner beside the
 //! per-event optimum on the state each planner faced, with every term of the canonical cost.
 
+use schemars::JsonSchema;
 use serde::Serialize;
+use serde_json::Value;
 
 use crate::plan::preemption::EventOutcome;
 use crate::spec::preemption::TopologyQos;
+use crate::spec::sorted_keys;
 use crate::topology::Level;
 
 /// One preemptor's decision, explained (`coplan explain CLUSTER WORKLOAD --event N`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct EventExplanation {
     pub schema_version: u32,
     pub kind: &'static str,
@@ -37,7 +40,7 @@ pub struct EventExplanation {
 }
 
 /// Whose decision a column shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ColumnKind {
     /// A planner's own decision, on the state its earlier decisions left.
@@ -47,7 +50,7 @@ pub enum ColumnKind {
 }
 
 /// One decision and its cost, term by term.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct DecisionColumn {
     /// The planner, or `ilp` for an optimum column.
     pub name: String,
@@ -78,7 +81,7 @@ pub struct DecisionColumn {
 }
 
 /// An evicted pod.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct VictimFacts {
     pub name: String,
     pub class: String,
@@ -88,7 +91,7 @@ pub struct VictimFacts {
 
 /// The canonical cost of one decision (DESIGN §5.4), term by term: `total` is their sum, the
 /// decision's cost in the plan.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
 pub struct CostTerms {
     /// `per_victim` × victims.
     pub victims: f64,
@@ -114,7 +117,7 @@ impl CostTerms {
 }
 
 /// FlexTopo's Eq. 1 of the chosen candidate: S = α·P + (1 − α)·T.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
 pub struct ScoreRecord {
     pub alpha: f64,
     pub priority_term: f64,
@@ -125,7 +128,7 @@ pub struct ScoreRecord {
 }
 
 /// How the planner searched for this decision.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct SearchRecord {
     /// Victim subsets (or dry runs) the planner tried.
     pub subsets_evaluated: u64,
@@ -137,7 +140,7 @@ pub struct SearchRecord {
 }
 
 /// A planner's decision against the optimum on its own state.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct TermDifference {
     pub planner: String,
     /// Its cost minus the optimum's (≥ 0 when the optimum is proven).
@@ -146,4 +149,10 @@ pub struct TermDifference {
     pub delta: CostTerms,
     /// The term with the largest positive difference (`null`: the decision costs the optimum).
     pub deciding_term: Option<&'static str>,
+}
+
+/// The JSON Schema of `coplan explain --format json` (`schemas/explain.schema.json`), keys
+/// sorted so that the text is byte-stable.
+pub fn explain_schema() -> Value {
+    sorted_keys(schemars::schema_for!(EventExplanation).to_value())
 }

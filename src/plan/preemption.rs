@@ -41,7 +41,7 @@ pub struct PreemptionEvent {
 }
 
 /// How a preemptor's event ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum EventOutcome {
     Placed,
@@ -108,10 +108,29 @@ pub struct PreemptionPlannerReport {
     pub gap_is_bound: bool,
     pub bound: Option<f64>,
     pub decision_gap: Option<f64>,
+    /// The decisions with the largest excess over the per-event optimum on the state the
+    /// planner faced, largest first (`plan --worst K`; absent without it).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub worst: Vec<WorstDecision>,
     pub runtime_ms: f64,
     pub truncated: bool,
     pub metrics: PreemptionMetrics,
     pub events: Vec<PreemptionEvent>,
+}
+
+/// One decision of a plan against the per-event optimum on the state the planner faced.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WorstDecision {
+    /// 1-based position of the preemptor in the `[[preempt]]` list (`explain --event`).
+    pub event: usize,
+    pub preemptor: String,
+    /// The planner's server, and the optimum's.
+    pub server: Option<String>,
+    pub optimum_server: Option<String>,
+    /// The decision's cost minus the optimum's.
+    pub excess: f64,
+    /// The cost term with the largest positive difference.
+    pub deciding_term: Option<&'static str>,
 }
 
 /// The `plan` output of a preemption workload.

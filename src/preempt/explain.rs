@@ -50,35 +50,96 @@ pub fn explain_event(
     spec: &PreemptionSpec,
     options: &ExplainOptions,
 ) -> Result<EventExplanation, PlanningError> {
-    let names = options
-        .planners
-        .clone()
-        .unwrap_or_else(|| spec.planners.run.clone());
+    let mut all = explain_events(
+        cluster,
+        spec,
+        options.planners.clone(),
+        options.seed,
+        Some(options.event),
+    )?;
+    all.pop()
+        .ok_or_else(|| PlanningError::Internal("no event explained".into()))
+}
+
+/// Explains one event (`Some(N)`, 1-based) or every event (`None`) of the asked planners
+/// (`None`: the spec's `[planners].run`), each planner run once over the list.
+pub fn explain_events(
+    cluster: &Cluster,
+    spec: &PreemptionSpec,
+    planners: Option<Vec<String>>,
+    seed: Option<u64>,
+    event: Option<usize>,
+) -> Result<Vec<EventExplanation>, PlanningError> {
+    let names = planners.unwrap_or_else(|| spec.planners.run.clone());
     let planners = registry::resolve(&names)?;
     let problem = Problem::new(cluster, spec);
     let mut initial =
-        scenario::initial_state(cluster, spec, options.seed).map_err(PlanningError::Invalid)?;
+        scenario::initial_state(cluster, spec, seed).map_err(PlanningError::Invalid)?;
     let preemptors = scenario::preemptors(spec, &mut initial);
-    let index = event_index(options.event, preemptors.len())?;
-    let p = &preemptors[index];
-    let mut faced = Vec::with_capacity(planners.len());
-    let mut notes = Vec::new();
+    let indices: Vec<usize> = match event {
+        Some(n) => vec![event_index(n, preemptors.len())?],
+        None => (0..preemptors.len()).collect(),
+    };
+    let last = indices.last().copied().unwrap_or(0);
+    // Per planner, the decisions up to the last event explained (`None`: no plan).
+    let mut runs = Vec::with_capacity(planners.len());
     for planner in &planners {
         let fail = |e: PlanningError| e.in_planner(planner.name());
-        match faced_decision(&problem, planner.as_ref(), &initial, &preemptors, index)
-            .map_err(fail)?
-        {
-            Some(f) => faced.push(f),
-            None => notes.push(format!(
-                "{}: the solver stopped before it had a plan; no decision to show",
-                planner.name()
-            )),
-        }
+        runs.push(
+            faced_decisions(&problem, planner.as_ref(), &initial, &preemptors, last)
+                .map_err(fail)?,
+        );
     }
+    let context = Context {
+        problem: &problem,
+        spec,
+        cluster,
+        seed: spec.fill.as_ref().map(|f| seed.unwrap_or(f.seed)),
+    };
+    indices
+        .into_iter()
+        .map(|index| {
+            let faced: Vec<&Faced> = runs
+                .iter()
+                .filter_map(|r| r.as_ref().and_then(|decisions| decisions.get(index)))
+                .collect();
+            let notes = planners
+                .iter()
+                .zip(&runs)
+                .filter(|(_, r)| r.is_none())
+                .map(|(planner, _)| {
+                    format!(
+                        "{}: the solver stopped before it had a plan; no decision to show",
+                        planner.name()
+                    )
+                })
+                .collect();
+            explain_one(&context, &preemptors[index], index, &faced, notes)
+        })
+        .collect()
+}
+
+/// What every explained event shares.
+struct Context<'a> {
+    problem: &'a Problem<'a>,
+    spec: &'a PreemptionSpec,
+    cluster: &'a Cluster,
+    seed: Option<u64>,
+}
+
+/// One event: a column per planner, then one optimum per distinct state they faced.
+fn explain_one(
+    cx: &Context<'_>,
+    p: &Preemptor,
+    index: usize,
+    faced: &[&Faced],
+    notes: Vec<String>,
+) -> Result<EventExplanation, PlanningError> {
+    let problem = cx.problem;
     let mut columns = Vec::new();
-    for f in &faced {
+    for f in faced {
         let applied =
-            apply_on(&problem, &f.state, p, &f.decision).map_err(|e| e.in_planner(&f.planner))?;
+            apply_on(problem, &f.state, p, &f.decision).map_err(|e| e.in_planner(&f.planner))?;
         let kind = if f.role == PlannerRole::PerEventReference {
             ColumnKind::Optimum
         } else {
@@ -86,7 +147,7 @@ pub fn explain_event(
         };
         let proven = (kind == ColumnKind::Optimum).then_some(!f.unproven);
         columns.push(column(
-            &problem,
+            problem,
             p,
             f,
             &applied,
@@ -95,22 +156,27 @@ pub fn explain_event(
             proven,
         ));
     }
-    // One optimum per distinct state faced by a planner that is not itself the optimum.
-    let mut optimum_of: Vec<Option<usize>> = vec![None; faced.len()];
+    // The optimum column of each planner: `ilp`'s own where it faced the same state, else one
+    // per distinct state, shared by the planners that faced it.
+    let mut optimum_of: Vec<Option<usize>> = faced
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.role == PlannerRole::PerEventReference).then_some(i))
+        .collect();
     for (i, f) in faced.iter().enumerate() {
-        if f.role == PlannerRole::PerEventReference {
-            optimum_of[i] = Some(i);
+        if optimum_of[i].is_some() {
             continue;
         }
-        let same = (0..i).find(|&j| faced[j].state == f.state && optimum_of[j].is_some());
-        if let Some(j) = same {
-            let c = optimum_of[j].unwrap_or(j);
+        let same = (0..faced.len())
+            .filter(|&j| j != i && faced[j].state == f.state)
+            .find_map(|j| optimum_of[j]);
+        if let Some(c) = same {
             columns[c].state_of.push(f.planner.clone());
             optimum_of[i] = Some(c);
             continue;
         }
         let opt =
-            per_event::event_optimum(&problem, &f.state, p).map_err(|e| e.in_planner("ilp"))?;
+            per_event::event_optimum(problem, &f.state, p).map_err(|e| e.in_planner("ilp"))?;
         let decision = Decision {
             unproven: !opt.proven,
             ..opt.decision
@@ -124,9 +190,9 @@ pub fn explain_event(
             decision,
         };
         let applied =
-            apply_on(&problem, &f.state, p, &optimum.decision).map_err(|e| e.in_planner("ilp"))?;
+            apply_on(problem, &f.state, p, &optimum.decision).map_err(|e| e.in_planner("ilp"))?;
         columns.push(column(
-            &problem,
+            problem,
             p,
             &optimum,
             &applied,
@@ -144,21 +210,22 @@ pub fn explain_event(
             optimum_of[i].map(|c| difference(&f.planner, &columns[i].terms, &columns[c].terms))
         })
         .collect();
-    let class = &spec.workload[p.workload];
+    let class = &cx.spec.workload[p.workload];
     Ok(EventExplanation {
         schema_version: 1,
         kind: "preemption-explain",
-        cluster: cluster.name.clone(),
-        workload: spec.name.clone(),
-        seed: spec.fill.as_ref().map(|f| options.seed.unwrap_or(f.seed)),
-        event: options.event,
+        cluster: cx.cluster.name.clone(),
+        workload: cx.spec.name.clone(),
+        seed: cx.seed,
+        event: index + 1,
         preemptor: p.name.clone(),
         class: class.name.clone(),
         priority: p.priority,
         gpus: p.request.gpus,
         cores: p.request.cores,
         topology_qos: p.qos,
-        required_level: cluster
+        required_level: cx
+            .cluster
             .types
             .iter()
             .filter_map(|t| t.required_level(p.request))
@@ -182,16 +249,15 @@ fn event_index(event: usize, preemptors: usize) -> Result<usize, PlanningError> 
     Ok(event - 1)
 }
 
-/// The planner's decision for preemptor `index` and the state its decisions before it left
-/// (`None`: a joint planner's solver had no plan).
-fn faced_decision(
+/// The planner's decisions for preemptors 0 ..= `last`, each with the state its decisions
+/// before it left (`None`: a joint planner's solver had no plan).
+fn faced_decisions(
     problem: &Problem<'_>,
     planner: &dyn PreemptionPlanner,
     initial: &ClusterState,
     preemptors: &[Preemptor],
-    index: usize,
-) -> Result<Option<Faced>, PlanningError> {
-    let mut state = initial.clone();
+    last: usize,
+) -> Result<Option<Vec<Faced>>, PlanningError> {
     let faced = |state: ClusterState, decision: Decision| Faced {
         planner: planner.name().to_string(),
         role: planner.role(),
@@ -200,31 +266,31 @@ fn faced_decision(
         state,
         decision,
     };
-    if planner.joint() {
+    let batch = if planner.joint() {
         let batch = planner.decide_batch(problem, initial, preemptors, None)?;
         if batch.decisions.len() != preemptors.len() {
             return Ok(None);
         }
-        for (p, d) in preemptors.iter().zip(&batch.decisions).take(index) {
-            apply(problem, &mut state, p, d)?;
-        }
-        let decision = batch.decisions[index].clone();
-        return Ok(Some(faced(state, decision)));
-    }
-    for p in &preemptors[..index] {
-        let decision = planner.decide(&DecisionPoint {
-            problem,
-            state: &state,
-            preemptor: p,
-        })?;
+        Some(batch.decisions)
+    } else {
+        None
+    };
+    let mut state = initial.clone();
+    let mut out = Vec::with_capacity(last + 1);
+    for (i, p) in preemptors.iter().enumerate().take(last + 1) {
+        let decision = match &batch {
+            Some(decisions) => decisions[i].clone(),
+            None => planner.decide(&DecisionPoint {
+                problem,
+                state: &state,
+                preemptor: p,
+            })?,
+        };
+        let before = state.clone();
         apply(problem, &mut state, p, &decision)?;
+        out.push(faced(before, decision));
     }
-    let decision = planner.decide(&DecisionPoint {
-        problem,
-        state: &state,
-        preemptor: &preemptors[index],
-    })?;
-    Ok(Some(faced(state, decision)))
+    Ok(Some(out))
 }
 
 /// Applies `d` to a copy of `state`.
@@ -248,12 +314,7 @@ fn column(
     proven: Option<bool>,
 ) -> DecisionColumn {
     let e = &applied.event;
-    let placed = match (applied.ids.server, e.level) {
-        (Some(server), Some(level)) if e.placed => Some((problem.cluster.type_of(server), level)),
-        _ => None,
-    };
-    let prios: Vec<i64> = applied.victims.iter().map(|v| v.priority).collect();
-    let terms = problem.cost.event_terms(placed, &prios);
+    let terms = terms_of(problem, applied);
     let server_required_level = applied
         .ids
         .server
@@ -299,8 +360,19 @@ fn column(
     }
 }
 
+/// The canonical cost of an applied decision, term by term (its `total` is the event's cost).
+pub(crate) fn terms_of(problem: &Problem<'_>, applied: &Applied) -> CostTerms {
+    let e = &applied.event;
+    let placed = match (applied.ids.server, e.level) {
+        (Some(server), Some(level)) if e.placed => Some((problem.cluster.type_of(server), level)),
+        _ => None,
+    };
+    let prios: Vec<i64> = applied.victims.iter().map(|v| v.priority).collect();
+    problem.cost.event_terms(placed, &prios)
+}
+
 /// A planner's terms against the optimum's: the excess and the term that decides it.
-fn difference(planner: &str, own: &CostTerms, optimum: &CostTerms) -> TermDifference {
+pub(crate) fn difference(planner: &str, own: &CostTerms, optimum: &CostTerms) -> TermDifference {
     let delta = CostTerms {
         victims: own.victims - optimum.victims,
         priority: own.priority - optimum.priority,

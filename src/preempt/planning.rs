@@ -5,6 +5,7 @@
 use std::time::Instant;
 
 use super::apply::{Applied, apply};
+use super::explain;
 use super::metrics;
 use super::per_event;
 use super::planner::{AppliedDecision, BatchDecision, PreemptionPlanner};
@@ -12,7 +13,7 @@ use super::problem::{DecisionPoint, Problem};
 use super::registry;
 use super::scenario;
 use crate::plan::error::PlanningError;
-use crate::plan::preemption::{PreemptionPlan, PreemptionPlannerReport, Preemptor};
+use crate::plan::preemption::{PreemptionPlan, PreemptionPlannerReport, Preemptor, WorstDecision};
 use crate::plan::{PlanStatus, PlannerRole};
 use crate::spec::PreemptionSpec;
 use crate::topology::Cluster;
@@ -25,6 +26,9 @@ pub struct PlanOptions {
     pub planners: Option<Vec<String>>,
     /// Overrides `[fill].seed`.
     pub seed: Option<u64>,
+    /// Keep each planner's `worst` K decisions: the largest excess over the per-event optimum
+    /// on the state it faced (`plan --worst K`).
+    pub worst: Option<usize>,
 }
 
 /// A planner's run over the preemptor list, before measurement.
@@ -61,7 +65,7 @@ pub fn plan(
         scenario::initial_state(cluster, spec, options.seed).map_err(PlanningError::Invalid)?;
     let preemptors = scenario::preemptors(spec, &mut initial);
     let warnings = unplaceable_warnings(cluster, &preemptors);
-    let reports = plan_from_state(&problem, &initial, &preemptors, &names)?;
+    let reports = plan_with_worst(&problem, &initial, &preemptors, &names, options.worst)?;
     Ok(PreemptionPlan {
         schema_version: 1,
         kind: "preemption",
@@ -81,16 +85,31 @@ pub fn plan_from_state(
     preemptors: &[Preemptor],
     names: &[String],
 ) -> Result<Vec<PreemptionPlannerReport>, PlanningError> {
+    plan_with_worst(problem, initial, preemptors, names, None)
+}
+
+/// [`plan_from_state`], keeping each planner's `worst` K decisions when asked.
+fn plan_with_worst(
+    problem: &Problem<'_>,
+    initial: &ClusterState,
+    preemptors: &[Preemptor],
+    names: &[String],
+    worst: Option<usize>,
+) -> Result<Vec<PreemptionPlannerReport>, PlanningError> {
     let chosen = registry::resolve(names)?;
     let with_decision_gap = chosen
         .iter()
         .any(|p| p.role() == PlannerRole::PerEventReference);
+    let per_event = PerEvent {
+        decision_gap: with_decision_gap,
+        worst,
+    };
     let mut runs: Vec<(&dyn PreemptionPlanner, SequenceRun)> = Vec::new();
     // Sequential planners first, so the joint planner can start from the best of them.
     let (joint, sequential): (Vec<&dyn PreemptionPlanner>, Vec<&dyn PreemptionPlanner>) =
         chosen.iter().map(|p| p.as_ref()).partition(|p| p.joint());
     for planner in sequential {
-        let run = run_sequential(problem, planner, initial, preemptors, with_decision_gap)?;
+        let run = run_sequential(problem, planner, initial, preemptors, per_event.wanted())?;
         runs.push((planner, run));
     }
     for planner in joint {
@@ -105,7 +124,7 @@ pub fn plan_from_state(
     runs.sort_by_key(|(p, _)| names.iter().position(|n| n == p.name()));
     let mut reports = Vec::new();
     for (planner, run) in &runs {
-        let report = measure(problem, *planner, run, with_decision_gap)?;
+        let report = measure(problem, *planner, run, per_event)?;
         crate::verify::preemption::verify_plan(
             problem.cluster,
             problem.spec,
@@ -225,21 +244,41 @@ fn run_joint(
     })
 }
 
+/// What is measured against the per-event optimum on every state a planner faced.
+#[derive(Debug, Clone, Copy)]
+struct PerEvent {
+    /// `decision_gap` (the per-event reference `ilp` is among the planners).
+    decision_gap: bool,
+    /// The K decisions with the largest excess (`plan --worst K`).
+    worst: Option<usize>,
+}
+
+impl PerEvent {
+    fn wanted(self) -> bool {
+        self.decision_gap || self.worst.is_some()
+    }
+}
+
 fn measure(
     problem: &Problem<'_>,
     planner: &dyn PreemptionPlanner,
     run: &SequenceRun,
-    with_decision_gap: bool,
+    per_event: PerEvent,
 ) -> Result<PreemptionPlannerReport, PlanningError> {
     let mut m = metrics::compute(&run.applied, problem.spec.now_s);
     let objective: f64 = run.applied.iter().map(|a| a.event.cost).sum();
     m.objective = run.incumbent.then_some(objective);
     m.runtime_ms = run.runtime_ms;
-    let decision_gap = if with_decision_gap && run.incumbent {
-        Some(decision_gap(problem, planner, run)?)
+    let excesses = if per_event.wanted() && run.incumbent {
+        Some(event_excesses(problem, planner, run, per_event.worst)?)
     } else {
         None
     };
+    let decision_gap = excesses
+        .as_ref()
+        .filter(|_| per_event.decision_gap)
+        .map(|e| e.gap);
+    let worst = excesses.map(|e| e.worst).unwrap_or_default();
     m.decision_gap = decision_gap;
     Ok(PreemptionPlannerReport {
         name: planner.name().to_string(),
@@ -250,6 +289,7 @@ fn measure(
         gap_is_bound: false,
         bound: reported_bound(run.status, run.bound, m.objective),
         decision_gap,
+        worst,
         runtime_ms: run.runtime_ms,
         truncated: run.applied.iter().any(|a| a.event.truncated),
         metrics: m,
@@ -284,25 +324,66 @@ fn reported_bound(status: PlanStatus, bound: Option<f64>, objective: Option<f64>
     }
 }
 
-/// Σ (event cost − per-event optimum on the state the planner faced) / max(1, Σ optimum).
-fn decision_gap(
+/// A plan's decisions against the per-event optimum on the states it faced.
+struct Excesses {
+    /// Σ (event cost − per-event optimum) / max(1, Σ optimum): the `decision_gap`.
+    gap: f64,
+    /// The largest excesses, largest first (`plan --worst K`).
+    worst: Vec<WorstDecision>,
+}
+
+/// Every decision's excess over the per-event optimum on the state the planner faced; the
+/// `worst` largest kept with the term that decides each.
+fn event_excesses(
     problem: &Problem<'_>,
     planner: &dyn PreemptionPlanner,
     run: &SequenceRun,
-) -> Result<f64, PlanningError> {
+    worst: Option<usize>,
+) -> Result<Excesses, PlanningError> {
     if planner.role() == PlannerRole::PerEventReference {
-        return Ok(0.0);
+        return Ok(Excesses {
+            gap: 0.0,
+            worst: Vec::new(),
+        });
     }
     let mut excess = 0.0;
     let mut optimum_sum = 0.0;
-    for (state, a) in run.faced.iter().zip(&run.applied) {
+    let mut decisions = Vec::new();
+    for (i, (state, a)) in run.faced.iter().zip(&run.applied).enumerate() {
         let p = preemptor_of(problem, a);
         let opt = per_event::event_optimum(problem, state, &p).map_err(|e| e.in_planner("ilp"))?;
         excess += a.event.cost - opt.cost;
         optimum_sum += opt.cost;
+        if worst.is_some_and(|k| k > 0) && a.event.cost - opt.cost > EXCESS_EPS {
+            let mut after = state.clone();
+            let optimum =
+                apply(problem, &mut after, &p, &opt.decision).map_err(|e| e.in_planner("ilp"))?;
+            let difference = explain::difference(
+                planner.name(),
+                &explain::terms_of(problem, a),
+                &explain::terms_of(problem, &optimum),
+            );
+            decisions.push(WorstDecision {
+                event: i + 1,
+                preemptor: a.event.preemptor.clone(),
+                server: a.event.node.clone(),
+                optimum_server: optimum.event.node.clone(),
+                excess: difference.excess,
+                deciding_term: difference.deciding_term,
+            });
+        }
     }
-    Ok(excess / optimum_sum.abs().max(1.0))
+    // Largest first; the earlier event on a tie.
+    decisions.sort_by(|a, b| b.excess.total_cmp(&a.excess).then(a.event.cmp(&b.event)));
+    decisions.truncate(worst.unwrap_or(0));
+    Ok(Excesses {
+        gap: excess / optimum_sum.abs().max(1.0),
+        worst: decisions,
+    })
 }
+
+/// An excess below this is float noise between two equal costs.
+const EXCESS_EPS: f64 = 1e-9;
 
 fn preemptor_of(problem: &Problem<'_>, a: &Applied) -> Preemptor {
     let wi = problem
@@ -370,6 +451,7 @@ mod tests {
             gap_is_bound: false,
             bound,
             decision_gap: None,
+            worst: Vec::new(),
             runtime_ms: 0.0,
             truncated: false,
             metrics: metrics::compute(&[], None),
@@ -508,7 +590,11 @@ mod tests {
         let preemptors = scenario::preemptors(&spec, &mut initial.clone());
         let run = run_joint(&problem, &NothingFound, &initial, &preemptors, None).expect("runs");
         assert_eq!(run.status, PlanStatus::NoSolution);
-        let report = measure(&problem, &NothingFound, &run, false).expect("measured");
+        let none = PerEvent {
+            decision_gap: false,
+            worst: None,
+        };
+        let report = measure(&problem, &NothingFound, &run, none).expect("measured");
         assert_eq!((report.objective, report.bound), (None, None));
     }
 }

@@ -151,14 +151,23 @@ pub fn plan(
     pair: &Pair,
     planners: Option<Vec<String>>,
     seed: Option<u64>,
+    worst: Option<usize>,
 ) -> Result<PlanResult, SessionError> {
     match &pair.workload {
         Workload::Preemption(spec) => {
-            let options = PlanOptions { planners, seed };
+            let options = PlanOptions {
+                planners,
+                seed,
+                worst,
+            };
             planning::plan(&pair.cluster, spec, &options)
                 .map(PlanResult::Preemption)
                 .map_err(|e| pair.planning_error(e))
         }
+        Workload::Colocation { .. } if worst.is_some() => Err(SessionError::input(
+            "`--worst` of a co-location plan is not available yet",
+            Some("`--worst K` lists a preemption plan's K decisions furthest from the per-event optimum".into()),
+        )),
         Workload::Colocation { spec, trace } => crate::colocate::planning::plan(
             &pair.cluster,
             spec,

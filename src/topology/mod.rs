@@ -42,7 +42,19 @@ typed_id!(
 
 /// A placement level: the smallest domain that contains a set of GPUs and cores.
 /// Ordered from best (`Numa`) to worst (`CrossSocket`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Level {
     Numa,

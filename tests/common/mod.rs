@@ -57,6 +57,7 @@ pub fn load_preemption(rel: &str) -> (PreemptionSpec, String) {
 pub fn plan(cluster: &ClusterSpec, workload: &PreemptionSpec, planners: &[&str]) -> PlanReport {
     let c = Cluster::from_spec(cluster);
     let options = PlanOptions {
+        worst: None,
         planners: Some(planners.iter().map(|s| s.to_string()).collect()),
         seed: None,
     };

@@ -7,6 +7,53 @@ use crate::plan::colocation::{ColocationPlan, slo_key};
 use crate::plan::preemption::{EventOutcome, PreemptionPlan};
 use crate::plan::{PlanStatus, PlannerRole};
 
+/// `plan --worst K`: each planner's decisions furthest from the per-event optimum.
+fn worst_decisions(report: &PreemptionPlan) -> String {
+    let mut out = String::new();
+    let listed: Vec<_> = report
+        .planners
+        .iter()
+        .filter(|r| !r.worst.is_empty())
+        .collect();
+    if listed.is_empty() {
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "\nworst decisions (excess over the per-event optimum on the state each planner faced; `coplan explain --event N` shows one):"
+    );
+    for r in listed {
+        let _ = writeln!(out, "\n{}:", r.name);
+        let rows: Vec<Vec<String>> = r
+            .worst
+            .iter()
+            .map(|w| {
+                vec![
+                    w.event.to_string(),
+                    w.preemptor.clone(),
+                    w.server.clone().unwrap_or_else(|| "-".into()),
+                    w.optimum_server.clone().unwrap_or_else(|| "-".into()),
+                    format!("{:+.3}", w.excess),
+                    w.deciding_term.unwrap_or("-").into(),
+                ]
+            })
+            .collect();
+        out.push_str(&aligned(
+            &[
+                "event",
+                "preemptor",
+                "server",
+                "optimum's server",
+                "excess",
+                "deciding term",
+            ],
+            &rows,
+            &[true, false, false, false, true, false],
+        ));
+    }
+    out
+}
+
 /// The comparison table of a preemption plan, then the events of each planner.
 pub fn preemption(report: &PreemptionPlan) -> String {
     let mut out = String::new();
@@ -114,6 +161,7 @@ pub fn preemption(report: &PreemptionPlan) -> String {
             "truncated: the enumeration budget (max_subset_evaluations) cut a search short."
         );
     }
+    out.push_str(&worst_decisions(report));
     for r in &report.planners {
         let _ = writeln!(out, "\n{} events:", r.name);
         let rows: Vec<Vec<String>> = r
