@@ -1,0 +1,72 @@
+//! The explain goals (docs/performance.md): `coplan explain --event N` of one event on the
+//! paper preset within 0.2 s, and `plan --worst 10` within 10 % of `plan`, as a user's plain
+//! run sees them: the `coplan` binary, cold processes, the example's own planners. Medians of
+//! `--runs` (default 7); `plan` and `plan --worst 10` alternate within each run.
+//!
+//! `cargo bench --bench explain [-- --runs N]`
+
+use std::process::Command;
+use std::time::Instant;
+
+const CLUSTER: &str = "examples/clusters/paper-4090-x100.toml";
+const WORKLOAD: &str = "examples/workloads/paper-preemption.toml";
+
+fn arg(name: &str) -> Option<String> {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .cloned()
+}
+
+/// Seconds of one cold run of the binary (stdout discarded).
+fn run(args: &[&str]) -> f64 {
+    let t = Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_coplan"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("the coplan binary runs");
+    let elapsed = t.elapsed().as_secs_f64();
+    if !out.status.success() {
+        eprintln!("{}", String::from_utf8_lossy(&out.stderr));
+        std::process::exit(1);
+    }
+    elapsed
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn main() {
+    let runs: usize = arg("--runs")
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(7)
+        .max(1);
+    println!("paper preset ({CLUSTER}, {WORKLOAD}), the spec's six planners, {runs} cold runs each");
+    // Early, middle and last events: a later event replays more decisions first.
+    for event in ["3", "26", "50"] {
+        let times: Vec<f64> = (0..runs)
+            .map(|_| run(&["explain", CLUSTER, WORKLOAD, "--event", event]))
+            .collect();
+        println!(
+            "explain --event {event:<3} median {:.3} s (min {:.3}, max {:.3})",
+            median(times.clone()),
+            times.iter().copied().fold(f64::INFINITY, f64::min),
+            times.iter().copied().fold(0.0, f64::max)
+        );
+    }
+    let (mut plain, mut worst) = (Vec::new(), Vec::new());
+    for _ in 0..runs {
+        plain.push(run(&["plan", CLUSTER, WORKLOAD]));
+        worst.push(run(&["plan", CLUSTER, WORKLOAD, "--worst", "10"]));
+    }
+    let (p, w) = (median(plain), median(worst));
+    println!(
+        "plan median {p:.3} s; plan --worst 10 median {w:.3} s; ratio {:.3} ({:+.1} %)",
+        w / p,
+        100.0 * (w / p - 1.0)
+    );
+}
