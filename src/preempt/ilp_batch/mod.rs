@@ -18,6 +18,7 @@
 //! eligible preemptor on their server), so the plan replays event by event like any other.
 
 pub mod assemble;
+pub mod bounds;
 pub mod decomposed;
 pub mod model;
 pub mod monolithic;
