@@ -143,7 +143,8 @@ impl ServerBounds {
                 continue;
             }
             fewest[c] -= 1;
-            let refusing_one = class_placement_bound(class, counts[c] - 1).map(|p| p + self.unplaced);
+            let refusing_one =
+                class_placement_bound(class, counts[c] - 1).map(|p| p + self.unplaced);
             placements += match (placing_all, refusing_one) {
                 (Some(a), Some(b)) => a.min(b),
                 (a, b) => a.or(b)?,
@@ -164,16 +165,16 @@ impl ServerBounds {
     /// The cheapest fractional covers of the GPUs and of the cores that `placed` needs beyond
     /// what is free, from pods below `top`; `None` when those pods cannot free enough.
     fn victim_bound(&self, placed: &[u32], top: i64) -> Option<f64> {
-        let (gpus, cores) = self
-            .classes
-            .iter()
-            .zip(placed)
-            .fold((0u64, 0u64), |(g, c), (class, &n)| {
-                (
-                    g + u64::from(n) * u64::from(class.gpus),
-                    c + u64::from(n) * u64::from(class.cores),
-                )
-            });
+        let (gpus, cores) =
+            self.classes
+                .iter()
+                .zip(placed)
+                .fold((0u64, 0u64), |(g, c), (class, &n)| {
+                    (
+                        g + u64::from(n) * u64::from(class.gpus),
+                        c + u64::from(n) * u64::from(class.cores),
+                    )
+                });
         let gpu_cover = self.cover(
             gpus.saturating_sub(u64::from(self.free_gpus)),
             &self.by_gpu_cost,

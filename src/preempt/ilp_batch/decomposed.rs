@@ -130,7 +130,6 @@ fn count_vectors(
     }
 }
 
-
 /// Solves the batch exactly by decomposition, solving only the subproblems whose MILP optima
 /// the best combination needs (see the module header).
 pub fn solve_decomposed(
@@ -166,13 +165,21 @@ pub fn solve_decomposed(
             .filter(|&(s, j)| matches!(table[s][j].known, Known::Bound(_)))
             .collect();
         if unsolved.is_empty() {
-            return Ok(Some(combined_solution(&table, &best, problem, preemptors.len(), deadline)));
+            return Ok(Some(combined_solution(
+                &table,
+                &best,
+                problem,
+                preemptors.len(),
+                deadline,
+            )));
         }
         let solved: Vec<Result<Known, PlanningError>> = unsolved
             .par_iter()
             .map(|&(s, j)| {
                 let counts = &table[s][j].counts;
-                solve_subproblem(problem, initial, preemptors, classes, servers[s], counts, deadline)
+                solve_subproblem(
+                    problem, initial, preemptors, classes, servers[s], counts, deadline,
+                )
             })
             .collect();
         let mut all_met_their_bounds = true;
@@ -185,7 +192,13 @@ pub fn solve_decomposed(
         // combination costs at least its bounds: it is optimal, and a second pass of the
         // programme would only confirm it.
         if all_met_their_bounds {
-            return Ok(Some(combined_solution(&table, &best, problem, preemptors.len(), deadline)));
+            return Ok(Some(combined_solution(
+                &table,
+                &best,
+                problem,
+                preemptors.len(),
+                deadline,
+            )));
         }
     }
 }
@@ -226,7 +239,13 @@ pub fn solve_every_subproblem(
         .collect();
     let table: Vec<Vec<Subproblem>> = table.into_iter().collect::<Result<_, _>>()?;
     let best = best_combination(&CountSpace::new(classes), &table, problem, preemptors.len());
-    Ok(Some(combined_solution(&table, &best, problem, preemptors.len(), deadline)))
+    Ok(Some(combined_solution(
+        &table,
+        &best,
+        problem,
+        preemptors.len(),
+        deadline,
+    )))
 }
 
 /// One subproblem's MILP.
