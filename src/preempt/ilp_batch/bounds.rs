@@ -102,7 +102,8 @@ impl ServerBounds {
     }
 
     /// A lower bound of the subproblem with exactly `counts` instances per class placed or
-    /// refused on this server; `None` when it is infeasible.
+    /// refused on this server (a non-zero vector, as the decomposition enumerates); `None` when
+    /// it is infeasible.
     pub fn lower_bound(&self, counts: &[u32]) -> Option<f64> {
         // The model's victims: preemptible pods below the highest active class.
         let top = self
@@ -190,7 +191,9 @@ impl ServerBounds {
         Some(gpu_cover.max(core_cover))
     }
 
-    /// The LP bound of covering `need` units by pods below `top`, taken in `order`.
+    /// The LP bound of covering `need` units by pods below `top`, taken in `order`. Taking the
+    /// cheapest per unit first is the LP optimum because victim costs are non-negative (the
+    /// objective's weights are validated so).
     fn cover(
         &self,
         need: u64,
