@@ -2,7 +2,8 @@
 //! plan passes the verifier (inside `plan`), an optimal `ilp-batch` bounds every planner, every
 //! decision is at least the per-event optimum on the state it faced, `ilp` equals brute force on
 //! single-preemptor instances, the exact per-event search agrees with the per-event MILP,
-//! IMP evicts minimum-cardinality victim sets, and output is deterministic.
+//! `ilp-batch`'s lazy decomposition agrees with solving every subproblem, IMP evicts
+//! minimum-cardinality victim sets, and output is deterministic.
 
 use coplan::plan::PlanStatus as Status;
 use coplan::plan::error::PlanningError;
@@ -13,10 +14,13 @@ use coplan::preempt::apply::apply;
 use coplan::preempt::explain::explain_events;
 use coplan::preempt::flextopo::for_each_subset;
 use coplan::preempt::flextopo::{Flextopo, Sourcing};
+use coplan::preempt::ilp_batch::bounds::ServerBounds;
+use coplan::preempt::ilp_batch::{decomposed, model as batch_model};
 use coplan::preempt::planner::PreemptionPlanner;
 use coplan::preempt::planning::{self as engine, PlanOptions};
 use coplan::preempt::problem::{ChainKey, DecisionPoint, Problem};
 use coplan::preempt::{event_exact, ilp, scenario};
+use coplan::solver::{Deadline, SolverSettings};
 use coplan::spec::preemption::{
     Admission, FillAllocator, FillSpec, ImpScope, PreemptEntry, PreemptionSpec, PriorityNorm,
     RunningPod, TopologyQos, WorkloadClass,
@@ -384,6 +388,112 @@ proptest! {
             }
         }
     }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+
+    /// `ilp-batch`'s lazy decomposition (bounds first, a subproblem's MILP only where the best
+    /// combination uses it) reaches the optimum of the decomposition with every subproblem
+    /// solved; and every subproblem's bound is at most its MILP optimum, infeasible only where
+    /// the MILP is.
+    #[test]
+    fn lazy_and_full_batch_decompositions_agree(cluster_spec in cluster(), spec in contested_workload()) {
+        prop_assume!(valid(&cluster_spec, &spec));
+        let cluster = Cluster::from_spec(&cluster_spec);
+        let problem = Problem::new(&cluster, &spec);
+        let Ok(mut initial) = scenario::initial_state(&cluster, &spec, None) else { return Ok(()) };
+        let preemptors = scenario::preemptors(&spec, &mut initial);
+        let classes = batch_model::classes(&preemptors);
+        prop_assume!(decomposed::decomposition_size(&problem, &preemptors, &classes).is_some());
+        let deadline = Deadline::after(60.0).solving_with(SolverSettings {
+            backend: spec.planners.solver,
+            mip_gap: 0.0,
+        });
+        let lazy = decomposed::solve_decomposed(&problem, &initial, &preemptors, &classes, &deadline)
+            .expect("solves")
+            .expect("a solution");
+        let full = decomposed::solve_every_subproblem(&problem, &initial, &preemptors, &classes, &deadline)
+            .expect("solves")
+            .expect("a solution");
+        prop_assert_eq!(lazy.status, Status::Optimal);
+        prop_assert_eq!(full.status, Status::Optimal);
+        prop_assert!((lazy.objective - full.objective).abs() <= EPS,
+            "lazy {} against every subproblem {}", lazy.objective, full.objective);
+        for server in problem.servers() {
+            let bounds = ServerBounds::new(&problem, &initial, &preemptors, &classes, server);
+            for counts in every_count_vector(&classes) {
+                let model = batch_model::build(&problem, &initial, &preemptors, &classes, &[server],
+                    batch_model::Counts::Exactly(&counts));
+                let milp = batch_model::solve_model(model, &deadline, None).expect("solves");
+                match (bounds.lower_bound(&counts), milp) {
+                    (Some(bound), Some(exact)) => prop_assert!(bound <= exact.objective + EPS,
+                        "{:?} on {:?}: bound {} above the MILP's {}", counts, server, bound, exact.objective),
+                    (None, Some(exact)) => prop_assert!(false,
+                        "{:?} on {:?}: bound infeasible, the MILP found {}", counts, server, exact.objective),
+                    (_, None) => {}
+                }
+            }
+        }
+    }
+}
+
+/// A cluster filled (by one of the fill allocators) with preemptible pods of the lowest
+/// priority, and two higher classes preempting them: instances where the batch must choose
+/// victims, servers and levels.
+fn contested_workload() -> impl Strategy<Value = PreemptionSpec> {
+    (workload(), 0..4usize, 1..=4i64, 1..=4i64).prop_map(|(mut spec, allocator, first, second)| {
+        let filler = &mut spec.workload[0];
+        filler.priority = 0;
+        filler.preemptible = true;
+        filler.gpus = filler.gpus.max(1);
+        for class in &mut spec.workload[1..] {
+            class.priority = class.priority.max(10);
+        }
+        spec.running.retain(|r| r.workload == "w0");
+        spec.fill = Some(FillSpec {
+            mix: [("w0".to_string(), 1.0)].into_iter().collect(),
+            target_gpu_utilization: 1.0,
+            allocator: [
+                FillAllocator::Random,
+                FillAllocator::NumaAligned,
+                FillAllocator::BestFit,
+                FillAllocator::Spread,
+            ][allocator],
+            churn_rounds: 1,
+            seed: 3,
+        });
+        spec.preempt = vec![
+            PreemptEntry {
+                workload: "w1".into(),
+                count: first,
+            },
+            PreemptEntry {
+                workload: "w2".into(),
+                count: second,
+            },
+        ];
+        spec
+    })
+}
+
+/// Every non-zero vector of class counts up to the class sizes.
+fn every_count_vector(classes: &[batch_model::Class]) -> Vec<Vec<u32>> {
+    let mut out = vec![Vec::new()];
+    for class in classes {
+        out = out
+            .into_iter()
+            .flat_map(|prefix| {
+                (0..=class.members.len() as u32).map(move |n| {
+                    let mut v = prefix.clone();
+                    v.push(n);
+                    v
+                })
+            })
+            .collect();
+    }
+    out.retain(|v| v.iter().any(|&n| n > 0));
+    out
 }
 
 /// Smallest number of victims that admits a placement anywhere, by brute force.

@@ -9,15 +9,17 @@
 //! fit.
 //!
 //! Solution. Servers interact only through the class counts, so when the count space is small
-//! the problem is solved exactly by decomposition (`decomposed`): one MILP per server and count
-//! vector, then a dynamic programme over servers. Otherwise one monolithic MILP is solved
-//! (`monolithic`), warm-started from the best sequential plan (`warm_start`). Both are exact;
-//! one deadline applies to both.
+//! the problem is solved exactly by decomposition (`decomposed`): a MILP per server and count
+//! vector, then a dynamic programme over servers; the MILPs are solved lazily, only where the
+//! programme's best combination needs them, with lower bounds (`bounds`) standing in for the
+//! rest. Otherwise one monolithic MILP is solved (`monolithic`), warm-started from the best
+//! sequential plan (`warm_start`). Both are exact; one deadline applies to both.
 //!
 //! Replay (`assemble`). Victims are attributed to the preemptor whose ids they free (else the first
 //! eligible preemptor on their server), so the plan replays event by event like any other.
 
 pub mod assemble;
+pub mod bounds;
 pub mod decomposed;
 pub mod model;
 pub mod monolithic;
