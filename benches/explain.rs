@@ -8,6 +8,9 @@
 use std::process::Command;
 use std::time::Instant;
 
+use coplan::preempt::planning::{self, PlanOptions};
+use coplan::session::load::{Workload, load_pair};
+
 const CLUSTER: &str = "examples/clusters/paper-4090-x100.toml";
 const WORKLOAD: &str = "examples/workloads/paper-preemption.toml";
 
@@ -65,7 +68,40 @@ fn main() {
     }
     let (p, w) = (median(plain), median(worst));
     println!(
-        "plan median {p:.3} s; plan --worst 10 median {w:.3} s; ratio {:.3} ({:+.1} %)",
+        "cold processes: plan median {p:.3} s; plan --worst 10 median {w:.3} s; ratio {:.3} ({:+.1} %)",
+        w / p,
+        100.0 * (w / p - 1.0)
+    );
+    in_process(3 * runs);
+}
+
+/// The same comparison inside one process (spec loaded once), alternating: what `--worst`
+/// itself costs, without process start-up and file reading.
+fn in_process(rounds: usize) {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let pair = load_pair(&root.join(CLUSTER), &root.join(WORKLOAD)).expect("the example loads");
+    let Workload::Preemption(spec) = &pair.workload else {
+        panic!("a preemption example")
+    };
+    let time = |worst: Option<usize>| {
+        let options = PlanOptions {
+            worst,
+            ..PlanOptions::default()
+        };
+        let t = Instant::now();
+        planning::plan(&pair.cluster, spec, &options).expect("plans");
+        t.elapsed().as_secs_f64()
+    };
+    let (mut plain, mut worst) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        plain.push(time(None));
+        worst.push(time(Some(10)));
+    }
+    let (p, w) = (median(plain), median(worst));
+    println!(
+        "in process, {rounds} rounds: plan median {:.1} ms; --worst 10 median {:.1} ms; ratio {:.3} ({:+.1} %)",
+        1e3 * p,
+        1e3 * w,
         w / p,
         100.0 * (w / p - 1.0)
     );
