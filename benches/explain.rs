@@ -48,7 +48,9 @@ fn main() {
         .and_then(|r| r.parse().ok())
         .unwrap_or(7)
         .max(1);
-    println!("paper preset ({CLUSTER}, {WORKLOAD}), the spec's six planners, {runs} cold runs each");
+    println!(
+        "paper preset ({CLUSTER}, {WORKLOAD}), the spec's six planners, {runs} cold runs each"
+    );
     // Early, middle and last events: a later event replays more decisions first.
     for event in ["3", "26", "50"] {
         let times: Vec<f64> = (0..runs)

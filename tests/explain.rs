@@ -74,7 +74,13 @@ fn every_event_of_the_examples_adds_up_to_the_plan() {
         for e in &explained {
             // The optimum's column is never worse than a planner's on the same state.
             for d in &e.differences {
-                assert!(d.excess >= -1e-9, "{w} event {}: {} by {}", e.event, d.planner, d.excess);
+                assert!(
+                    d.excess >= -1e-9,
+                    "{w} event {}: {} by {}",
+                    e.event,
+                    d.planner,
+                    d.excess
+                );
             }
             assert!(e.columns.iter().any(|c| c.column == ColumnKind::Optimum));
         }
@@ -113,7 +119,10 @@ fn worst_decisions_are_the_largest_excesses_largest_first() {
             assert!(w["deciding_term"].is_string());
         }
     }
-    assert!(listed >= 2, "the default and FlexTopo-exhaustive lose decisions here");
+    assert!(
+        listed >= 2,
+        "the default and FlexTopo-exhaustive lose decisions here"
+    );
     // The table lists them after the comparison; the explain command takes the event.
     let (code, table, _) = run_coplan(&args[..5]);
     assert_eq!(code, 0);

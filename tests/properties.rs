@@ -232,7 +232,8 @@ proptest! {
         for p in &report.planners {
             let mut total = 0.0;
             for (i, e) in explained.iter().enumerate() {
-                let c = e.columns.iter().find(|c| c.name == p.name && c.column == ColumnKind::Planner || c.name == p.name && p.name == "ilp").expect("a column per planner");
+                // A planner's own column; `ilp`'s is its optimum column.
+                let c = e.columns.iter().find(|c| c.name == p.name && (c.column == ColumnKind::Planner || p.name == "ilp")).expect("a column per planner");
                 let t = &c.terms;
                 let sum = t.victims + t.priority + t.topology + t.unplaced;
                 prop_assert!((sum - t.total).abs() <= EPS * t.total.abs().max(1.0), "{} event {}: terms {} vs total {}", p.name, i + 1, sum, t.total);
@@ -246,6 +247,20 @@ proptest! {
             for d in &e.differences {
                 prop_assert!(d.excess >= -EPS, "event {}: {} below the optimum on its state by {}", e.event, d.planner, -d.excess);
             }
+        }
+        // The plan's decision gaps (per-event optima shared between planners that faced the
+        // same state) equal the ones from explain's optima, solved afresh per state.
+        for p in report.planners.iter().filter(|p| p.name != "ilp") {
+            let (mut excess, mut optimum_sum) = (0.0, 0.0);
+            for e in &explained {
+                let d = e.differences.iter().find(|d| d.planner == p.name).expect("a difference per planner");
+                let own = e.columns.iter().find(|c| c.name == p.name && c.column == ColumnKind::Planner).expect("own column");
+                excess += d.excess;
+                optimum_sum += own.terms.total - d.excess;
+            }
+            let fresh = excess / f64::max(optimum_sum.abs(), 1.0);
+            let planned = p.decision_gap.expect("ilp ran");
+            prop_assert!((fresh - planned).abs() <= 1e-9, "{}: decision gap {} against {} from fresh optima", &p.name, planned, fresh);
         }
     }
 

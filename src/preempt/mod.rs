@@ -14,6 +14,7 @@ pub mod k8s_default;
 pub mod k8s_nrt;
 pub mod metrics;
 pub mod objective;
+pub mod optima;
 pub mod per_event;
 pub mod planner;
 pub mod planning;

@@ -36,6 +36,7 @@ impl PreemptionPlanner for IlpPerEvent {
     fn decide(&self, at: &DecisionPoint<'_>) -> Result<Decision, PlanningError> {
         event_optimum(at.problem, at.state, at.preemptor).map(|o| Decision {
             unproven: !o.proven,
+            optimum_cost: Some(o.cost),
             ..o.decision
         })
     }

@@ -7,7 +7,7 @@ use std::time::Instant;
 use super::apply::{Applied, apply};
 use super::explain;
 use super::metrics;
-use super::per_event;
+use super::optima::{Follower, RunOptima, SharedOptima};
 use super::planner::{AppliedDecision, BatchDecision, PreemptionPlanner};
 use super::problem::{DecisionPoint, Problem};
 use super::registry;
@@ -35,8 +35,8 @@ pub struct PlanOptions {
 struct SequenceRun {
     status: PlanStatus,
     applied: Vec<Applied>,
-    /// The state each event faced (sequential planners).
-    faced: Vec<ClusterState>,
+    /// The per-event optimum of each state the planner faced (when measured).
+    optima: RunOptima,
     runtime_ms: f64,
     bound: Option<f64>,
     /// False when a solver stopped before finding any plan (no events, no objective).
@@ -105,11 +105,20 @@ fn plan_with_worst(
         worst,
     };
     let mut runs: Vec<(&dyn PreemptionPlanner, SequenceRun)> = Vec::new();
-    // Sequential planners first, so the joint planner can start from the best of them.
-    let (joint, sequential): (Vec<&dyn PreemptionPlanner>, Vec<&dyn PreemptionPlanner>) =
+    // Sequential planners first, so the joint planner can start from the best of them; the
+    // per-event reference first among them, so that its decisions serve as the optima of the
+    // states the others share with it.
+    let (joint, mut sequential): (Vec<&dyn PreemptionPlanner>, Vec<&dyn PreemptionPlanner>) =
         chosen.iter().map(|p| p.as_ref()).partition(|p| p.joint());
+    sequential.sort_by_key(|p| p.role() != PlannerRole::PerEventReference);
+    let mut shared = SharedOptima::default();
+    let measured = per_event.wanted().then_some(worst.is_some());
     for planner in sequential {
-        let run = run_sequential(problem, planner, initial, preemptors, per_event.wanted())?;
+        let run = run_sequential(problem, planner, initial, preemptors, measured, &shared)?;
+        shared.record(
+            run.applied.iter().map(|a| a.ids.clone()).collect(),
+            &run.optima,
+        );
         runs.push((planner, run));
     }
     for planner in joint {
@@ -118,7 +127,15 @@ fn plan_with_worst(
             .map(|(_, r)| r)
             .min_by(|a, b| a.objective().total_cmp(&b.objective()))
             .map(|r| r.applied.iter().map(|a| a.ids.clone()).collect::<Vec<_>>());
-        let run = run_joint(problem, planner, initial, preemptors, best.as_deref())?;
+        let run = run_joint(
+            problem,
+            planner,
+            initial,
+            preemptors,
+            best.as_deref(),
+            measured,
+            &shared,
+        )?;
         runs.push((planner, run));
     }
     runs.sort_by_key(|(p, _)| names.iter().position(|n| n == p.name()));
@@ -162,23 +179,24 @@ fn unplaceable_warnings(cluster: &Cluster, preemptors: &[Preemptor]) -> Vec<Stri
     out
 }
 
+/// Runs a sequential planner over the list. `measured`: find the per-event optimum of every
+/// state it faces (`Some(keep)`; `keep`: also apply the optimum's decision where the planner
+/// loses, for `--worst`).
 fn run_sequential(
     problem: &Problem<'_>,
     planner: &dyn PreemptionPlanner,
     initial: &ClusterState,
     preemptors: &[Preemptor],
-    keep_states: bool,
+    measured: Option<bool>,
+    shared: &SharedOptima,
 ) -> Result<SequenceRun, PlanningError> {
     let fail = |error: PlanningError| error.in_planner(planner.name());
     let mut state = initial.clone();
     let mut applied = Vec::with_capacity(preemptors.len());
-    let mut faced = Vec::new();
+    let mut follower = measured.map(|keep| shared.follow(keep));
     let mut runtime = 0.0;
     let mut unproven = false;
-    for p in preemptors {
-        if keep_states {
-            faced.push(state.clone());
-        }
+    for (i, p) in preemptors.iter().enumerate() {
         let t0 = Instant::now();
         let at = DecisionPoint {
             problem,
@@ -188,7 +206,18 @@ fn run_sequential(
         let decision = planner.decide(&at).map_err(fail)?;
         runtime += t0.elapsed().as_secs_f64() * 1000.0;
         unproven |= decision.unproven;
-        applied.push(apply(problem, &mut state, p, &decision).map_err(fail)?);
+        let measuring = match &follower {
+            Some(f) => Some((
+                f.optimum(problem, &state, p, i, &decision)?,
+                measured.is_some_and(|keep| keep).then(|| state.clone()),
+            )),
+            None => None,
+        };
+        let a = apply(problem, &mut state, p, &decision).map_err(fail)?;
+        if let (Some(f), Some((optimum, before))) = (follower.as_mut(), measuring) {
+            f.push(problem, p, i, optimum, &a, before)?;
+        }
+        applied.push(a);
     }
     Ok(SequenceRun {
         // `optimal` only when every solve behind the plan was proven.
@@ -202,19 +231,23 @@ fn run_sequential(
             status => status,
         },
         applied,
-        faced,
+        optima: follower.map(Follower::finish).unwrap_or_default(),
         runtime_ms: runtime,
         bound: None,
         incumbent: true,
     })
 }
 
+/// Runs a joint planner and replays its decisions in list order (measured as
+/// [`run_sequential`] measures).
 fn run_joint(
     problem: &Problem<'_>,
     planner: &dyn PreemptionPlanner,
     initial: &ClusterState,
     preemptors: &[Preemptor],
     warm_start: Option<&[AppliedDecision]>,
+    measured: Option<bool>,
+    shared: &SharedOptima,
 ) -> Result<SequenceRun, PlanningError> {
     let fail = |error: PlanningError| error.in_planner(planner.name());
     let t0 = Instant::now();
@@ -224,10 +257,20 @@ fn run_joint(
     let runtime = t0.elapsed().as_secs_f64() * 1000.0;
     let mut state = initial.clone();
     let mut applied = Vec::with_capacity(preemptors.len());
-    let mut faced = Vec::new();
-    for (p, d) in preemptors.iter().zip(&batch.decisions) {
-        faced.push(state.clone());
-        applied.push(apply(problem, &mut state, p, d).map_err(fail)?);
+    let mut follower = measured.map(|keep| shared.follow(keep));
+    for (i, (p, d)) in preemptors.iter().zip(&batch.decisions).enumerate() {
+        let measuring = match &follower {
+            Some(f) => Some((
+                f.optimum(problem, &state, p, i, d)?,
+                measured.is_some_and(|keep| keep).then(|| state.clone()),
+            )),
+            None => None,
+        };
+        let a = apply(problem, &mut state, p, d).map_err(fail)?;
+        if let (Some(f), Some((optimum, before))) = (follower.as_mut(), measuring) {
+            f.push(problem, p, i, optimum, &a, before)?;
+        }
+        applied.push(a);
     }
     let incumbent = !batch.decisions.is_empty() || preemptors.is_empty();
     Ok(SequenceRun {
@@ -237,7 +280,7 @@ fn run_joint(
             PlanStatus::NoSolution
         },
         applied,
-        faced,
+        optima: follower.map(Follower::finish).unwrap_or_default(),
         runtime_ms: runtime,
         bound: batch.bound,
         incumbent,
@@ -270,7 +313,7 @@ fn measure(
     m.objective = run.incumbent.then_some(objective);
     m.runtime_ms = run.runtime_ms;
     let excesses = if per_event.wanted() && run.incumbent {
-        Some(event_excesses(problem, planner, run, per_event.worst)?)
+        Some(event_excesses(problem, planner, run, per_event.worst))
     } else {
         None
     };
@@ -339,29 +382,25 @@ fn event_excesses(
     planner: &dyn PreemptionPlanner,
     run: &SequenceRun,
     worst: Option<usize>,
-) -> Result<Excesses, PlanningError> {
+) -> Excesses {
     if planner.role() == PlannerRole::PerEventReference {
-        return Ok(Excesses {
+        return Excesses {
             gap: 0.0,
             worst: Vec::new(),
-        });
+        };
     }
     let mut excess = 0.0;
     let mut optimum_sum = 0.0;
     let mut decisions = Vec::new();
-    for (i, (state, a)) in run.faced.iter().zip(&run.applied).enumerate() {
-        let p = preemptor_of(problem, a);
-        let opt = per_event::event_optimum(problem, state, &p).map_err(|e| e.in_planner("ilp"))?;
+    let optima = &run.optima;
+    for (i, (a, opt)) in run.applied.iter().zip(&optima.optima).enumerate() {
         excess += a.event.cost - opt.cost;
         optimum_sum += opt.cost;
-        if worst.is_some_and(|k| k > 0) && a.event.cost - opt.cost > EXCESS_EPS {
-            let mut after = state.clone();
-            let optimum =
-                apply(problem, &mut after, &p, &opt.decision).map_err(|e| e.in_planner("ilp"))?;
+        if let Some(Some(optimum)) = optima.optimum_applied.get(i) {
             let difference = explain::difference(
                 planner.name(),
                 &explain::terms_of(problem, a),
-                &explain::terms_of(problem, &optimum),
+                &explain::terms_of(problem, optimum),
             );
             decisions.push(WorstDecision {
                 event: i + 1,
@@ -376,32 +415,9 @@ fn event_excesses(
     // Largest first; the earlier event on a tie.
     decisions.sort_by(|a, b| b.excess.total_cmp(&a.excess).then(a.event.cmp(&b.event)));
     decisions.truncate(worst.unwrap_or(0));
-    Ok(Excesses {
+    Excesses {
         gap: excess / optimum_sum.abs().max(1.0),
         worst: decisions,
-    })
-}
-
-/// An excess below this is float noise between two equal costs.
-const EXCESS_EPS: f64 = 1e-9;
-
-fn preemptor_of(problem: &Problem<'_>, a: &Applied) -> Preemptor {
-    let wi = problem
-        .spec
-        .workload
-        .iter()
-        .position(|w| w.name == a.event.workload)
-        .unwrap_or(0);
-    let class = &problem.spec.workload[wi];
-    Preemptor {
-        name: a.event.preemptor.clone(),
-        workload: wi,
-        priority: class.priority,
-        request: crate::topology::Request {
-            gpus: class.gpus.max(0) as u32,
-            cores: class.cores.max(0) as u32,
-        },
-        qos: class.topology_qos,
     }
 }
 
@@ -588,7 +604,16 @@ mod tests {
         let problem = Problem::new(&cluster, &spec);
         let initial = ClusterState::empty(&cluster);
         let preemptors = scenario::preemptors(&spec, &mut initial.clone());
-        let run = run_joint(&problem, &NothingFound, &initial, &preemptors, None).expect("runs");
+        let run = run_joint(
+            &problem,
+            &NothingFound,
+            &initial,
+            &preemptors,
+            None,
+            None,
+            &SharedOptima::default(),
+        )
+        .expect("runs");
         assert_eq!(run.status, PlanStatus::NoSolution);
         let none = PerEvent {
             decision_gap: false,

@@ -184,6 +184,9 @@ pub struct Decision {
     pub refuse: bool,
     /// FlexTopo's Eq. 1 terms of the chosen candidate, as its search ranked it.
     pub score: Option<ScoreTerms>,
+    /// This decision is the per-event optimum of its state (`ilp`), of this cost: planners
+    /// that faced the same state take it as theirs instead of solving it again.
+    pub optimum_cost: Option<f64>,
 }
 
 /// FlexTopo's Eq. 1 of one candidate: S = α·P + (1 − α)·T.

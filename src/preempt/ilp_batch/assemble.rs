@@ -115,6 +115,7 @@ pub fn assemble(
                 },
                 refuse: refusing.contains(&i),
                 score: None,
+                optimum_cost: None,
             };
         }
     }

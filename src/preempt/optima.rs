@@ -1,0 +1,125 @@
+//! The per-event optima every `decision_gap` (and `plan --worst`) is measured against, found on
+//! the live state as each planner's run goes, so no state is kept. Each state's optimum is
+//! solved once: a run whose decisions so far are the same as an earlier run's, decision for
+//! decision, faces the same state (both start from the same initial state, and applying a
+//! decision is deterministic), so it takes the earlier run's optimum; and `ilp`'s own
+//! decisions are the optima of the states it faced (its decision carries the optimum's cost).
+
+use super::apply::{Applied, apply};
+use super::ilp::EventOptimum;
+use super::per_event;
+use super::planner::AppliedDecision;
+use super::problem::{Decision, Problem};
+use crate::plan::error::PlanningError;
+use crate::plan::preemption::Preemptor;
+use crate::topology::state::ClusterState;
+
+/// An excess below this is float noise between two equal costs.
+pub(super) const EXCESS_EPS: f64 = 1e-9;
+
+/// The decisions and optima of the runs so far.
+#[derive(Default)]
+pub(super) struct SharedOptima {
+    runs: Vec<(Vec<AppliedDecision>, Vec<EventOptimum>)>,
+}
+
+/// What one run measured against the per-event optimum at each of its events.
+#[derive(Default)]
+pub(super) struct RunOptima {
+    pub optima: Vec<EventOptimum>,
+    /// The optimum's decision applied to the state the planner faced, for each event the
+    /// planner lost (only when `plan --worst` asks).
+    pub optimum_applied: Vec<Option<Applied>>,
+}
+
+/// One run's walk along the earlier runs: which of them it still agrees with.
+pub(super) struct Follower<'m> {
+    shared: &'m SharedOptima,
+    agreeing: Vec<bool>,
+    keep_optimum_applied: bool,
+    out: RunOptima,
+}
+
+impl SharedOptima {
+    /// A new run starts, agreeing with every earlier run (no decision yet).
+    pub fn follow(&self, keep_optimum_applied: bool) -> Follower<'_> {
+        Follower {
+            shared: self,
+            agreeing: vec![true; self.runs.len()],
+            keep_optimum_applied,
+            out: RunOptima::default(),
+        }
+    }
+
+    /// A run ended: later runs may share its optima.
+    pub fn record(&mut self, decisions: Vec<AppliedDecision>, optima: &RunOptima) {
+        self.runs.push((decisions, optima.optima.clone()));
+    }
+}
+
+impl Follower<'_> {
+    /// The optimum of event `i` on `state` (the state the run faces before deciding it):
+    /// the run's own decision when that is the optimum, else an agreeing earlier run's, else
+    /// solved.
+    pub fn optimum(
+        &self,
+        problem: &Problem<'_>,
+        state: &ClusterState,
+        p: &Preemptor,
+        i: usize,
+        own: &Decision,
+    ) -> Result<EventOptimum, PlanningError> {
+        if let Some(cost) = own.optimum_cost {
+            return Ok(EventOptimum {
+                cost,
+                decision: own.clone(),
+                proven: !own.unproven,
+            });
+        }
+        let shared = self
+            .shared
+            .runs
+            .iter()
+            .zip(&self.agreeing)
+            .filter(|(_, agrees)| **agrees)
+            .find_map(|((_, optima), _)| optima.get(i).cloned());
+        match shared {
+            Some(o) => Ok(o),
+            None => per_event::event_optimum(problem, state, p).map_err(|e| e.in_planner("ilp")),
+        }
+    }
+
+    /// Records event `i`: its optimum, and the run's decision as applied (`before` is the state
+    /// it faced, kept only when the optimum's decision must be applied for `--worst`).
+    pub fn push(
+        &mut self,
+        problem: &Problem<'_>,
+        p: &Preemptor,
+        i: usize,
+        optimum: EventOptimum,
+        own: &Applied,
+        before: Option<ClusterState>,
+    ) -> Result<(), PlanningError> {
+        for ((decisions, _), agrees) in self.shared.runs.iter().zip(self.agreeing.iter_mut()) {
+            *agrees &= decisions.get(i) == Some(&own.ids);
+        }
+        let optimum_applied = match before {
+            Some(mut state)
+                if self.keep_optimum_applied && own.event.cost - optimum.cost > EXCESS_EPS =>
+            {
+                Some(
+                    apply(problem, &mut state, p, &optimum.decision)
+                        .map_err(|e| e.in_planner("ilp"))?,
+                )
+            }
+            _ => None,
+        };
+        self.out.optima.push(optimum);
+        self.out.optimum_applied.push(optimum_applied);
+        Ok(())
+    }
+
+    pub fn finish(self) -> RunOptima {
+        self.out
+    }
+}
