@@ -273,3 +273,39 @@ fn explanations_are_deterministic_and_unknown_tasks_name_the_range() {
         other => panic!("expected an out-of-range error, got {other:?}"),
     }
 }
+
+#[test]
+fn the_table_shows_every_offer_and_a_row_per_planner_and_ilp() {
+    let (cluster, spec) = smaller();
+    let input = ExplainInput {
+        cluster: &cluster,
+        spec: &spec,
+        trace: None,
+        planners: None,
+        seed: None,
+    };
+    let e = explain_task(&input, 3).expect("explained");
+    let text = coplan::report::table::explain_colocation::colocation_task(&e);
+    assert!(
+        text.starts_with("task 3 of co-location plan `colocation-small`"),
+        "{text}"
+    );
+    for c in &e.planners {
+        assert!(
+            text.contains(&format!("\n{} (heuristic):\n", c.name)),
+            "{text}"
+        );
+    }
+    // LeMix's per-node table and the summary's header and ilp row.
+    assert!(text.contains("II (s)") && text.contains("score"), "{text}");
+    assert!(
+        text.contains("TTFT (s)") && text.contains("\nilp "),
+        "{text}"
+    );
+    let worst = worst_tasks(&input, 3).expect("worst");
+    let text = coplan::report::table::explain_colocation::colocation_worst(&worst);
+    for p in &worst.planners {
+        assert!(text.contains(&format!("\n{}:\n", p.planner)), "{text}");
+    }
+    assert!(text.contains("|ΔR| (s)"), "{text}");
+}
