@@ -47,6 +47,10 @@ fn committed_output_schemas_match_the_output_types() {
         ("simulation", coplan::sim::diff::simulation_schema()),
         ("diff", coplan::sim::diff::diff_schema()),
         ("explain", coplan::plan::explain::explain_schema()),
+        (
+            "colocation-explain",
+            coplan::plan::explain_colocation::colocation_explain_schema(),
+        ),
     ] {
         let path = format!("{}/schemas/{name}.schema.json", env!("CARGO_MANIFEST_DIR"));
         let generated = format!(

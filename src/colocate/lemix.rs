@@ -16,6 +16,9 @@ use super::planner::{ColocationPlanner, PlannerRun, run_dispatcher};
 use super::setup::Setup;
 use crate::plan::colocation::{Task, TaskKind};
 use crate::plan::error::PlanningError;
+use crate::plan::explain_colocation::{
+    DeferralVerdict, LemixNodeTerms, LemixOffer, OfferAnswer, OfferRecord, OfferTerms,
+};
 use crate::spec::colocation::{Deprioritize, LemixSettings};
 
 /// How LeMix scores a node (Eq. 3).
@@ -66,6 +69,20 @@ pub struct Lemix {
     slo_s: f64,
     mean_prompt: u32,
     nodes: Vec<NodeModel>,
+    /// The offers recorded, when asked (`record_offers`).
+    records: Option<Vec<OfferRecord>>,
+}
+
+/// Every node's terms at one offer, as `best_node` scored them, and the best node with its
+/// full prediction.
+struct Scored {
+    best: usize,
+    prediction: Prediction,
+    idleness: Vec<f64>,
+    response: Vec<f64>,
+    ip: Vec<f64>,
+    lc: Vec<f64>,
+    scores: Vec<f64>,
 }
 
 impl Lemix {
@@ -92,6 +109,7 @@ impl Lemix {
                 };
                 nodes
             ],
+            records: None,
         }
     }
 
@@ -198,7 +216,7 @@ impl Lemix {
         }
     }
 
-    fn best_node(&self, view: &View<'_>, task: &Task) -> (usize, Prediction) {
+    fn best_node(&self, view: &View<'_>, task: &Task) -> Scored {
         let (batch, tokens) = task.forward_shape();
         let training = task.is_training();
         // Idleness and response of every node; the full prediction only for the chosen one.
@@ -245,20 +263,24 @@ impl Lemix {
         };
         let best =
             (0..scores.len()).fold(0, |b, n| if scores[n] > scores[b] + 1e-15 { n } else { b });
-        if response.is_empty() {
-            return (
-                0,
-                Prediction {
-                    response_s: 0.0,
-                    fe: vec![view.now; self.stages],
-                    backward: None,
-                },
-            );
-        }
-        (
+        let prediction = if response.is_empty() {
+            Prediction {
+                response_s: 0.0,
+                fe: vec![view.now; self.stages],
+                backward: None,
+            }
+        } else {
+            self.compute_idleness(view, best, batch, tokens, training)
+        };
+        Scored {
             best,
-            self.compute_idleness(view, best, batch, tokens, training),
-        )
+            prediction,
+            idleness,
+            response,
+            ip,
+            lc,
+            scores,
+        }
     }
 
     /// When stage 0 of node `m` is next free by this planner's record (and the engine's
@@ -301,16 +323,27 @@ impl Lemix {
     }
 }
 
-impl Dispatcher for Lemix {
-    fn assign(&mut self, view: &View<'_>, task: &Task) -> Assignment {
-        let (n, pred) = self.best_node(view, task);
-        if let TaskKind::Training { .. } = task.kind
-            && view.next_inference_arrival.is_some()
-        {
-            let defer = match self.settings.deprioritize {
-                Deprioritize::Off => false,
+impl Lemix {
+    /// Eq. 4: whether a training task is deferred rather than placed on node `n` (its
+    /// prediction `pred`), with the response the rule compared against the SLO. Consulted
+    /// only for a training task while an inference arrival is still ahead.
+    fn deferral(
+        &self,
+        view: &View<'_>,
+        task: &Task,
+        n: usize,
+        pred: &Prediction,
+    ) -> DeferralVerdict {
+        let rule = self.settings.deprioritize;
+        let consulted =
+            matches!(task.kind, TaskKind::Training { .. }) && view.next_inference_arrival.is_some();
+        let compared_response_s = if !consulted {
+            None
+        } else {
+            match rule {
+                Deprioritize::Off => None,
                 // Released code: the training task's own predicted R against the SLO.
-                Deprioritize::Threshold => pred.response_s > self.slo_s,
+                Deprioritize::Threshold => Some(pred.response_s),
                 // Paper: would the next inference request, arriving after it, miss its SLO?
                 // It may go to any node: its best response over the nodes, with this task on
                 // the chosen one.
@@ -327,17 +360,96 @@ impl Dispatcher for Lemix {
                             busy_until.max(next) - next + prefill
                         })
                         .fold(f64::INFINITY, f64::min);
-                    r_next > self.slo_s
+                    Some(r_next)
                 }
-            };
-            if defer {
-                return Assignment::Defer;
             }
+        };
+        DeferralVerdict {
+            rule,
+            consulted,
+            next_arrival_s: view.next_inference_arrival,
+            compared_response_s,
+            slo_s: self.slo_s,
+            defer: compared_response_s.is_some_and(|r| r > self.slo_s),
         }
-        self.commit(view, n, task, pred);
-        Assignment::Node(n)
+    }
+
+    /// The record of one offer, from the very terms `best_node` and `deferral` decided by.
+    fn offer_record(
+        &self,
+        view: &View<'_>,
+        task: &Task,
+        scored: &Scored,
+        deferral: DeferralVerdict,
+        answer: OfferAnswer,
+    ) -> OfferRecord {
+        let s = &self.settings;
+        let nodes = (0..scored.scores.len())
+            .map(|n| LemixNodeTerms {
+                node: n,
+                idleness_increase_s: scored.idleness[n],
+                ip: scored.ip[n],
+                response_s: scored.response[n],
+                length_consistency: scored.lc[n],
+                score: scored.scores[n],
+            })
+            .collect();
+        OfferRecord {
+            task: task.id.0,
+            time_s: view.now,
+            answer,
+            terms: OfferTerms::Lemix(LemixOffer {
+                score: match self.score {
+                    LemixScore::Faithful => "faithful",
+                    LemixScore::Balanced => "balanced",
+                },
+                lambda1: s.lambda1,
+                lambda2: s.lambda2,
+                tau: s.tau,
+                nodes,
+                best: scored.best,
+                deferral,
+            }),
+        }
     }
 }
+
+impl Dispatcher for Lemix {
+    fn assign(&mut self, view: &View<'_>, task: &Task) -> Assignment {
+        let scored = self.best_node(view, task);
+        let n = scored.best;
+        let deferral = self.deferral(view, task, n, &scored.prediction);
+        let answer = if deferral.defer {
+            OfferAnswer::Defer
+        } else {
+            OfferAnswer::Node(n)
+        };
+        if self.records.is_some() {
+            let record = self.offer_record(view, task, &scored, deferral, answer);
+            if let Some(records) = &mut self.records {
+                records.push(record);
+            }
+        }
+        if deferral.defer {
+            return Assignment::Defer;
+        }
+        self.commit(view, n, task, scored.prediction);
+        Assignment::Node(n)
+    }
+
+    fn record_offers(&mut self) -> bool {
+        self.records.get_or_insert_with(Vec::new);
+        true
+    }
+
+    fn take_offer_records(&mut self) -> Vec<OfferRecord> {
+        self.records
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+}
+
 /// The `lemix` (released-code score) and `lemix-balanced` (normalised score) planners.
 pub struct LemixPlanner {
     score: LemixScore,
@@ -373,5 +485,9 @@ impl ColocationPlanner for LemixPlanner {
 
     fn run(&self, setup: &Setup, _: f64) -> Result<PlannerRun, PlanningError> {
         Ok(run_dispatcher(setup, &mut self.dispatcher(setup)))
+    }
+
+    fn dispatcher(&self, setup: &Setup) -> Option<Box<dyn Dispatcher>> {
+        Some(Box::new(LemixPlanner::dispatcher(self, setup)))
     }
 }

@@ -6,20 +6,52 @@ use super::planner::{ColocationPlanner, PlannerRun, run_dispatcher};
 use super::setup::Setup;
 use crate::plan::colocation::Task;
 use crate::plan::error::PlanningError;
+use crate::plan::explain_colocation::{NodeUtilization, OfferAnswer, OfferRecord, OfferTerms};
 
 #[derive(Debug, Default)]
-pub struct MixLuf;
+pub struct MixLuf {
+    /// The offers recorded, when asked (`record_offers`).
+    records: Option<Vec<OfferRecord>>,
+}
 
 impl Dispatcher for MixLuf {
-    fn assign(&mut self, view: &View<'_>, _task: &Task) -> Assignment {
-        let best = (0..view.config.nodes)
-            .min_by(|&a, &b| {
-                view.memory_utilization(a)
-                    .total_cmp(&view.memory_utilization(b))
-                    .then(a.cmp(&b))
-            })
+    fn assign(&mut self, view: &View<'_>, task: &Task) -> Assignment {
+        let utilization: Vec<f64> = (0..view.config.nodes)
+            .map(|n| view.memory_utilization(n))
+            .collect();
+        let best = (0..utilization.len())
+            .min_by(|&a, &b| utilization[a].total_cmp(&utilization[b]).then(a.cmp(&b)))
             .unwrap_or(0);
+        if let Some(records) = &mut self.records {
+            records.push(OfferRecord {
+                task: task.id.0,
+                time_s: view.now,
+                answer: OfferAnswer::Node(best),
+                terms: OfferTerms::LeastUtilized {
+                    nodes: utilization
+                        .iter()
+                        .enumerate()
+                        .map(|(node, &memory_utilization)| NodeUtilization {
+                            node,
+                            memory_utilization,
+                        })
+                        .collect(),
+                },
+            });
+        }
         Assignment::Node(best)
+    }
+
+    fn record_offers(&mut self) -> bool {
+        self.records.get_or_insert_with(Vec::new);
+        true
+    }
+
+    fn take_offer_records(&mut self) -> Vec<OfferRecord> {
+        self.records
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 }
 
@@ -32,6 +64,10 @@ impl ColocationPlanner for MixLufPlanner {
     }
 
     fn run(&self, setup: &Setup, _: f64) -> Result<PlannerRun, PlanningError> {
-        Ok(run_dispatcher(setup, &mut MixLuf))
+        Ok(run_dispatcher(setup, &mut MixLuf::default()))
+    }
+
+    fn dispatcher(&self, _setup: &Setup) -> Option<Box<dyn Dispatcher>> {
+        Some(Box::new(MixLuf::default()))
     }
 }

@@ -5,17 +5,44 @@ use super::planner::{ColocationPlanner, PlannerRun, run_dispatcher};
 use super::setup::Setup;
 use crate::plan::colocation::Task;
 use crate::plan::error::PlanningError;
+use crate::plan::explain_colocation::{OfferAnswer, OfferRecord, OfferTerms};
 
 #[derive(Debug, Default)]
 pub struct MixRr {
     next: usize,
+    /// The offers recorded, when asked (`record_offers`).
+    records: Option<Vec<OfferRecord>>,
 }
 
 impl Dispatcher for MixRr {
-    fn assign(&mut self, view: &View<'_>, _task: &Task) -> Assignment {
-        let n = self.next % view.config.nodes.max(1);
+    fn assign(&mut self, view: &View<'_>, task: &Task) -> Assignment {
+        let nodes = view.config.nodes.max(1);
+        let n = self.next % nodes;
+        if let Some(records) = &mut self.records {
+            records.push(OfferRecord {
+                task: task.id.0,
+                time_s: view.now,
+                answer: OfferAnswer::Node(n),
+                terms: OfferTerms::RoundRobin {
+                    position: self.next as u64,
+                    nodes,
+                },
+            });
+        }
         self.next += 1;
         Assignment::Node(n)
+    }
+
+    fn record_offers(&mut self) -> bool {
+        self.records.get_or_insert_with(Vec::new);
+        true
+    }
+
+    fn take_offer_records(&mut self) -> Vec<OfferRecord> {
+        self.records
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 }
 
@@ -29,5 +56,9 @@ impl ColocationPlanner for MixRrPlanner {
 
     fn run(&self, setup: &Setup, _: f64) -> Result<PlannerRun, PlanningError> {
         Ok(run_dispatcher(setup, &mut MixRr::default()))
+    }
+
+    fn dispatcher(&self, _setup: &Setup) -> Option<Box<dyn Dispatcher>> {
+        Some(Box::new(MixRr::default()))
     }
 }

@@ -4,6 +4,7 @@
 pub mod bounds;
 pub mod capacity;
 pub mod engine;
+pub mod explain;
 pub mod ilp;
 pub mod latency;
 pub mod lemix;

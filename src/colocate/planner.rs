@@ -34,6 +34,13 @@ pub trait ColocationPlanner: Sync {
     /// Plans the setup's tasks (`setup.spec` holds the workload). `horizon_s` is the latest op end of the candidate planners'
     /// runs (references run after them); candidates ignore it.
     fn run(&self, setup: &Setup, horizon_s: f64) -> Result<PlannerRun, PlanningError>;
+
+    /// A candidate's dispatcher for one run, as `run` builds it (`None`: a planner that is
+    /// not a dispatcher on the engine, such as `ilp`). `coplan explain --task` runs it with
+    /// its offer records on.
+    fn dispatcher(&self, _setup: &Setup) -> Option<Box<dyn Dispatcher>> {
+        None
+    }
 }
 
 /// Runs a dispatcher on the engine: the whole `run` of a candidate planner.

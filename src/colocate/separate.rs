@@ -7,6 +7,7 @@ use super::planner::{ColocationPlanner, PlannerRun, run_dispatcher};
 use super::setup::Setup;
 use crate::plan::colocation::Task;
 use crate::plan::error::PlanningError;
+use crate::plan::explain_colocation::{OfferAnswer, OfferRecord, OfferTerms, TaskRole};
 
 #[derive(Debug)]
 pub struct Separate {
@@ -15,6 +16,8 @@ pub struct Separate {
     next_training: usize,
     next_inference: usize,
     sync_every: u64,
+    /// The offers recorded, when asked (`record_offers`).
+    records: Option<Vec<OfferRecord>>,
 }
 
 impl Separate {
@@ -35,6 +38,7 @@ impl Separate {
             next_training: 0,
             next_inference: 0,
             sync_every: sync_every.max(1),
+            records: None,
         }
     }
 }
@@ -62,15 +66,49 @@ impl Separate {
 }
 
 impl Dispatcher for Separate {
-    fn assign(&mut self, _view: &View<'_>, task: &Task) -> Assignment {
-        let (set, next) = if task.is_training() {
-            (&self.training_nodes, &mut self.next_training)
+    fn assign(&mut self, view: &View<'_>, task: &Task) -> Assignment {
+        let (set, next, role) = if task.is_training() {
+            (
+                &self.training_nodes,
+                &mut self.next_training,
+                TaskRole::Training,
+            )
         } else {
-            (&self.inference_nodes, &mut self.next_inference)
+            (
+                &self.inference_nodes,
+                &mut self.next_inference,
+                TaskRole::Serving,
+            )
         };
-        let n = set[*next % set.len()];
+        let position = *next;
+        let n = set[position % set.len()];
         *next += 1;
+        if let Some(records) = &mut self.records {
+            records.push(OfferRecord {
+                task: task.id.0,
+                time_s: view.now,
+                answer: OfferAnswer::Node(n),
+                terms: OfferTerms::RoleSplit {
+                    role,
+                    training_nodes: self.training_nodes.clone(),
+                    serving_nodes: self.inference_nodes.clone(),
+                    position: position as u64,
+                },
+            });
+        }
         Assignment::Node(n)
+    }
+
+    fn record_offers(&mut self) -> bool {
+        self.records.get_or_insert_with(Vec::new);
+        true
+    }
+
+    fn take_offer_records(&mut self) -> Vec<OfferRecord> {
+        self.records
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 
     fn on_training_done(&mut self, completed: u64) -> Option<Vec<usize>> {
@@ -90,5 +128,9 @@ impl ColocationPlanner for SeparatePlanner {
 
     fn run(&self, setup: &Setup, _: f64) -> Result<PlannerRun, PlanningError> {
         Ok(run_dispatcher(setup, &mut Separate::for_setup(setup)))
+    }
+
+    fn dispatcher(&self, setup: &Setup) -> Option<Box<dyn Dispatcher>> {
+        Some(Box::new(Separate::for_setup(setup)))
     }
 }

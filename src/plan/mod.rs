@@ -4,12 +4,14 @@
 pub mod colocation;
 pub mod error;
 pub mod explain;
+pub mod explain_colocation;
 pub mod preemption;
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 /// Status of a planner's run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PlanStatus {
     Heuristic,

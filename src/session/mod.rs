@@ -6,5 +6,6 @@
 pub mod commands;
 pub mod diff;
 pub mod error;
+pub mod explain_colocation;
 pub mod import;
 pub mod load;

@@ -6,6 +6,7 @@
 use super::Node;
 use super::config::EngineConfig;
 use crate::plan::colocation::{Task, TaskId};
+use crate::plan::explain_colocation::OfferRecord;
 
 /// A planner's answer for an arriving task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,6 +70,18 @@ pub trait Dispatcher {
     /// follow the MILP's order on each stage.
     fn rank(&self, _task: TaskId) -> Option<f64> {
         None
+    }
+
+    /// From now on, keeps a record of every offer: what the planner compared and what it
+    /// answered (`coplan explain --task`). Off by default, so that a plain run keeps nothing;
+    /// recording changes no answer. Returns whether this dispatcher keeps records.
+    fn record_offers(&mut self) -> bool {
+        false
+    }
+
+    /// The offer records kept since `record_offers`, in offer order (emptied).
+    fn take_offer_records(&mut self) -> Vec<OfferRecord> {
+        Vec::new()
     }
 }
 
