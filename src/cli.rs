@@ -54,9 +54,10 @@ pub enum Command {
         /// Exit with code 3 when no planner places every preemptor.
         #[arg(long)]
         require_all_placed: bool,
-        /// Preemption: after the table, each planner's K decisions with the largest excess
+        /// After the table, per planner: preemption, the K decisions with the largest excess
         /// over the per-event optimum on the state it faced (event, server, excess, the
-        /// deciding cost term), the events to give `coplan explain --event`.
+        /// deciding cost term), the events to give `coplan explain --event`; co-location, the
+        /// K tasks whose response differs most from `ilp`'s schedule (for `explain --task`).
         #[arg(long, value_name = "K")]
         worst: Option<usize>,
         /// MILP/LP backend of every solve (overrides [planners].solver); `highs` needs a
@@ -73,12 +74,18 @@ pub enum Command {
     /// state, with every term of the canonical cost and the term that decides the difference.
     ///
     /// Preemption workloads: `--event N`, the N-th preemptor of the `[[preempt]]` list (from 1).
+    /// Co-location workloads: `--task ID`, a task (request or training task) by its id in the
+    /// plan's events (from 0): each planner's node choice with the node scores it compared,
+    /// its deferrals and why, the task's response, TTFT and TBT as run, and where `ilp` put it.
     Explain {
         cluster: PathBuf,
         workload: PathBuf,
-        /// The preemptor to explain: its position in the `[[preempt]]` list, from 1.
+        /// Preemption: the preemptor to explain, its position in the `[[preempt]]` list, from 1.
         #[arg(long, value_name = "N")]
         event: Option<usize>,
+        /// Co-location: the task to explain, its id in the plan's events, from 0.
+        #[arg(long, value_name = "ID")]
+        task: Option<u32>,
         /// Planners to compare, comma-separated (default: the workload's [planners].run).
         #[arg(long, value_delimiter = ',')]
         planners: Option<Vec<String>>,

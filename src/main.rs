@@ -16,7 +16,7 @@ use cli::{
 };
 use coplan::report::diagnostic::{self, PlainDiagnostic, Style};
 use coplan::report::{chrome_trace, csv, dot, json, svg, table, toml};
-use coplan::session::commands::{self, PlanResult, SimulationResult, VidurOptions};
+use coplan::session::commands::{self, Explanation, PlanResult, SimulationResult, VidurOptions};
 use coplan::session::error::SessionError;
 use coplan::session::import::{self, ImportSummary, Imported};
 use coplan::session::load::load_pair;
@@ -155,7 +155,14 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 (PlanResult::Preemption(r), PlanFormat::Table) => table::plan::preemption(r),
                 (PlanResult::Preemption(r), PlanFormat::Json) => json::to_json(r),
                 (PlanResult::Preemption(r), PlanFormat::Csv) => csv::preemption_plan(r),
-                (PlanResult::Colocation(r), PlanFormat::Table) => table::plan::colocation(r),
+                (PlanResult::Colocation(r), PlanFormat::Table) => {
+                    let mut text = table::plan::colocation(r);
+                    if let Some(w) = &r.worst {
+                        text.push('\n');
+                        text.push_str(&table::explain_colocation::colocation_worst(w));
+                    }
+                    text
+                }
                 (PlanResult::Colocation(r), PlanFormat::Json) => json::to_json(r),
                 (PlanResult::Colocation(r), PlanFormat::Csv) => csv::colocation_plan(r),
             };
@@ -179,6 +186,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             cluster,
             workload,
             event,
+            task,
             planners,
             seed,
             format,
@@ -189,10 +197,16 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let pair = load_pair(&cluster, &workload)?
                 .with_solver(solver.map(Into::into))?
                 .with_event_solver(event_solver.map(Into::into))?;
-            let explanation = commands::explain_event(&pair, planners, seed, event)?;
-            let text = match format {
-                ExplainFormat::Table => table::explain::preemption_event(&explanation),
-                ExplainFormat::Json => json::to_json(&explanation),
+            let explanation = commands::explain(&pair, planners, seed, event, task)?;
+            let text = match (&explanation, format) {
+                (Explanation::Event(e), ExplainFormat::Table) => {
+                    table::explain::preemption_event(e)
+                }
+                (Explanation::Event(e), ExplainFormat::Json) => json::to_json(e),
+                (Explanation::Task(t), ExplainFormat::Table) => {
+                    table::explain_colocation::colocation_task(t)
+                }
+                (Explanation::Task(t), ExplainFormat::Json) => json::to_json(t),
             };
             emit(&text, out.as_deref())
         }

@@ -133,13 +133,48 @@ fn worst_decisions_are_the_largest_excesses_largest_first() {
 }
 
 #[test]
-fn worst_of_a_colocation_plan_is_an_input_error() {
-    let (code, _, err) = run_coplan(&[
+fn worst_tasks_of_a_colocation_plan_follow_the_plan() {
+    let base = [
         "plan",
         "examples/clusters/a100-x16.toml",
         "examples/workloads/colocation-small.toml",
-        "--worst",
-        "3",
-    ]);
+    ];
+    let with = |extra: &[&str]| {
+        let args: Vec<&str> = base.iter().chain(extra).copied().collect();
+        run_coplan(&args)
+    };
+    let (code, out, err) = with(&["--worst", "3", "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let worst = &v["worst"];
+    assert_eq!(worst["kind"], "colocation-worst");
+    let planners = worst["planners"].as_array().expect("planners");
+    assert!(!planners.is_empty());
+    let events_of = |name: &str| {
+        v["planners"]
+            .as_array()
+            .and_then(|ps| ps.iter().find(|p| p["name"] == name))
+            .map(|p| p["events"].clone())
+            .expect("the planner's events")
+    };
+    let ilp_events = events_of("ilp");
+    for p in planners {
+        let tasks = p["tasks"].as_array().expect("tasks");
+        assert!(tasks.len() <= 3);
+        let diffs: Vec<f64> = tasks.iter().filter_map(|t| t["difference_s"].as_f64()).collect();
+        assert!(diffs.windows(2).all(|w| w[0] >= w[1]), "{diffs:?}");
+        let own = events_of(p["planner"].as_str().expect("name"));
+        for t in tasks {
+            let id = t["task"].as_u64().expect("id") as usize;
+            assert_eq!(own[id]["node"], t["node"]);
+            assert_eq!(ilp_events[id]["node"], t["ilp_node"]);
+        }
+    }
+    // The table lists them after the plan; without `ilp` there is nothing to compare with.
+    let (code, table, _) = with(&["--worst", "3"]);
+    assert_eq!(code, 0);
+    assert!(table.contains("differs"), "{table}");
+    let (code, _, err) = with(&["--worst", "3", "--planners", "lemix,mix-rr"]);
     assert_eq!(code, 2, "{err}");
+    assert!(err.contains("ilp"), "{err}");
 }

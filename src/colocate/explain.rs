@@ -459,7 +459,7 @@ fn deferral_text(d: &DeferralVerdict) -> String {
 }
 
 /// The `k` tasks of `run` whose response differs most from `ilp_run`'s.
-fn furthest_from(
+pub(crate) fn furthest_from(
     s: &Setup,
     run: &ColocationRun,
     ilp_run: &ColocationRun,

@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use super::bounds::best_bound;
 use super::capacity::resolve_load;
+use super::explain::furthest_from;
 use super::metrics;
 use super::planner::{ColocationPlanner, PlannerRun};
 use super::registry;
@@ -15,6 +16,7 @@ use crate::plan::colocation::{
     BoundReport, ColocationPlan, ColocationPlannerReport, ColocationRun, TaskEvent,
 };
 use crate::plan::error::PlanningError;
+use crate::plan::explain_colocation::{PlannerWorst, WorstTasks};
 use crate::plan::{PlanStatus, PlannerRole};
 use crate::solver::SolverSettings;
 use crate::spec::ColocationSpec;
@@ -86,6 +88,19 @@ pub fn plan(
     planners: Option<&[String]>,
     seed: Option<u64>,
 ) -> Result<ColocationPlan, PlanningError> {
+    plan_with_worst(cluster, spec, trace, planners, seed, None)
+}
+
+/// [`plan`], and with `worst = Some(K)` each candidate's K tasks whose response differs most
+/// from `ilp`'s schedule (`plan --worst K`).
+pub fn plan_with_worst(
+    cluster: &Cluster,
+    spec: &ColocationSpec,
+    trace: Option<&[TraceRequest]>,
+    planners: Option<&[String]>,
+    seed: Option<u64>,
+    worst: Option<usize>,
+) -> Result<ColocationPlan, PlanningError> {
     let names: Vec<String> = planners.map_or_else(|| spec.planners.run.clone(), <[String]>::to_vec);
     let chosen = registry::resolve(&names)?;
     let spec = &*resolve_load(cluster, spec, trace)?;
@@ -126,6 +141,9 @@ pub fn plan(
             run_verified(planner, &s, horizon)?,
         ));
     }
+    let worst = worst
+        .map(|k| worst_tasks(cluster, spec, &s, &runs, k))
+        .transpose()?;
     let mut reports = Vec::new();
     for name in &names {
         let Some((_, role, outcome)) = runs.iter().find(|(n, _, _)| n == name) else {
@@ -268,5 +286,62 @@ pub fn plan(
             })
             .collect(),
         planners: reports,
+        worst,
     })
+}
+
+/// `plan --worst K`: per candidate, the K tasks whose response differs most from `ilp`'s
+/// schedule, from the verified runs of this plan.
+fn worst_tasks(
+    cluster: &Cluster,
+    spec: &ColocationSpec,
+    s: &Setup,
+    runs: &[(&str, PlannerRole, RunOutcome)],
+    k: usize,
+) -> Result<WorstTasks, PlanningError> {
+    let exact = runs
+        .iter()
+        .find(|(_, role, _)| *role == PlannerRole::ScheduleOptimum);
+    let Some((_, _, outcome)) = exact else {
+        return Err(PlanningError::OutOfRange(
+            "`--worst` compares every task's response with `ilp`'s schedule: add `ilp` to the planners".into(),
+        ));
+    };
+    let reference = match outcome {
+        Ok(v) => v,
+        Err((status, reason)) => {
+            return Err(PlanningError::OutOfRange(format!(
+                "`--worst` needs `ilp`'s schedule, and `ilp` has none here ({}: {reason})",
+                status_name(*status)
+            )));
+        }
+    };
+    let planners = runs
+        .iter()
+        .filter(|(_, role, _)| *role == PlannerRole::Candidate)
+        .filter_map(|(name, _, outcome)| {
+            let v = outcome.as_ref().ok()?;
+            Some(PlannerWorst {
+                planner: (*name).to_string(),
+                tasks: furthest_from(s, &v.run, &reference.run, k),
+            })
+        })
+        .collect();
+    Ok(WorstTasks {
+        schema_version: 1,
+        kind: "colocation-worst",
+        cluster: cluster.name.clone(),
+        workload: spec.name.clone(),
+        seed: s.seed,
+        k,
+        ilp_status: reference.status,
+        planners,
+    })
+}
+
+fn status_name(status: PlanStatus) -> String {
+    serde_json::to_value(status)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default()
 }

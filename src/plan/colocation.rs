@@ -634,6 +634,10 @@ pub struct ColocationPlan {
     /// Every lower bound computed, the best of which is `bound`.
     pub bounds: Vec<BoundReport>,
     pub planners: Vec<ColocationPlannerReport>,
+    /// `plan --worst K`: per candidate, the tasks whose response differs most from `ilp`'s
+    /// schedule (absent without `--worst`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub worst: Option<crate::plan::explain_colocation::WorstTasks>,
 }
 
 /// One lower bound of a co-location plan.

@@ -4,6 +4,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use super::error::SessionError;
+use super::explain_colocation;
 use super::load::{
     Pair, Workload, check_solver_built, event_solver_not_colocation, line_error, load_cluster,
     load_spec, load_trace, planning_error, read_source,
@@ -17,6 +18,7 @@ use crate::colocate::vidur;
 pub use crate::colocate::vidur::VidurOptions;
 use crate::plan::colocation::{ColocationPlan, ColocationRun};
 use crate::plan::explain::EventExplanation;
+use crate::plan::explain_colocation::TaskExplanation;
 use crate::plan::preemption::PreemptionPlan;
 use crate::preempt::explain::{self, ExplainOptions};
 use crate::preempt::planning::{self, PlanOptions};
@@ -164,47 +166,60 @@ pub fn plan(
                 .map(PlanResult::Preemption)
                 .map_err(|e| pair.planning_error(e))
         }
-        Workload::Colocation { .. } if worst.is_some() => Err(SessionError::input(
-            "`--worst` of a co-location plan is not available yet",
-            Some("`--worst K` lists a preemption plan's K decisions furthest from the per-event optimum".into()),
-        )),
-        Workload::Colocation { spec, trace } => crate::colocate::planning::plan(
+        Workload::Colocation { spec, trace } => crate::colocate::planning::plan_with_worst(
             &pair.cluster,
             spec,
             trace.as_deref(),
             planners.as_deref(),
             seed,
+            worst,
         )
         .map(PlanResult::Colocation)
         .map_err(|e| pair.planning_error(e)),
     }
 }
 
-/// `explain --event N` of a preemption workload.
-pub fn explain_event(
+/// What `explain` explains: a preemption event or a co-location task.
+pub enum Explanation {
+    Event(EventExplanation),
+    Task(TaskExplanation),
+}
+
+/// `explain --event N` of a preemption workload, `explain --task ID` of a co-location one.
+pub fn explain(
     pair: &Pair,
     planners: Option<Vec<String>>,
     seed: Option<u64>,
     event: Option<usize>,
-) -> Result<EventExplanation, SessionError> {
-    let Workload::Preemption(spec) = &pair.workload else {
-        return Err(SessionError::input(
-            "`explain` of a co-location workload is not available yet",
-            Some("`--event N` explains the N-th preemptor of a preemption workload".into()),
-        ));
-    };
-    let Some(event) = event else {
-        return Err(SessionError::input(
+    task: Option<u32>,
+) -> Result<Explanation, SessionError> {
+    match (&pair.workload, event, task) {
+        (Workload::Preemption(spec), Some(event), None) => {
+            let options = ExplainOptions {
+                planners,
+                seed,
+                event,
+            };
+            explain::explain_event(&pair.cluster, spec, &options)
+                .map(Explanation::Event)
+                .map_err(|e| pair.planning_error(e))
+        }
+        (Workload::Colocation { .. }, None, Some(task)) => {
+            explain_colocation::explain_task(pair, planners, seed, task).map(Explanation::Task)
+        }
+        (_, Some(_), Some(_)) => Err(SessionError::input(
+            "`--event` and `--task` cannot be given together",
+            Some("`--event N` explains a preemptor, `--task ID` a co-location task".into()),
+        )),
+        (Workload::Preemption(_), None, _) => Err(SessionError::input(
             "`explain` of a preemption workload needs `--event N`",
             Some("N is the preemptor's position in the `[[preempt]]` list, from 1".into()),
-        ));
-    };
-    let options = ExplainOptions {
-        planners,
-        seed,
-        event,
-    };
-    explain::explain_event(&pair.cluster, spec, &options).map_err(|e| pair.planning_error(e))
+        )),
+        (Workload::Colocation { .. }, _, None) => Err(SessionError::input(
+            "`explain` of a co-location workload needs `--task ID`",
+            Some("ID is the task's id in the plan's events, from 0".into()),
+        )),
+    }
 }
 
 /// The simulation of either workload kind.
