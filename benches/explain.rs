@@ -3,6 +3,9 @@
 //! run sees them: the `coplan` binary, cold processes, the example's own planners. Medians of
 //! `--runs` (default 7); `plan` and `plan --worst 10` alternate within each run.
 //!
+//! Then the co-location side: `explain --task 3` and `plan` against `plan --worst 10` on the
+//! default co-location example.
+//!
 //! `cargo bench --bench explain [-- --runs N]`
 
 use std::process::Command;
@@ -75,6 +78,30 @@ fn main() {
         100.0 * (w / p - 1.0)
     );
     in_process(3 * runs);
+    colocation(runs);
+}
+
+/// The co-location side on the default example: one task's explanation, and `plan` against
+/// `plan --worst 10` (cold processes, alternating).
+fn colocation(runs: usize) {
+    const C: &str = "examples/clusters/a100-x16.toml";
+    const W: &str = "examples/workloads/colocation-small.toml";
+    println!("co-location default example ({W}), the spec's planners, {runs} cold runs each");
+    let explain: Vec<f64> = (0..runs)
+        .map(|_| run(&["explain", C, W, "--task", "3"]))
+        .collect();
+    println!("explain --task 3 median {:.3} s", median(explain));
+    let (mut plain, mut worst) = (Vec::new(), Vec::new());
+    for _ in 0..runs {
+        plain.push(run(&["plan", C, W]));
+        worst.push(run(&["plan", C, W, "--worst", "10"]));
+    }
+    let (p, w) = (median(plain), median(worst));
+    println!(
+        "plan median {p:.3} s; plan --worst 10 median {w:.3} s; ratio {:.3} ({:+.1} %)",
+        w / p,
+        100.0 * (w / p - 1.0)
+    );
 }
 
 /// The same comparison inside one process (spec loaded once), alternating: what `--worst`
