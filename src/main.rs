@@ -145,6 +145,12 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let pair = load_pair(&cluster, &workload)?
                 .with_solver(solver.map(Into::into))?
                 .with_event_solver(event_solver.map(Into::into))?;
+            if worst.is_some() && format == PlanFormat::Csv {
+                return Err(input(
+                    "`--worst` prints after the table or inside the JSON".into(),
+                    Some("use `--format table` or `--format json` with `--worst`".into()),
+                ));
+            }
             let result = commands::plan(&pair, planners, seed, worst)?;
             if let PlanResult::Preemption(r) = &result {
                 for w in &r.warnings {

@@ -4,9 +4,9 @@
 //! plan's objective, the output is deterministic, and recording changes no run.
 
 use coplan::colocate::engine::DiscreteEventEngine;
-use coplan::colocate::explain::{ExplainInput, explain_task, explain_tasks, worst_tasks};
+use coplan::colocate::explain::{ExplainInput, explain_task, explain_tasks};
 use coplan::colocate::planner::PlannerRun;
-use coplan::colocate::planning::plan;
+use coplan::colocate::planning::{plan, plan_with_worst};
 use coplan::colocate::registry;
 use coplan::colocate::setup::setup;
 use coplan::plan::error::PlanningError;
@@ -221,7 +221,10 @@ fn ilp_column_and_worst_tasks_compare_with_ilps_schedule() {
     let ilp_objective = ilp_report.objective.expect("an objective");
     assert!((ilp_sum - ilp_objective).abs() <= 1e-9 * ilp_objective.max(1.0));
 
-    let worst = worst_tasks(&input, 5).expect("worst tasks");
+    let worst = plan_with_worst(&cluster, &spec, None, Some(&planners), None, Some(5))
+        .expect("planned")
+        .worst
+        .expect("worst tasks");
     assert_eq!(worst.ilp_status, ilp_report.status);
     assert_eq!(worst.planners.len(), 2);
     for p in &worst.planners {
@@ -302,7 +305,10 @@ fn the_table_shows_every_offer_and_a_row_per_planner_and_ilp() {
         text.contains("TTFT (s)") && text.contains("\nilp "),
         "{text}"
     );
-    let worst = worst_tasks(&input, 3).expect("worst");
+    let worst = plan_with_worst(&cluster, &spec, None, None, None, Some(3))
+        .expect("planned")
+        .worst
+        .expect("worst tasks");
     let text = coplan::report::table::explain_colocation::colocation_worst(&worst);
     for p in &worst.planners {
         assert!(text.contains(&format!("\n{}:\n", p.planner)), "{text}");

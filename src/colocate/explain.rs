@@ -17,8 +17,7 @@ use crate::plan::colocation::{ColocationRun, TaskKind, TaskOutcome};
 use crate::plan::error::PlanningError;
 use crate::plan::explain_colocation::{
     DeferralVerdict, ExplainedOffer, LemixNodeTerms, LemixOffer, OfferAnswer, OfferRecord,
-    OfferTerms, PlannerColumn, PlannerWorst, ResponseDifference, TaskExplanation, TaskFacts,
-    TaskRole, TaskRun, WorstTasks,
+    OfferTerms, PlannerColumn, ResponseDifference, TaskExplanation, TaskFacts, TaskRole, TaskRun,
 };
 use crate::plan::{PlanStatus, PlannerRole};
 use crate::spec::ColocationSpec;
@@ -79,44 +78,6 @@ pub fn explain_tasks(
         .into_iter()
         .map(|id| explanation(input, &runs, id))
         .collect())
-}
-
-/// For each asked candidate planner, the `k` tasks whose response differs most from
-/// `ilp`'s schedule (`ilp` runs whether asked or not: it is the reference).
-pub fn worst_tasks(input: &ExplainInput<'_>, k: usize) -> Result<WorstTasks, PlanningError> {
-    let names = planner_names(input);
-    let spec = &*resolve_load(input.cluster, input.spec, input.trace)?;
-    let s = setup(input.cluster, spec, input.trace, input.seed);
-    let runs = run_all(s, &names, true)?;
-    let ilp_run = match &runs.ilp.outcome {
-        Ok((run, _)) => run,
-        Err(reason) => {
-            return Err(PlanningError::Internal(format!(
-                "`ilp` has no schedule to compare with: {reason}"
-            )));
-        }
-    };
-    let planners = runs
-        .candidates
-        .iter()
-        .filter_map(|c| {
-            let (run, _) = c.outcome.as_ref().ok()?;
-            Some(PlannerWorst {
-                planner: c.name.clone(),
-                tasks: furthest_from(&runs.setup, run, ilp_run, k),
-            })
-        })
-        .collect();
-    Ok(WorstTasks {
-        schema_version: 1,
-        kind: "colocation-worst",
-        cluster: input.cluster.name.clone(),
-        workload: input.spec.name.clone(),
-        seed: runs.setup.seed,
-        k,
-        ilp_status: runs.ilp.status,
-        planners,
-    })
 }
 
 fn planner_names(input: &ExplainInput<'_>) -> Vec<String> {

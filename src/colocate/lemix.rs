@@ -12,6 +12,7 @@
 
 use super::engine::{Assignment, Dispatcher, View};
 use super::latency::LatencyModel;
+use super::planner::OfferLog;
 use super::planner::{ColocationPlanner, PlannerRun, run_dispatcher};
 use super::setup::Setup;
 use crate::plan::colocation::{Task, TaskKind};
@@ -70,7 +71,7 @@ pub struct Lemix {
     mean_prompt: u32,
     nodes: Vec<NodeModel>,
     /// The offers recorded, when asked (`record_offers`).
-    records: Option<Vec<OfferRecord>>,
+    records: OfferLog,
 }
 
 /// Every node's terms at one offer, as `best_node` scored them, and the best node with its
@@ -109,7 +110,7 @@ impl Lemix {
                 };
                 nodes
             ],
-            records: None,
+            records: OfferLog::default(),
         }
     }
 
@@ -424,11 +425,9 @@ impl Dispatcher for Lemix {
         } else {
             OfferAnswer::Node(n)
         };
-        if self.records.is_some() {
+        if self.records.is_on() {
             let record = self.offer_record(view, task, &scored, deferral, answer);
-            if let Some(records) = &mut self.records {
-                records.push(record);
-            }
+            self.records.push(|| record);
         }
         if deferral.defer {
             return Assignment::Defer;
@@ -438,15 +437,11 @@ impl Dispatcher for Lemix {
     }
 
     fn record_offers(&mut self) -> bool {
-        self.records.get_or_insert_with(Vec::new);
-        true
+        self.records.start()
     }
 
     fn take_offer_records(&mut self) -> Vec<OfferRecord> {
-        self.records
-            .as_mut()
-            .map(std::mem::take)
-            .unwrap_or_default()
+        self.records.take()
     }
 }
 

@@ -2,6 +2,7 @@
 //! (ties: lowest index).
 
 use super::engine::{Assignment, Dispatcher, View};
+use super::planner::OfferLog;
 use super::planner::{ColocationPlanner, PlannerRun, run_dispatcher};
 use super::setup::Setup;
 use crate::plan::colocation::Task;
@@ -11,7 +12,7 @@ use crate::plan::explain_colocation::{NodeUtilization, OfferAnswer, OfferRecord,
 #[derive(Debug, Default)]
 pub struct MixLuf {
     /// The offers recorded, when asked (`record_offers`).
-    records: Option<Vec<OfferRecord>>,
+    records: OfferLog,
 }
 
 impl Dispatcher for MixLuf {
@@ -22,36 +23,30 @@ impl Dispatcher for MixLuf {
         let best = (0..utilization.len())
             .min_by(|&a, &b| utilization[a].total_cmp(&utilization[b]).then(a.cmp(&b)))
             .unwrap_or(0);
-        if let Some(records) = &mut self.records {
-            records.push(OfferRecord {
-                task: task.id.0,
-                time_s: view.now,
-                answer: OfferAnswer::Node(best),
-                terms: OfferTerms::LeastUtilized {
-                    nodes: utilization
-                        .iter()
-                        .enumerate()
-                        .map(|(node, &memory_utilization)| NodeUtilization {
-                            node,
-                            memory_utilization,
-                        })
-                        .collect(),
-                },
-            });
-        }
+        self.records.push(|| OfferRecord {
+            task: task.id.0,
+            time_s: view.now,
+            answer: OfferAnswer::Node(best),
+            terms: OfferTerms::LeastUtilized {
+                nodes: utilization
+                    .iter()
+                    .enumerate()
+                    .map(|(node, &memory_utilization)| NodeUtilization {
+                        node,
+                        memory_utilization,
+                    })
+                    .collect(),
+            },
+        });
         Assignment::Node(best)
     }
 
     fn record_offers(&mut self) -> bool {
-        self.records.get_or_insert_with(Vec::new);
-        true
+        self.records.start()
     }
 
     fn take_offer_records(&mut self) -> Vec<OfferRecord> {
-        self.records
-            .as_mut()
-            .map(std::mem::take)
-            .unwrap_or_default()
+        self.records.take()
     }
 }
 

@@ -1,6 +1,7 @@
 //! `mix-rr` (NAIVEMIX): co-locate everything; tasks go round-robin over the nodes.
 
 use super::engine::{Assignment, Dispatcher, View};
+use super::planner::OfferLog;
 use super::planner::{ColocationPlanner, PlannerRun, run_dispatcher};
 use super::setup::Setup;
 use crate::plan::colocation::Task;
@@ -11,38 +12,32 @@ use crate::plan::explain_colocation::{OfferAnswer, OfferRecord, OfferTerms};
 pub struct MixRr {
     next: usize,
     /// The offers recorded, when asked (`record_offers`).
-    records: Option<Vec<OfferRecord>>,
+    records: OfferLog,
 }
 
 impl Dispatcher for MixRr {
     fn assign(&mut self, view: &View<'_>, task: &Task) -> Assignment {
         let nodes = view.config.nodes.max(1);
         let n = self.next % nodes;
-        if let Some(records) = &mut self.records {
-            records.push(OfferRecord {
-                task: task.id.0,
-                time_s: view.now,
-                answer: OfferAnswer::Node(n),
-                terms: OfferTerms::RoundRobin {
-                    position: self.next as u64,
-                    nodes,
-                },
-            });
-        }
+        self.records.push(|| OfferRecord {
+            task: task.id.0,
+            time_s: view.now,
+            answer: OfferAnswer::Node(n),
+            terms: OfferTerms::RoundRobin {
+                position: self.next as u64,
+                nodes,
+            },
+        });
         self.next += 1;
         Assignment::Node(n)
     }
 
     fn record_offers(&mut self) -> bool {
-        self.records.get_or_insert_with(Vec::new);
-        true
+        self.records.start()
     }
 
     fn take_offer_records(&mut self) -> Vec<OfferRecord> {
-        self.records
-            .as_mut()
-            .map(std::mem::take)
-            .unwrap_or_default()
+        self.records.take()
     }
 }
 

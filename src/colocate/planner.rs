@@ -6,6 +6,7 @@ use super::engine::{DiscreteEventEngine, Dispatcher};
 use super::setup::Setup;
 use crate::plan::colocation::ColocationRun;
 use crate::plan::error::PlanningError;
+use crate::plan::explain_colocation::OfferRecord;
 use crate::plan::{PlanStatus, PlannerRole};
 
 /// What a planner's run produced.
@@ -49,5 +50,34 @@ pub fn run_dispatcher(setup: &Setup, dispatcher: &mut dyn Dispatcher) -> Planner
         run: DiscreteEventEngine::new(&setup.config, &setup.tasks).run(dispatcher),
         status: PlanStatus::Heuristic,
         bound: None,
+    }
+}
+
+/// The offers a dispatcher records when asked (`Dispatcher::record_offers`): off unless
+/// started, so that a normal run builds no record.
+#[derive(Debug, Default, Clone)]
+pub struct OfferLog(Option<Vec<OfferRecord>>);
+
+impl OfferLog {
+    /// Starts recording; `true`: this dispatcher records its offers.
+    pub fn start(&mut self) -> bool {
+        self.0.get_or_insert_with(Vec::new);
+        true
+    }
+
+    pub fn is_on(&self) -> bool {
+        self.0.is_some()
+    }
+
+    /// Records one offer, built only when recording is on.
+    pub fn push(&mut self, record: impl FnOnce() -> OfferRecord) {
+        if let Some(records) = &mut self.0 {
+            records.push(record());
+        }
+    }
+
+    /// The offers recorded so far, handed over.
+    pub fn take(&mut self) -> Vec<OfferRecord> {
+        self.0.as_mut().map(std::mem::take).unwrap_or_default()
     }
 }

@@ -3,6 +3,7 @@
 //! sync op of weights / bandwidth on every stage of every inference node).
 
 use super::engine::{Assignment, Dispatcher, View};
+use super::planner::OfferLog;
 use super::planner::{ColocationPlanner, PlannerRun, run_dispatcher};
 use super::setup::Setup;
 use crate::plan::colocation::Task;
@@ -17,7 +18,7 @@ pub struct Separate {
     next_inference: usize,
     sync_every: u64,
     /// The offers recorded, when asked (`record_offers`).
-    records: Option<Vec<OfferRecord>>,
+    records: OfferLog,
 }
 
 impl Separate {
@@ -38,7 +39,7 @@ impl Separate {
             next_training: 0,
             next_inference: 0,
             sync_every: sync_every.max(1),
-            records: None,
+            records: OfferLog::default(),
         }
     }
 }
@@ -83,32 +84,26 @@ impl Dispatcher for Separate {
         let position = *next;
         let n = set[position % set.len()];
         *next += 1;
-        if let Some(records) = &mut self.records {
-            records.push(OfferRecord {
-                task: task.id.0,
-                time_s: view.now,
-                answer: OfferAnswer::Node(n),
-                terms: OfferTerms::RoleSplit {
-                    role,
-                    training_nodes: self.training_nodes.clone(),
-                    serving_nodes: self.inference_nodes.clone(),
-                    position: position as u64,
-                },
-            });
-        }
+        self.records.push(|| OfferRecord {
+            task: task.id.0,
+            time_s: view.now,
+            answer: OfferAnswer::Node(n),
+            terms: OfferTerms::RoleSplit {
+                role,
+                training_nodes: self.training_nodes.clone(),
+                serving_nodes: self.inference_nodes.clone(),
+                position: position as u64,
+            },
+        });
         Assignment::Node(n)
     }
 
     fn record_offers(&mut self) -> bool {
-        self.records.get_or_insert_with(Vec::new);
-        true
+        self.records.start()
     }
 
     fn take_offer_records(&mut self) -> Vec<OfferRecord> {
-        self.records
-            .as_mut()
-            .map(std::mem::take)
-            .unwrap_or_default()
+        self.records.take()
     }
 
     fn on_training_done(&mut self, completed: u64) -> Option<Vec<usize>> {

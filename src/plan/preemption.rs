@@ -109,9 +109,10 @@ pub struct PreemptionPlannerReport {
     pub bound: Option<f64>,
     pub decision_gap: Option<f64>,
     /// The decisions with the largest excess over the per-event optimum on the state the
-    /// planner faced, largest first (`plan --worst K`; absent without it).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub worst: Vec<WorstDecision>,
+    /// planner faced, largest first (`plan --worst K`; absent without it, empty for a planner
+    /// that loses no decision).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub worst: Option<Vec<WorstDecision>>,
     pub runtime_ms: f64,
     pub truncated: bool,
     pub metrics: PreemptionMetrics,

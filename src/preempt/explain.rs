@@ -5,8 +5,10 @@
 //! plan's own [`apply`]: nothing is re-derived by a second copy of a planner's rules.
 
 use super::apply::{Applied, apply};
+use super::optima::EXCESS_EPS;
 use super::per_event::{self, IlpPerEvent};
-use super::planner::PreemptionPlanner;
+use super::planner::{AppliedDecision, PreemptionPlanner};
+use super::planning::{run_order, warm_start};
 use super::problem::{Decision, DecisionPoint, Problem};
 use super::registry;
 use super::scenario;
@@ -42,6 +44,9 @@ struct Faced {
     unproven: bool,
     /// Where the planner's search stopped, in its own words.
     search_stop: String,
+    /// The decision as applied, by ids, and its cost (a joint planner's warm start).
+    ids: AppliedDecision,
+    cost: f64,
 }
 
 /// Explains the `options.event`-th decision of every asked planner.
@@ -81,15 +86,53 @@ pub fn explain_events(
         None => (0..preemptors.len()).collect(),
     };
     let last = indices.last().copied().unwrap_or(0);
-    // Per planner, the decisions up to the last event explained (`None`: no plan).
-    let mut runs = Vec::with_capacity(planners.len());
-    for planner in &planners {
+    // Per planner, its decisions up to the last event explained (`None`: no plan), run as
+    // `plan` runs them: a joint planner starts from the best sequential plan, so the
+    // sequential ones then run the whole list.
+    let (joint, sequential) = run_order(&planners);
+    let sequential_last = if joint.is_empty() {
+        last
+    } else {
+        preemptors.len().saturating_sub(1)
+    };
+    let mut runs: Vec<(&str, Option<Vec<Faced>>)> = Vec::with_capacity(planners.len());
+    for planner in sequential {
         let fail = |e: PlanningError| e.in_planner(planner.name());
-        runs.push(
-            faced_decisions(&problem, planner.as_ref(), &initial, &preemptors, last)
-                .map_err(fail)?,
-        );
+        let run = faced_decisions(
+            &problem,
+            planner,
+            &initial,
+            &preemptors,
+            sequential_last,
+            None,
+        )
+        .map_err(fail)?;
+        runs.push((planner.name(), run));
     }
+    let plans: Vec<(f64, Vec<AppliedDecision>)> = runs
+        .iter()
+        .filter_map(|(_, run)| run.as_ref())
+        .map(|run| {
+            let objective = run.iter().map(|f| f.cost).sum();
+            (objective, run.iter().map(|f| f.ids.clone()).collect())
+        })
+        .collect();
+    let best = warm_start(plans.iter().map(|(o, ids)| (*o, ids.as_slice())));
+    for planner in joint {
+        let fail = |e: PlanningError| e.in_planner(planner.name());
+        let run = faced_decisions(
+            &problem,
+            planner,
+            &initial,
+            &preemptors,
+            last,
+            best.as_deref(),
+        )
+        .map_err(fail)?;
+        runs.push((planner.name(), run));
+    }
+    // Back to the order asked.
+    runs.sort_by_key(|(name, _)| names.iter().position(|n| n == name));
     let context = Context {
         problem: &problem,
         spec,
@@ -101,17 +144,13 @@ pub fn explain_events(
         .map(|index| {
             let faced: Vec<&Faced> = runs
                 .iter()
-                .filter_map(|r| r.as_ref().and_then(|decisions| decisions.get(index)))
+                .filter_map(|(_, r)| r.as_ref().and_then(|decisions| decisions.get(index)))
                 .collect();
-            let notes = planners
+            let notes = runs
                 .iter()
-                .zip(&runs)
                 .filter(|(_, r)| r.is_none())
-                .map(|(planner, _)| {
-                    format!(
-                        "{}: the solver stopped before it had a plan; no decision to show",
-                        planner.name()
-                    )
+                .map(|(name, _)| {
+                    format!("{name}: the solver stopped before it had a plan; no decision to show")
                 })
                 .collect();
             explain_one(&context, &preemptors[index], index, &faced, notes)
@@ -181,16 +220,17 @@ fn explain_one(
             unproven: !opt.proven,
             ..opt.decision
         };
+        let applied = apply_on(problem, &f.state, p, &decision).map_err(|e| e.in_planner("ilp"))?;
         let optimum = Faced {
             planner: "ilp".into(),
             role: PlannerRole::PerEventReference,
             state: f.state.clone(),
             search_stop: IlpPerEvent.describe_search(&decision),
             unproven: decision.unproven,
+            ids: applied.ids.clone(),
+            cost: applied.event.cost,
             decision,
         };
-        let applied =
-            apply_on(problem, &f.state, p, &optimum.decision).map_err(|e| e.in_planner("ilp"))?;
         columns.push(column(
             problem,
             p,
@@ -257,17 +297,20 @@ fn faced_decisions(
     initial: &ClusterState,
     preemptors: &[Preemptor],
     last: usize,
+    warm_start: Option<&[AppliedDecision]>,
 ) -> Result<Option<Vec<Faced>>, PlanningError> {
-    let faced = |state: ClusterState, decision: Decision| Faced {
+    let faced = |state: ClusterState, decision: Decision, applied: &Applied| Faced {
         planner: planner.name().to_string(),
         role: planner.role(),
         unproven: decision.unproven,
         search_stop: planner.describe_search(&decision),
+        ids: applied.ids.clone(),
+        cost: applied.event.cost,
         state,
         decision,
     };
     let batch = if planner.joint() {
-        let batch = planner.decide_batch(problem, initial, preemptors, None)?;
+        let batch = planner.decide_batch(problem, initial, preemptors, warm_start)?;
         if batch.decisions.len() != preemptors.len() {
             return Ok(None);
         }
@@ -287,8 +330,8 @@ fn faced_decisions(
             })?,
         };
         let before = state.clone();
-        apply(problem, &mut state, p, &decision)?;
-        out.push(faced(before, decision));
+        let applied = apply(problem, &mut state, p, &decision)?;
+        out.push(faced(before, decision, &applied));
     }
     Ok(Some(out))
 }
@@ -384,7 +427,7 @@ pub(crate) fn difference(planner: &str, own: &CostTerms, optimum: &CostTerms) ->
     let deciding_term = delta
         .named()
         .into_iter()
-        .filter(|(_, d)| *d > 1e-12)
+        .filter(|(_, d)| *d > EXCESS_EPS)
         .fold(
             None,
             |best: Option<(&'static str, f64)>, (n, d)| match best {
@@ -397,7 +440,7 @@ pub(crate) fn difference(planner: &str, own: &CostTerms, optimum: &CostTerms) ->
         planner: planner.to_string(),
         excess: delta.total,
         delta,
-        deciding_term: if delta.total > 1e-12 {
+        deciding_term: if delta.total > EXCESS_EPS {
             deciding_term
         } else {
             None

@@ -108,9 +108,7 @@ fn plan_with_worst(
     // Sequential planners first, so the joint planner can start from the best of them; the
     // per-event reference first among them, so that its decisions serve as the optima of the
     // states the others share with it.
-    let (joint, mut sequential): (Vec<&dyn PreemptionPlanner>, Vec<&dyn PreemptionPlanner>) =
-        chosen.iter().map(|p| p.as_ref()).partition(|p| p.joint());
-    sequential.sort_by_key(|p| p.role() != PlannerRole::PerEventReference);
+    let (joint, sequential) = run_order(&chosen);
     let mut shared = SharedOptima::default();
     let measured = per_event.wanted().then_some(worst.is_some());
     for planner in sequential {
@@ -121,12 +119,17 @@ fn plan_with_worst(
         );
         runs.push((planner, run));
     }
+    let sequential_ids: Vec<(f64, Vec<AppliedDecision>)> = runs
+        .iter()
+        .map(|(_, r)| {
+            (
+                r.objective(),
+                r.applied.iter().map(|a| a.ids.clone()).collect(),
+            )
+        })
+        .collect();
     for planner in joint {
-        let best = runs
-            .iter()
-            .map(|(_, r)| r)
-            .min_by(|a, b| a.objective().total_cmp(&b.objective()))
-            .map(|r| r.applied.iter().map(|a| a.ids.clone()).collect::<Vec<_>>());
+        let best = warm_start(sequential_ids.iter().map(|(o, ids)| (*o, ids.as_slice())));
         let run = run_joint(
             problem,
             planner,
@@ -177,6 +180,32 @@ fn unplaceable_warnings(cluster: &Cluster, preemptors: &[Preemptor]) -> Vec<Stri
         }
     }
     out
+}
+
+/// The order planners run in: the sequential ones, the per-event reference first among them
+/// (its decisions are the optima of the states the others share with it), then the joint
+/// ones, which start from the best sequential plan ([`warm_start`]).
+pub(super) type RunOrder<'p> = (
+    Vec<&'p dyn PreemptionPlanner>,
+    Vec<&'p dyn PreemptionPlanner>,
+);
+
+/// The joint and the sequential planners of `chosen`, the sequential in the order they run.
+pub(super) fn run_order(chosen: &[Box<dyn PreemptionPlanner>]) -> RunOrder<'_> {
+    let (joint, mut sequential): RunOrder<'_> =
+        chosen.iter().map(|p| p.as_ref()).partition(|p| p.joint());
+    sequential.sort_by_key(|p| p.role() != PlannerRole::PerEventReference);
+    (joint, sequential)
+}
+
+/// A joint planner's warm start: the cheapest of the sequential plans (`(objective,
+/// decisions)` in the order they ran; the first on a tie).
+pub(super) fn warm_start<'r>(
+    plans: impl Iterator<Item = (f64, &'r [AppliedDecision])>,
+) -> Option<Vec<AppliedDecision>> {
+    plans
+        .min_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, ids)| ids.to_vec())
 }
 
 /// Runs a sequential planner over the list. `measured`: find the per-event optimum of every
@@ -321,7 +350,9 @@ fn measure(
         .as_ref()
         .filter(|_| per_event.decision_gap)
         .map(|e| e.gap);
-    let worst = excesses.map(|e| e.worst).unwrap_or_default();
+    // Asked for: every planner with a plan lists its worst decisions, none for one that
+    // loses none.
+    let worst = per_event.worst.and(excesses.map(|e| e.worst));
     m.decision_gap = decision_gap;
     Ok(PreemptionPlannerReport {
         name: planner.name().to_string(),
@@ -467,7 +498,7 @@ mod tests {
             gap_is_bound: false,
             bound,
             decision_gap: None,
-            worst: Vec::new(),
+            worst: None,
             runtime_ms: 0.0,
             truncated: false,
             metrics: metrics::compute(&[], None),

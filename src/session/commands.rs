@@ -155,6 +155,12 @@ pub fn plan(
     seed: Option<u64>,
     worst: Option<usize>,
 ) -> Result<PlanResult, SessionError> {
+    if worst == Some(0) {
+        return Err(SessionError::input(
+            "`--worst 0` lists nothing",
+            Some("`--worst K` lists each planner's K decisions (or tasks) furthest from the optimum; K ≥ 1".into()),
+        ));
+    }
     match &pair.workload {
         Workload::Preemption(spec) => {
             let options = PlanOptions {
@@ -213,11 +219,17 @@ pub fn explain(
         )),
         (Workload::Preemption(_), None, _) => Err(SessionError::input(
             "`explain` of a preemption workload needs `--event N`",
-            Some("N is the preemptor's position in the `[[preempt]]` list, from 1".into()),
+            Some(
+                "N is the preemptor's position in the `[[preempt]]` list, from 1 (`--task` explains a co-location task)"
+                    .into(),
+            ),
         )),
         (Workload::Colocation { .. }, _, None) => Err(SessionError::input(
             "`explain` of a co-location workload needs `--task ID`",
-            Some("ID is the task's id in the plan's events, from 0".into()),
+            Some(
+                "ID is the task's id in the plan's events, from 0 (`--event` explains a preemptor)"
+                    .into(),
+            ),
         )),
     }
 }

@@ -1,10 +1,10 @@
-//! `explain --task ID` and `--worst K` of a co-location workload: the session's side (the
+//! `explain --task ID` of a co-location workload: the session's side (the
 //! workload kind checked, planning errors mapped); the core is `colocate::explain`.
 
 use super::error::SessionError;
 use super::load::{Pair, Workload};
 use crate::colocate::explain::{self, ExplainInput};
-use crate::plan::explain_colocation::{TaskExplanation, WorstTasks};
+use crate::plan::explain_colocation::TaskExplanation;
 
 /// Explains task `task` (its id, from 0) of a co-location workload as every asked planner
 /// (`None`: the workload's `[planners].run`) decided and ran it.
@@ -16,19 +16,6 @@ pub fn explain_task(
 ) -> Result<TaskExplanation, SessionError> {
     with_input(pair, planners.as_deref(), seed, |input| {
         explain::explain_task(input, task)
-    })
-}
-
-/// Per asked candidate planner, the `k` tasks whose response differs most from `ilp`'s
-/// schedule.
-pub fn worst_tasks(
-    pair: &Pair,
-    planners: Option<Vec<String>>,
-    seed: Option<u64>,
-    k: usize,
-) -> Result<WorstTasks, SessionError> {
-    with_input(pair, planners.as_deref(), seed, |input| {
-        explain::worst_tasks(input, k)
     })
 }
 

@@ -13,7 +13,7 @@ fn worst_decisions(report: &PreemptionPlan) -> String {
     let listed: Vec<_> = report
         .planners
         .iter()
-        .filter(|r| !r.worst.is_empty())
+        .filter_map(|r| Some((r, r.worst.as_ref()?)))
         .collect();
     if listed.is_empty() {
         return out;
@@ -22,10 +22,17 @@ fn worst_decisions(report: &PreemptionPlan) -> String {
         out,
         "\nworst decisions (excess over the per-event optimum on the state each planner faced; `coplan explain --event N` shows one):"
     );
-    for r in listed {
+    for (r, worst) in listed {
+        if worst.is_empty() {
+            let _ = writeln!(
+                out,
+                "\n{}: every decision costs the per-event optimum on its state",
+                r.name
+            );
+            continue;
+        }
         let _ = writeln!(out, "\n{}:", r.name);
-        let rows: Vec<Vec<String>> = r
-            .worst
+        let rows: Vec<Vec<String>> = worst
             .iter()
             .map(|w| {
                 vec![
