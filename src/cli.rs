@@ -109,11 +109,11 @@ pub enum Command {
     Simulate {
         cluster: PathBuf,
         workload: PathBuf,
-        /// Seeds 1..=N (default: the workload's [simulation].seeds).
-        #[arg(long)]
+        /// Seeds 1..=N (default: the workload's [simulation].seeds; at most 10 000).
+        #[arg(long, value_parser = seeds_arg())]
         seeds: Option<u64>,
-        /// Cycles per seed (default: [simulation].cycles).
-        #[arg(long)]
+        /// Cycles per seed (default: [simulation].cycles; at most 1 000 000).
+        #[arg(long, value_parser = cycles_arg())]
         cycles: Option<u64>,
         #[arg(long, value_delimiter = ',')]
         planners: Option<Vec<String>>,
@@ -147,9 +147,9 @@ pub enum Command {
         /// KEY=V1,V2,… (repeatable).
         #[arg(long = "set", value_name = "KEY=V1,V2,…", required = true)]
         sets: Vec<String>,
-        #[arg(long)]
+        #[arg(long, value_parser = seeds_arg())]
         seeds: Option<u64>,
-        #[arg(long)]
+        #[arg(long, value_parser = cycles_arg())]
         cycles: Option<u64>,
         #[arg(long, value_delimiter = ',')]
         planners: Option<Vec<String>>,
@@ -217,10 +217,10 @@ pub enum Command {
         #[arg(long, value_name = "N")]
         max: Option<u32>,
         /// Preemption: seeds 1..=K (default: the workload's [simulation].seeds).
-        #[arg(long, value_name = "K")]
+        #[arg(long, value_name = "K", value_parser = seeds_arg())]
         seeds: Option<u64>,
         /// Preemption: cycles per seed (default: [simulation].cycles).
-        #[arg(long)]
+        #[arg(long, value_parser = cycles_arg())]
         cycles: Option<u64>,
         /// Preemption: what stays fixed as the pool changes: the pods the fill places on the
         /// spec's cluster (`pods`), or the GPU utilisation the fill reaches (`utilization`).
@@ -543,4 +543,14 @@ impl From<EventSolverArg> for coplan::spec::preemption::EventSolver {
             EventSolverArg::Milp => coplan::spec::preemption::EventSolver::Milp,
         }
     }
+}
+
+/// `--seeds N`: 1 ..= `MAX_SEEDS` (docs/spec.md, "Limits").
+fn seeds_arg() -> clap::builder::RangedU64ValueParser<u64> {
+    clap::value_parser!(u64).range(1..=coplan::spec::limits::MAX_SEEDS)
+}
+
+/// `--cycles N`: 1 ..= `MAX_CYCLES` (docs/spec.md, "Limits").
+fn cycles_arg() -> clap::builder::RangedU64ValueParser<u64> {
+    clap::value_parser!(u64).range(1..=coplan::spec::limits::MAX_CYCLES)
 }

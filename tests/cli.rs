@@ -274,6 +274,28 @@ fn every_invalid_fixture_exits_2_with_a_located_diagnostic() {
 }
 
 #[test]
+fn seeds_and_cycles_outside_their_limits_exit_2() {
+    for (flag, value) in [
+        ("--seeds", "0"),
+        ("--seeds", "18446744073709551615"),
+        ("--seeds", "4294967295"),
+        ("--cycles", "0"),
+        ("--cycles", "1000001"),
+    ] {
+        let (code, _, err) = run_strs(&[
+            "simulate",
+            "tests/fixtures/valid/tiny-cluster.toml",
+            "tests/fixtures/valid/tiny-running.toml",
+            flag,
+            value,
+        ]);
+        assert_eq!(code, 2, "{flag} {value}: {err}");
+        assert!(err.contains("is not in 1..="), "{flag} {value}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
+
+#[test]
 fn every_valid_fixture_matches_its_snapshot() {
     for (path, rel) in files("tests/fixtures/valid") {
         let args = fixture_args(&path, &rel);

@@ -4,6 +4,7 @@
 pub mod cluster;
 pub mod colocation;
 pub mod kind;
+pub mod limits;
 pub mod preemption;
 pub mod source;
 pub mod validate;

@@ -1,6 +1,7 @@
 //! Single-file checks of a cluster spec, with the server-size limits they enforce: the
 //! importers clamp to the same limits, so they live with the check that states them.
 
+use crate::spec::limits::MAX_SERVERS;
 use std::collections::BTreeMap;
 
 use super::findings::Findings;
@@ -151,6 +152,7 @@ pub fn cluster(spec: &ClusterSpec) -> Vec<Finding> {
     }
     let builtins: Vec<String> = builtin_server_types().into_iter().map(|t| t.name).collect();
     let mut server_names: BTreeMap<String, usize> = BTreeMap::new();
+    let mut total_servers: i64 = 0;
     for (i, pool) in spec.pool.iter().enumerate() {
         if spec.server_type(&pool.server_type).is_none() {
             let mut known: Vec<&str> = type_names.keys().copied().collect();
@@ -166,6 +168,25 @@ pub fn cluster(spec: &ClusterSpec) -> Vec<Finding> {
             );
         }
         out.at_least(p!["pool", i, "count"], pool.count, 1, "pool `count`");
+        out.at_most(
+            p!["pool", i, "count"],
+            pool.count,
+            MAX_SERVERS,
+            "pool `count`",
+        );
+        total_servers = total_servers.saturating_add(pool.count.max(0));
+        if total_servers > MAX_SERVERS {
+            // Naming the servers of a pool above the limit would allocate them all.
+            if pool.count <= MAX_SERVERS {
+                out.at_most(
+                    p!["pool", i, "count"],
+                    total_servers,
+                    MAX_SERVERS,
+                    "the cluster's server count (all pools up to this one)",
+                );
+            }
+            continue;
+        }
         if let Some(names) = &pool.names
             && names.len() as i64 != pool.count
         {

@@ -4,6 +4,7 @@
 use super::findings::Findings;
 use crate::p;
 use crate::spec::colocation::{COLOCATION_PLANNERS, ColocationPlanners, ColocationSpec, TokenDist};
+use crate::spec::limits::MAX_TIME_LIMIT_S;
 use crate::spec::source::Finding;
 
 fn token_dist(out: &mut Findings, path: &str, d: &TokenDist) {
@@ -231,9 +232,10 @@ pub fn colocation(spec: &ColocationSpec) -> Vec<Finding> {
         1,
         "`separate_sync_every`",
     );
-    out.positive(
+    out.positive_at_most(
         p!["planners", "ilp_time_limit_s"],
         pl.ilp_time_limit_s,
+        MAX_TIME_LIMIT_S,
         "`ilp_time_limit_s`",
     );
     out.mip_gap(pl.ilp_mip_gap);

@@ -33,6 +33,42 @@ impl Findings {
         }
     }
 
+    /// An integer above a documented limit (`spec::limits`).
+    pub(super) fn at_most(&mut self, path: String, value: i64, max: i64, what: &str) {
+        if value > max {
+            self.push(
+                Finding::new(
+                    "spec::out-of-range",
+                    path,
+                    format!("{what} must be at most {max}, got {value}"),
+                    "above the limit",
+                )
+                .help(format!(
+                    "coplan's limit is {max} (docs/spec.md, \"Limits\")"
+                )),
+            );
+        }
+    }
+
+    /// A positive number up to a documented limit (`spec::limits`).
+    pub(super) fn positive_at_most(&mut self, path: String, value: f64, max: f64, what: &str) {
+        if !(value.is_finite() && value > 0.0) {
+            self.positive(path, value, what);
+        } else if value > max {
+            self.push(
+                Finding::new(
+                    "spec::out-of-range",
+                    path,
+                    format!("{what} must be at most {max}, got {value}"),
+                    "above the limit",
+                )
+                .help(format!(
+                    "coplan's limit is {max} (docs/spec.md, \"Limits\")"
+                )),
+            );
+        }
+    }
+
     pub(super) fn in_range(&mut self, path: String, value: f64, lo: f64, hi: f64, what: &str) {
         if !(value.is_finite() && value >= lo && value <= hi) {
             self.push(

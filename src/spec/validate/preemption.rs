@@ -1,6 +1,7 @@
 //! Single-file checks of a preemption workload: its own file because its rules (workload
 //! references, id lists, FlexTopo scores) follow the preemption model alone.
 
+use crate::spec::limits::MAX_TIME_LIMIT_S;
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::findings::Findings;
@@ -212,9 +213,10 @@ pub fn preemption(spec: &PreemptionSpec) -> Vec<Finding> {
         out.non_negative(p!["objective", key], v, &format!("weight `{key}`"));
     }
     out.planner_names("planners", &spec.planners.run, &PREEMPTION_PLANNERS);
-    out.positive(
+    out.positive_at_most(
         p!["planners", "ilp_time_limit_s"],
         spec.planners.ilp_time_limit_s,
+        MAX_TIME_LIMIT_S,
         "`ilp_time_limit_s`",
     );
     out.mip_gap(spec.planners.ilp_mip_gap);
