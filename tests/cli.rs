@@ -522,6 +522,10 @@ fn shard_index_comes_from_batch_environments() {
         let out = Command::new(env!("CARGO_BIN_EXE_coplan"))
             .args(sweep_args(extra))
             .current_dir(root())
+            .env_remove("JOB_COMPLETION_INDEX")
+            .env_remove("SLURM_ARRAY_TASK_ID")
+            .env_remove("SLURM_ARRAY_TASK_MIN")
+            .env_remove("SLURM_ARRAY_TASK_COUNT")
             .envs(vars.iter().copied())
             .output()
             .expect("runs");
@@ -545,6 +549,14 @@ fn shard_index_comes_from_batch_environments() {
     assert_eq!(slurm, k8s, "Slurm task 2 of 1..=3 is shard 1/3");
     let (code, _) = with_env(&[("JOB_COMPLETION_INDEX", "1")], &[]);
     assert_eq!(code, 2, "an Indexed Job needs --shards");
+    // Never shard 0 of 1 by default: --shards without an index, or an index that is not a
+    // number, is an input error.
+    let (code, _) = with_env(&[], &["--shards", "2"]);
+    assert_eq!(code, 2, "--shards needs an index");
+    let (code, _) = with_env(&[("JOB_COMPLETION_INDEX", "abc")], &["--shards", "2"]);
+    assert_eq!(code, 2, "JOB_COMPLETION_INDEX=abc");
+    let (code, _) = with_env(&[("SLURM_ARRAY_TASK_ID", "x")], &[]);
+    assert_eq!(code, 2, "SLURM_ARRAY_TASK_ID=x");
 }
 
 #[test]
@@ -572,6 +584,18 @@ fn sweep_key_and_value_errors_name_them() {
     let (code, _, err) = run(&sweep_args(&["--shard", "4/4"]));
     assert_eq!(code, 2);
     assert!(err.contains("invalid shard"), "{err}");
+    // The same key twice would give a scenario two values for it.
+    let (code, _, err) = run(&[
+        "sweep".into(),
+        "examples/clusters/gpu-2s4n8g-x4.toml".into(),
+        "tests/fixtures/valid/sim-small.toml".into(),
+        "--set".into(),
+        "flextopo.alpha=0,1".into(),
+        "--set".into(),
+        "flextopo.alpha=0.5".into(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("given twice"), "{err}");
 }
 
 #[test]

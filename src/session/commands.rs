@@ -474,6 +474,10 @@ pub fn prepare_sweep(
         .map(|s| sweep::parse_set(s))
         .collect::<Result<_, _>>()
         .map_err(sweep_input)?;
+    let mut keys = BTreeSet::new();
+    if let Some(repeated) = sets.iter().find(|s| !keys.insert(s.key.as_str())) {
+        return Err(sweep_input(SweepError::RepeatedKey(repeated.key.clone())));
+    }
     let shard = match shard {
         Some(s) => sweep::parse_shard(s).map_err(sweep_input)?,
         None => sweep::shard_from_env(env, shards)

@@ -40,6 +40,12 @@ pub enum SweepError {
     },
     #[error("invalid shard `{0}`: expected I/N with 0 ≤ I < N")]
     Shard(String),
+    /// The batch job's environment does not name a shard (or names it wrongly).
+    #[error("{0}")]
+    ShardEnv(String),
+    /// The same key in two `--set`s: one scenario would have two values for it.
+    #[error("`--set {0}=…` is given twice")]
+    RepeatedKey(String),
     #[error(transparent)]
     Plan(#[from] PlanningError),
     /// A scenario reads a trace that was not loaded for it.
@@ -81,15 +87,31 @@ pub fn parse_shard(text: &str) -> Result<(usize, usize), SweepError> {
 
 /// The shard of a batch job when `--shard` is absent: a Kubernetes Indexed Job
 /// (`JOB_COMPLETION_INDEX` with `--shards N`) or a Slurm array (`SLURM_ARRAY_TASK_ID`, counted
-/// from `SLURM_ARRAY_TASK_MIN`, out of `SLURM_ARRAY_TASK_COUNT`).
+/// from `SLURM_ARRAY_TASK_MIN`, out of `SLURM_ARRAY_TASK_COUNT`). A variable that is set but not
+/// a number, or `--shards N` without an index in the environment, is an error: running every
+/// scenario as shard 0 would silently repeat the work of every other shard.
 pub fn shard_from_env(
     get: &dyn Fn(&str) -> Option<String>,
     shards: Option<usize>,
 ) -> Result<Option<(usize, usize)>, SweepError> {
+    for key in [
+        "JOB_COMPLETION_INDEX",
+        "SLURM_ARRAY_TASK_ID",
+        "SLURM_ARRAY_TASK_MIN",
+        "SLURM_ARRAY_TASK_COUNT",
+    ] {
+        if let Some(v) = get(key)
+            && v.trim().parse::<usize>().is_err()
+        {
+            return Err(SweepError::ShardEnv(format!(
+                "{key}={v:?} is not a shard index (a non-negative integer)"
+            )));
+        }
+    }
     let num = |k: &str| get(k).and_then(|v| v.trim().parse::<usize>().ok());
     if let Some(i) = num("JOB_COMPLETION_INDEX") {
         let n = shards.ok_or_else(|| {
-            SweepError::Shard(format!(
+            SweepError::ShardEnv(format!(
                 "JOB_COMPLETION_INDEX={i} needs --shards N (the Job's completions)"
             ))
         })?;
@@ -98,13 +120,18 @@ pub fn shard_from_env(
     if let Some(id) = num("SLURM_ARRAY_TASK_ID") {
         let min = num("SLURM_ARRAY_TASK_MIN").unwrap_or(0);
         let n = num("SLURM_ARRAY_TASK_COUNT").or(shards).ok_or_else(|| {
-            SweepError::Shard(format!(
+            SweepError::ShardEnv(format!(
                 "SLURM_ARRAY_TASK_ID={id} needs SLURM_ARRAY_TASK_COUNT or --shards N"
             ))
         })?;
         return parse_shard(&format!("{}/{n}", id.saturating_sub(min))).map(Some);
     }
-    Ok(None)
+    match shards {
+        Some(n) => Err(SweepError::ShardEnv(format!(
+            "--shards {n} takes this shard's index from JOB_COMPLETION_INDEX (a Kubernetes Indexed Job) or SLURM_ARRAY_TASK_ID (a Slurm array), and neither is set; use --shard I/{n} to name it"
+        ))),
+        None => Ok(None),
+    }
 }
 
 /// One point of the product: its index and its `(key, value)` pairs in `--set` order.
@@ -425,7 +452,11 @@ mod tests {
             ("SLURM_ARRAY_TASK_COUNT", "4"),
         ]);
         assert_eq!(shard_from_env(&slurm, None), Ok(Some((2, 4))));
-        assert_eq!(shard_from_env(&env(&[]), Some(3)), Ok(None));
+        assert_eq!(shard_from_env(&env(&[]), None), Ok(None));
+        // --shards without an index, or an index that is not a number: errors, never shard 0.
+        assert!(shard_from_env(&env(&[]), Some(3)).is_err());
+        assert!(shard_from_env(&env(&[("JOB_COMPLETION_INDEX", "abc")]), Some(2)).is_err());
+        assert!(shard_from_env(&env(&[("SLURM_ARRAY_TASK_ID", "x")]), None).is_err());
     }
 
     #[test]
