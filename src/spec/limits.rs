@@ -9,6 +9,10 @@ pub const MAX_SERVERS: i64 = 100_000;
 /// `ilp_time_limit_s` of either workload kind: one week.
 pub const MAX_TIME_LIMIT_S: f64 = 7.0 * 86_400.0;
 
+/// Every weight of the canonical objective (both kinds): far above any meaningful ratio, far
+/// below where a solver's arithmetic (or a sum over a plan) loses every other term.
+pub const MAX_OBJECTIVE_WEIGHT: f64 = 1e9;
+
 /// `--seeds N` of `simulate`, `sweep` and `capacity`.
 pub const MAX_SEEDS: u64 = 10_000;
 

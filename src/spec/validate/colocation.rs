@@ -201,12 +201,12 @@ pub fn colocation(spec: &ColocationSpec) -> Vec<Finding> {
         l.batch_wait_factor,
         "`batch_wait_factor`",
     );
-    out.non_negative(
+    out.weight(
         p!["objective", "slo_miss"],
         spec.objective.slo_miss,
         "`slo_miss`",
     );
-    out.non_negative(
+    out.weight(
         p!["objective", "dropped"],
         spec.objective.dropped,
         "`dropped`",

@@ -4,6 +4,7 @@
 use std::collections::BTreeSet;
 
 use crate::p;
+use crate::spec::limits::MAX_OBJECTIVE_WEIGHT;
 use crate::spec::source::Finding;
 
 #[derive(Default)]
@@ -117,6 +118,25 @@ impl Findings {
                     "must be ≥ 0",
                 )
                 .help("use a number ≥ 0"),
+            );
+        }
+    }
+
+    /// An objective weight: ≥ 0 and at most `MAX_OBJECTIVE_WEIGHT` (`spec::limits`).
+    pub(super) fn weight(&mut self, path: String, value: f64, what: &str) {
+        if !(value.is_finite() && value >= 0.0) {
+            self.non_negative(path, value, what);
+        } else if value > MAX_OBJECTIVE_WEIGHT {
+            self.push(
+                Finding::new(
+                    "spec::out-of-range",
+                    path,
+                    format!("{what} must be at most {MAX_OBJECTIVE_WEIGHT:e}, got {value:e}"),
+                    "above the limit",
+                )
+                .help(format!(
+                    "coplan's limit is {MAX_OBJECTIVE_WEIGHT:e} (docs/spec.md, \"Limits\"); only the weights' ratios matter"
+                )),
             );
         }
     }

@@ -210,7 +210,7 @@ pub fn preemption(spec: &PreemptionSpec) -> Vec<Finding> {
         ("victim_priority", o.victim_priority),
         ("topology", o.topology),
     ] {
-        out.non_negative(p!["objective", key], v, &format!("weight `{key}`"));
+        out.weight(p!["objective", key], v, &format!("weight `{key}`"));
     }
     out.planner_names("planners", &spec.planners.run, &PREEMPTION_PLANNERS);
     out.positive_at_most(
