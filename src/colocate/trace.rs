@@ -57,7 +57,8 @@ fn parse_timestamp(text: &str) -> Option<f64> {
 }
 
 /// Parses the Azure LLM trace: arrivals relative to the first row, divided by `rate_scale`
-/// (2 = twice the request rate), at most `limit` rows.
+/// (2 = twice the request rate), at most `limit` rows. A trace without a request row is an
+/// error (line 1): it would plan nothing and say nothing.
 pub fn parse_azure(
     text: &str,
     rate_scale: f64,
@@ -65,11 +66,13 @@ pub fn parse_azure(
 ) -> Result<Vec<TraceRequest>, RowError> {
     let mut out = Vec::new();
     let mut first: Option<f64> = None;
+    let mut any_row = false;
     for record in csv_records(text) {
         let (line, cells) = record.map_err(|(line, message)| RowError { line, message })?;
         if line == 1 && cells.first().is_some_and(|c| c.starts_with("TIMESTAMP")) {
             continue;
         }
+        any_row = true;
         if limit.is_some_and(|n| out.len() >= n) {
             break;
         }
@@ -108,6 +111,12 @@ pub fn parse_azure(
             arrival_s: (t - t0) / rate_scale,
             prompt_tokens: prompt.max(1),
             output_tokens: output,
+        });
+    }
+    if !any_row {
+        return Err(RowError {
+            line: 1,
+            message: "no requests: expected rows `TIMESTAMP,ContextTokens,GeneratedTokens` after the header".into(),
         });
     }
     Ok(out)
