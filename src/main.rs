@@ -607,23 +607,56 @@ fn file_stem(path: &Path) -> String {
 }
 
 /// Writes to `--out` atomically (temporary file in the same folder, then rename), or stdout.
+/// Writes `text` to `--out` (or stdout). A regular file is replaced atomically (a temporary
+/// file beside it, renamed over it), keeping the replaced file's permissions, so a failed run
+/// never leaves half a file; a symlink is written through (the file it points to is replaced,
+/// the link kept); a FIFO or a device (`/dev/stdout`, `/dev/null`) is written directly, since
+/// renaming over it would replace it with a regular file.
 fn emit(text: &str, out: Option<&Path>) -> Result<(), Failure> {
     let Some(path) = out else {
         return print(text);
     };
-    let dir = path
+    let cannot = |e: std::io::Error| input(format!("cannot write `{}`: {e}", path.display()), None);
+    let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    let target = if is_link {
+        std::fs::canonicalize(path).map_err(cannot)?
+    } else {
+        path.to_path_buf()
+    };
+    let existing = std::fs::metadata(&target).ok();
+    if let Some(m) = &existing {
+        if m.is_dir() {
+            return Err(input(
+                format!("cannot write `{}`: it is a directory", path.display()),
+                None,
+            ));
+        }
+        if !m.is_file() {
+            return std::fs::OpenOptions::new()
+                .write(true)
+                .open(&target)
+                .and_then(|mut f| f.write_all(text.as_bytes()))
+                .map_err(cannot);
+        }
+    }
+    let dir = target
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let file_name = path
+    let file_name = target
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let tmp = dir.join(format!(".{file_name}.{}.tmp", std::process::id()));
-    let result = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path));
+    let result = std::fs::write(&tmp, text)
+        .and_then(|()| match &existing {
+            Some(m) => std::fs::set_permissions(&tmp, m.permissions()),
+            None => Ok(()),
+        })
+        .and_then(|()| std::fs::rename(&tmp, &target));
     result.map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
-        input(format!("cannot write `{}`: {e}", path.display()), None)
+        cannot(e)
     })
 }
 

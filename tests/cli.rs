@@ -273,6 +273,64 @@ fn every_invalid_fixture_exits_2_with_a_located_diagnostic() {
     }
 }
 
+#[cfg(unix)]
+#[test]
+fn out_writes_through_symlinks_keeps_modes_and_leaves_fifos_fifos() {
+    use std::os::unix::fs::{PermissionsExt, symlink};
+    let dir = std::env::temp_dir().join(format!("coplan-out-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let plan_to = |out: &Path| {
+        run(&[
+            "plan".into(),
+            "tests/fixtures/valid/tiny-cluster.toml".into(),
+            "tests/fixtures/valid/tiny-running.toml".into(),
+            "--planners".into(),
+            "k8s-default".into(),
+            "--out".into(),
+            out.display().to_string(),
+        ])
+    };
+    let real = dir.join("real.txt");
+    std::fs::write(&real, "old").expect("write");
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    let link = dir.join("link.txt");
+    symlink(&real, &link).expect("symlink");
+    let (code, _, err) = plan_to(&link);
+    assert_eq!(code, 0, "{err}");
+    let link_meta = std::fs::symlink_metadata(&link).expect("link");
+    assert!(link_meta.file_type().is_symlink(), "the link stays a link");
+    let text = std::fs::read_to_string(&real).expect("target");
+    assert!(text.starts_with("preemption plan"), "{text}");
+    let mode = std::fs::metadata(&real).expect("meta").permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "the replaced file keeps its mode");
+    // A FIFO is written into, not replaced by a regular file.
+    let fifo = dir.join("fifo");
+    if Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap_or_default())
+        };
+        let (code, _, err) = plan_to(&fifo);
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            reader
+                .join()
+                .unwrap_or_default()
+                .starts_with("preemption plan")
+        );
+        let kind = std::fs::symlink_metadata(&fifo).expect("fifo").file_type();
+        assert!(!kind.is_file(), "the FIFO stays a FIFO");
+    }
+    let (code, _, _) = plan_to(&dir);
+    assert_eq!(code, 2, "a directory is an input error");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn seeds_and_cycles_outside_their_limits_exit_2() {
     for (flag, value) in [
