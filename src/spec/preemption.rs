@@ -470,11 +470,51 @@ impl Default for SimulationSettings {
 }
 
 /// Seeds of a simulation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum Seeds {
     Count(u64),
     List(Vec<u64>),
+}
+
+/// A count or a list, read by hand so that a wrong value says what is expected (a derived
+/// untagged enum only says that no variant matched).
+impl<'de> Deserialize<'de> for Seeds {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct SeedsVisitor;
+        const A_SEED: &str = "a seed: an integer ≥ 0";
+        impl<'de> Visitor<'de> for SeedsVisitor {
+            type Value = Seeds;
+
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str(
+                    "a seed count (an integer ≥ 1: seeds 1..=N) or a list of seeds (integers ≥ 0)",
+                )
+            }
+
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Seeds, E> {
+                Ok(Seeds::Count(v))
+            }
+
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Seeds, E> {
+                u64::try_from(v)
+                    .map(Seeds::Count)
+                    .map_err(|_| E::invalid_value(de::Unexpected::Signed(v), &self))
+            }
+
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Seeds, A::Error> {
+                let mut seeds = Vec::new();
+                while let Some(v) = seq.next_element::<i64>()? {
+                    let seed = u64::try_from(v).map_err(|_| {
+                        de::Error::invalid_value(de::Unexpected::Signed(v), &A_SEED)
+                    })?;
+                    seeds.push(seed);
+                }
+                Ok(Seeds::List(seeds))
+            }
+        }
+        d.deserialize_any(SeedsVisitor)
+    }
 }
 
 impl Seeds {

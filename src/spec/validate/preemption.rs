@@ -1,7 +1,7 @@
 //! Single-file checks of a preemption workload: its own file because its rules (workload
 //! references, id lists, FlexTopo scores) follow the preemption model alone.
 
-use crate::spec::limits::MAX_TIME_LIMIT_S;
+use crate::spec::limits::{MAX_CYCLES, MAX_SEEDS, MAX_TIME_LIMIT_S};
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::findings::Findings;
@@ -226,8 +226,27 @@ pub fn preemption(spec: &PreemptionSpec) -> Vec<Finding> {
         1,
         "`cycles`",
     );
+    out.at_most(
+        p!["simulation", "cycles"],
+        spec.simulation.cycles,
+        MAX_CYCLES as i64,
+        "`cycles`",
+    );
     match &spec.simulation.seeds {
         Seeds::Count(0) => out.at_least(p!["simulation", "seeds"], 0, 1, "`seeds`"),
+        // Above the limit, the seed list would be allocated before anything else is checked.
+        Seeds::Count(n) if *n > MAX_SEEDS => out.at_most(
+            p!["simulation", "seeds"],
+            i64::try_from(*n).unwrap_or(i64::MAX),
+            MAX_SEEDS as i64,
+            "`seeds`",
+        ),
+        Seeds::List(list) if list.len() as u64 > MAX_SEEDS => out.at_most(
+            p!["simulation", "seeds"],
+            list.len() as i64,
+            MAX_SEEDS as i64,
+            "the number of `seeds`",
+        ),
         Seeds::List(list) if list.is_empty() => out.push(
             Finding::new(
                 "spec::out-of-range",
