@@ -163,7 +163,7 @@ fn bad_questions_are_input_errors() {
                 "--seeds",
                 "0",
             ],
-            "needs at least one of each",
+            "0 is not in 1..=10000",
         ),
         (
             &[

@@ -21,3 +21,4 @@ pub mod planning;
 pub mod problem;
 pub mod registry;
 pub mod scenario;
+pub mod terms;

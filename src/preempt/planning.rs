@@ -5,13 +5,13 @@
 use std::time::Instant;
 
 use super::apply::{Applied, apply};
-use super::explain;
 use super::metrics;
 use super::optima::{Follower, RunOptima, SharedOptima};
 use super::planner::{AppliedDecision, BatchDecision, PreemptionPlanner};
 use super::problem::{DecisionPoint, Problem};
 use super::registry;
 use super::scenario;
+use super::terms;
 use crate::plan::error::PlanningError;
 use crate::plan::preemption::{PreemptionPlan, PreemptionPlannerReport, Preemptor, WorstDecision};
 use crate::plan::{PlanStatus, PlannerRole};
@@ -428,10 +428,10 @@ fn event_excesses(
         excess += a.event.cost - opt.cost;
         optimum_sum += opt.cost;
         if let Some(Some(optimum)) = optima.optimum_applied.get(i) {
-            let difference = explain::difference(
+            let difference = terms::difference(
                 planner.name(),
-                &explain::terms_of(problem, a),
-                &explain::terms_of(problem, optimum),
+                &terms::terms_of(problem, a),
+                &terms::terms_of(problem, optimum),
             );
             decisions.push(WorstDecision {
                 event: i + 1,
