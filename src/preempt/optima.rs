@@ -89,6 +89,23 @@ impl Follower<'_> {
         }
     }
 
+    /// The optimum of event `i` on `state` and, when `--worst` keeps the optimum's decision
+    /// applied and that decision is not the run's own, a copy of `state` to apply it to (where
+    /// the two choose the same, the run costs the optimum and nothing is copied).
+    pub fn measure(
+        &self,
+        problem: &Problem<'_>,
+        state: &ClusterState,
+        p: &Preemptor,
+        i: usize,
+        own: &Decision,
+    ) -> Result<(EventOptimum, Option<ClusterState>), PlanningError> {
+        let optimum = self.optimum(problem, state, p, i, own)?;
+        let before = (self.keep_optimum_applied && !same_choice(own, &optimum.decision))
+            .then(|| state.clone());
+        Ok((optimum, before))
+    }
+
     /// Records event `i`: its optimum, and the run's decision as applied (`before` is the state
     /// it faced, kept only when the optimum's decision must be applied for `--worst`).
     pub fn push(
@@ -122,4 +139,17 @@ impl Follower<'_> {
     pub fn finish(self) -> RunOptima {
         self.out
     }
+}
+
+/// Whether two decisions choose the same: server, victims (in any order), placement, refusal.
+fn same_choice(a: &Decision, b: &Decision) -> bool {
+    let sorted = |d: &Decision| {
+        let mut v = d.victims.clone();
+        v.sort_unstable();
+        v
+    };
+    a.server == b.server
+        && a.refuse == b.refuse
+        && a.placement == b.placement
+        && sorted(a) == sorted(b)
 }

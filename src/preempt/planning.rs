@@ -236,10 +236,7 @@ fn run_sequential(
         runtime += t0.elapsed().as_secs_f64() * 1000.0;
         unproven |= decision.unproven;
         let measuring = match &follower {
-            Some(f) => Some((
-                f.optimum(problem, &state, p, i, &decision)?,
-                measured.is_some_and(|keep| keep).then(|| state.clone()),
-            )),
+            Some(f) => Some(f.measure(problem, &state, p, i, &decision)?),
             None => None,
         };
         let a = apply(problem, &mut state, p, &decision).map_err(fail)?;
@@ -289,10 +286,7 @@ fn run_joint(
     let mut follower = measured.map(|keep| shared.follow(keep));
     for (i, (p, d)) in preemptors.iter().zip(&batch.decisions).enumerate() {
         let measuring = match &follower {
-            Some(f) => Some((
-                f.optimum(problem, &state, p, i, d)?,
-                measured.is_some_and(|keep| keep).then(|| state.clone()),
-            )),
+            Some(f) => Some(f.measure(problem, &state, p, i, d)?),
             None => None,
         };
         let a = apply(problem, &mut state, p, d).map_err(fail)?;
