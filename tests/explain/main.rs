@@ -2,7 +2,10 @@
 //! every planner of the spec is explained, and the explained decisions are the plan's own, term
 //! for term; `plan --worst K` lists the largest excesses, largest first.
 
+#[path = "../common/mod.rs"]
 mod common;
+// `explain --task` of a co-location workload, in the same test binary.
+mod colocation;
 
 use coplan::plan::explain::ColumnKind;
 use coplan::preempt::explain::explain_events;
