@@ -10,16 +10,16 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use cli::{
-    CapacityFormat, Cli, Command, ExplainFormat, GpuSharesArg, ImportCommand, ImportFormat,
-    LongFormat, MergeFormat, PlanFormat, ProfileCommand, SchemaKind, SpecOutputs, TimelineFormat,
-    TopologyFormat,
+    CapacityFormat, Cli, Command, EventSolverArg, ExplainFormat, GpuSharesArg, ImportCommand,
+    ImportFormat, LongFormat, MergeFormat, PlanFormat, ProfileCommand, SchemaKind, SolverArg,
+    SpecOutputs, TimelineFormat, TopologyFormat,
 };
 use coplan::report::diagnostic::{self, PlainDiagnostic, Style};
 use coplan::report::{chrome_trace, csv, dot, json, svg, table, toml};
 use coplan::session::commands::{self, Explanation, PlanResult, SimulationResult, VidurOptions};
 use coplan::session::error::SessionError;
 use coplan::session::import::{self, ImportSummary, Imported};
-use coplan::session::load::load_pair;
+use coplan::session::load::{Pair, load_pair};
 use coplan::sim::capacity::Progress as CapacityProgress;
 use coplan::sim::preemption::SimOptions;
 use coplan::spec::{self, InvalidSpec, SpecKind};
@@ -79,6 +79,18 @@ fn main() -> ExitCode {
             ExitCode::from(code)
         }
     }
+}
+
+/// A cluster and workload pair with the command line's `--solver` and `--event-solver`.
+fn load_solving(
+    cluster: &Path,
+    workload: &Path,
+    solver: Option<SolverArg>,
+    event_solver: Option<EventSolverArg>,
+) -> Result<Pair, SessionError> {
+    load_pair(cluster, workload)?
+        .with_solver(solver.map(Into::into))?
+        .with_event_solver(event_solver.map(Into::into))
 }
 
 fn sim_options(
@@ -142,9 +154,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             solver,
             event_solver,
         } => {
-            let pair = load_pair(&cluster, &workload)?
-                .with_solver(solver.map(Into::into))?
-                .with_event_solver(event_solver.map(Into::into))?;
+            let pair = load_solving(&cluster, &workload, solver, event_solver)?;
             if worst.is_some() && format == PlanFormat::Csv {
                 return Err(input(
                     "`--worst` prints after the table or inside the JSON".into(),
@@ -161,14 +171,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 (PlanResult::Preemption(r), PlanFormat::Table) => table::plan::preemption(r),
                 (PlanResult::Preemption(r), PlanFormat::Json) => json::to_json(r),
                 (PlanResult::Preemption(r), PlanFormat::Csv) => csv::preemption_plan(r),
-                (PlanResult::Colocation(r), PlanFormat::Table) => {
-                    let mut text = table::plan::colocation(r);
-                    if let Some(w) = &r.worst {
-                        text.push('\n');
-                        text.push_str(&table::explain_colocation::colocation_worst(w));
-                    }
-                    text
-                }
+                (PlanResult::Colocation(r), PlanFormat::Table) => table::plan::colocation(r),
                 (PlanResult::Colocation(r), PlanFormat::Json) => json::to_json(r),
                 (PlanResult::Colocation(r), PlanFormat::Csv) => csv::colocation_plan(r),
             };
@@ -200,9 +203,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             solver,
             event_solver,
         } => {
-            let pair = load_pair(&cluster, &workload)?
-                .with_solver(solver.map(Into::into))?
-                .with_event_solver(event_solver.map(Into::into))?;
+            let pair = load_solving(&cluster, &workload, solver, event_solver)?;
             let explanation = commands::explain(&pair, planners, seed, event, task)?;
             let text = match (&explanation, format) {
                 (Explanation::Event(e), ExplainFormat::Table) => {
@@ -228,9 +229,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             solver,
             event_solver,
         } => {
-            let pair = load_pair(&cluster, &workload)?
-                .with_solver(solver.map(Into::into))?
-                .with_event_solver(event_solver.map(Into::into))?;
+            let pair = load_solving(&cluster, &workload, solver, event_solver)?;
             let options = sim_options(seeds, cycles, planners, None);
             let bar = progress_bar(commands::simulation_units(&pair, &options));
             let result = commands::simulate(&pair, &options, &|| bar.inc(1))?;
@@ -339,9 +338,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             solver,
             event_solver,
         } => {
-            let pair = load_pair(&cluster, &workload)?
-                .with_solver(solver.map(Into::into))?
-                .with_event_solver(event_solver.map(Into::into))?;
+            let pair = load_solving(&cluster, &workload, solver, event_solver)?;
             if plot.is_some() && pair.kind() == SpecKind::Colocation {
                 return Err(input(
                     "`--plot` draws a pool-size search; a co-location capacity searches a rate"

@@ -309,10 +309,9 @@ fn worst_tasks(
     };
     let reference = match outcome {
         Ok(v) => v,
-        Err((status, reason)) => {
+        Err((_, reason)) => {
             return Err(PlanningError::OutOfRange(format!(
-                "`--worst` needs `ilp`'s schedule, and `ilp` has none here ({}: {reason})",
-                status_name(*status)
+                "`--worst` needs `ilp`'s schedule, and `ilp` has none here: {reason}"
             )));
         }
     };
@@ -337,11 +336,4 @@ fn worst_tasks(
         ilp_status: reference.status,
         planners,
     })
-}
-
-fn status_name(status: PlanStatus) -> String {
-    serde_json::to_value(status)
-        .ok()
-        .and_then(|v| v.as_str().map(String::from))
-        .unwrap_or_default()
 }

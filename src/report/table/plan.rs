@@ -339,5 +339,10 @@ pub fn colocation(r: &ColocationPlan) -> String {
             m.window_start_s, m.window_end_s
         );
     }
+    // `plan --worst K`: the tasks furthest from `ilp`'s schedule.
+    if let Some(w) = &r.worst {
+        out.push('\n');
+        out.push_str(&super::explain_colocation::colocation_worst(w));
+    }
     out
 }

@@ -37,17 +37,7 @@ impl Findings {
     /// An integer above a documented limit (`spec::limits`).
     pub(super) fn at_most(&mut self, path: String, value: i64, max: i64, what: &str) {
         if value > max {
-            self.push(
-                Finding::new(
-                    "spec::out-of-range",
-                    path,
-                    format!("{what} must be at most {max}, got {value}"),
-                    "above the limit",
-                )
-                .help(format!(
-                    "coplan's limit is {max} (docs/spec.md, \"Limits\")"
-                )),
-            );
+            self.above_limit(path, what, &max.to_string(), &value.to_string(), "");
         }
     }
 
@@ -56,17 +46,7 @@ impl Findings {
         if !(value.is_finite() && value > 0.0) {
             self.positive(path, value, what);
         } else if value > max {
-            self.push(
-                Finding::new(
-                    "spec::out-of-range",
-                    path,
-                    format!("{what} must be at most {max}, got {value}"),
-                    "above the limit",
-                )
-                .help(format!(
-                    "coplan's limit is {max} (docs/spec.md, \"Limits\")"
-                )),
-            );
+            self.above_limit(path, what, &max.to_string(), &value.to_string(), "");
         }
     }
 
@@ -127,18 +107,29 @@ impl Findings {
         if !(value.is_finite() && value >= 0.0) {
             self.non_negative(path, value, what);
         } else if value > MAX_OBJECTIVE_WEIGHT {
-            self.push(
-                Finding::new(
-                    "spec::out-of-range",
-                    path,
-                    format!("{what} must be at most {MAX_OBJECTIVE_WEIGHT:e}, got {value:e}"),
-                    "above the limit",
-                )
-                .help(format!(
-                    "coplan's limit is {MAX_OBJECTIVE_WEIGHT:e} (docs/spec.md, \"Limits\"); only the weights' ratios matter"
-                )),
+            self.above_limit(
+                path,
+                what,
+                &format!("{MAX_OBJECTIVE_WEIGHT:e}"),
+                &format!("{value:e}"),
+                "; only the weights' ratios matter",
             );
         }
+    }
+
+    /// A value above a documented limit (`spec::limits`): one wording for every limit.
+    fn above_limit(&mut self, path: String, what: &str, max: &str, value: &str, note: &str) {
+        self.push(
+            Finding::new(
+                "spec::out-of-range",
+                path,
+                format!("{what} must be at most {max}, got {value}"),
+                "above the limit",
+            )
+            .help(format!(
+                "coplan's limit is {max} (docs/spec.md, \"Limits\"){note}"
+            )),
+        );
     }
 
     pub(super) fn duplicate(&mut self, path: String, what: &str, name: &str, first: &str) {
