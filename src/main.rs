@@ -550,7 +550,14 @@ fn validate(files: &[std::path::PathBuf]) -> Result<(), Failure> {
     let lines: String = v
         .valid
         .iter()
-        .map(|l| format!("{}: {}\n", l.source.name, table::summary::summary(&l.spec)))
+        .zip(&v.estimates)
+        .map(|(l, estimate)| {
+            let mut line = format!("{}: {}\n", l.source.name, table::summary::summary(&l.spec));
+            if let Some(e) = estimate {
+                line.push_str(&table::summary::estimate(e));
+            }
+            line
+        })
         .collect();
     print(&lines)?;
     if !v.unreadable.is_empty() {

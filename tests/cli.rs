@@ -44,7 +44,7 @@ fn fixture_args(path: &Path, rel: &str) -> Vec<String> {
 
 fn header_line<'a>(text: &'a str, key: &str) -> Option<&'a str> {
     text.lines()
-        .take(5)
+        .take(8)
         .find_map(|l| l.strip_prefix(&format!("# {key}: ")))
 }
 
@@ -271,6 +271,94 @@ fn every_invalid_fixture_exits_2_with_a_located_diagnostic() {
         assert!(!text.contains("panicked"), "{rel} panicked:\n{text}");
         snapshot(&format!("invalid__{}", stem(&path)), &text);
     }
+}
+
+/// Cases of the invalid corpus that are not a spec file: an importer's input, a shard file, a
+/// command-line value or an environment. A `.case` file holds only header lines:
+/// `# coplan: <args>` (`{out}` stands for a scratch `--out` path, which must not be written),
+/// `# env: KEY=VALUE` (repeatable), and either `# points-at: <file>` (the diagnostic names that
+/// file with a line) or `# names: <text>` (a command-line value: the message quotes it).
+#[test]
+fn every_invalid_case_exits_2_with_a_located_diagnostic() {
+    let dir = root().join("tests/fixtures/invalid");
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("fixture folder exists")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "case"))
+        .collect();
+    cases.sort();
+    let scratch = std::env::temp_dir().join(format!("coplan-cases-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).expect("scratch dir");
+    for path in &cases {
+        let name = stem(path);
+        let text = std::fs::read_to_string(path).expect("case is readable");
+        let out = scratch.join(format!("{name}.out"));
+        let out_text = out.display().to_string();
+        let args: Vec<String> = header_line(&text, "coplan")
+            .unwrap_or_else(|| panic!("{name}.case has no `# coplan:` line"))
+            .split_whitespace()
+            .map(|a| a.replace("{out}", &out_text))
+            .collect();
+        let env: Vec<(String, String)> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("# env: "))
+            .filter_map(|kv| kv.split_once('='))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let output = Command::new(env!("CARGO_BIN_EXE_coplan"))
+            .args(&args)
+            .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .env_remove("JOB_COMPLETION_INDEX")
+            .env_remove("SLURM_ARRAY_TASK_ID")
+            .env_remove("SLURM_ARRAY_TASK_COUNT")
+            .env_remove("SLURM_ARRAY_TASK_MIN")
+            .current_dir(root())
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("the coplan binary runs");
+        let code = output.status.code().unwrap_or(-1);
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let env_words: Vec<String> = env.iter().map(|(k, v)| format!("{k}={v} ")).collect();
+        let transcript = format!(
+            "$ {}coplan {}\nexit: {code}\n--- stdout\n{stdout}--- stderr\n{stderr}",
+            env_words.concat(),
+            args.join(" ")
+        )
+        .replace(&out_text, "{out}");
+        assert_eq!(code, 2, "{name}.case must exit 2:\n{transcript}");
+        assert!(
+            !transcript.contains("panicked"),
+            "{name}.case panicked:\n{transcript}"
+        );
+        assert!(!out.exists(), "{name}.case wrote its --out file");
+        match (header_line(&text, "points-at"), header_line(&text, "names")) {
+            (Some(file), _) => {
+                let located = transcript.contains(&format!("─[{file}:"))
+                    || transcript
+                        .split(&format!("{file}:"))
+                        .skip(1)
+                        .any(|rest| rest.starts_with(|c: char| c.is_ascii_digit()));
+                assert!(
+                    located,
+                    "{name}.case: the diagnostic must name {file} with a line:\n{transcript}"
+                );
+            }
+            (None, Some(value)) => assert!(
+                transcript.contains(value),
+                "{name}.case: the diagnostic must quote `{value}`:\n{transcript}"
+            ),
+            (None, None) => panic!("{name}.case needs `# points-at:` or `# names:`"),
+        }
+        snapshot(&format!("invalid__{name}"), &transcript);
+    }
+    let toml_fixtures = files("tests/fixtures/invalid").len();
+    assert!(
+        toml_fixtures + cases.len() >= 60,
+        "the invalid corpus holds {} cases; at least 60 are expected",
+        toml_fixtures + cases.len()
+    );
+    let _ = std::fs::remove_dir_all(&scratch);
 }
 
 #[cfg(unix)]
@@ -1014,4 +1102,31 @@ fn capacity_prints_every_candidate_and_refuses_trace_workloads() {
     ]);
     assert_eq!(code, 0, "{err}");
     assert!(rows.contains(",0.3,separate,1,slo_attainment_5x,") && rows.contains(",0.9,separate,"));
+}
+
+/// A list of running pods past the limit is refused at the first pod beyond it, before the
+/// cluster state is built (a million pods once took 3.8 GB and 18 s). Generated here: the file
+/// is 3 MB.
+#[test]
+fn running_pods_above_the_limit_are_refused_at_the_first_one_past_it() {
+    let dir = std::env::temp_dir().join(format!("coplan-pods-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("pods.toml");
+    let limit = coplan::spec::limits::MAX_RUNNING_PODS;
+    let mut text = String::from(
+        "kind = \"preemption\"\n[[workload]]\nname = \"b\"\npriority = 1\ngpus = 1\ncores = 1\n",
+    );
+    for _ in 0..=limit {
+        text.push_str("[[running]]\nworkload = \"b\"\nnode = \"tiny-0\"\n");
+    }
+    std::fs::write(&path, &text).expect("write");
+    let (code, _, err) = run(&["validate".into(), path.display().to_string()]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(&format!("must be at most {limit}, got {}", limit + 1)),
+        "{err}"
+    );
+    let line = 6 + 3 * limit + 1;
+    assert!(err.contains(&format!("pods.toml:{line}:")), "{err}");
 }

@@ -4,6 +4,7 @@
 //! η_B (C batch size, ℓ tokens; δ = β = 0 is the paper's model); one decode iteration
 //! Δ_D = δ_0 + δ_1 · ctx (ctx = tokens in context over the batch).
 
+use crate::spec::limits::{MAX_BATCH, MAX_OPERATION_S, MAX_TOKENS};
 use statrs::distribution::{ContinuousCDF, FisherSnedecor};
 
 use super::trace::{RowError, csv_records};
@@ -127,6 +128,15 @@ pub fn parse_samples(text: &str) -> Result<Vec<Sample>, RowError> {
             .map_err(|_| err(format!("stage_s `{}` is not a number", &cells[3])))?;
         if batch == 0 || tokens == 0 || !(stage_s.is_finite() && stage_s > 0.0) {
             return Err(err("batch and tokens must be ≥ 1 and stage_s > 0".into()));
+        }
+        // Bounded like the specs the fit is written into, so every sum of the fit stays finite.
+        if i64::from(batch) > MAX_BATCH
+            || i64::from(tokens) > MAX_TOKENS
+            || stage_s > MAX_OPERATION_S
+        {
+            return Err(err(format!(
+                "batch ≤ {MAX_BATCH}, tokens ≤ {MAX_TOKENS} and stage_s ≤ {MAX_OPERATION_S:e} are coplan's limits (docs/spec.md, \"Limits\")"
+            )));
         }
         out.push(Sample {
             kind,

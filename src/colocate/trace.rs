@@ -7,6 +7,7 @@ use crate::spec::colocation::{
     RequestSpec, TrainingSpec,
 };
 use crate::spec::kind::SpecKind;
+use crate::spec::limits::{MAX_REQUESTS, MAX_TOKENS};
 
 /// One request of a trace, with its arrival relative to the trace's first request.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -101,6 +102,18 @@ pub fn parse_azure(
                 &cells[2]
             ))
         })?;
+        for (column, tokens) in [("ContextTokens", prompt), ("GeneratedTokens", output)] {
+            if i64::from(tokens) > MAX_TOKENS {
+                return Err(err(format!(
+                    "{column} {tokens} is above the limit of {MAX_TOKENS} tokens (docs/spec.md, \"Limits\")"
+                )));
+            }
+        }
+        if out.len() as i64 >= MAX_REQUESTS {
+            return Err(err(format!(
+                "more than {MAX_REQUESTS} requests, coplan's limit for one workload (docs/spec.md, \"Limits\"); read a part of the trace"
+            )));
+        }
         let t0 = *first.get_or_insert(t);
         if t < t0 {
             return Err(err(

@@ -18,6 +18,7 @@
 
 use super::latency::{Sample, SampleKind};
 use super::trace::RowError;
+use crate::spec::limits::{MAX_OPERATION_S, MAX_TOKENS};
 
 /// A100 bf16 dense peak, FLOP/s.
 pub const A100_BF16_PEAK_FLOPS: f64 = 312e12;
@@ -115,17 +116,38 @@ fn read_rows(text: &str) -> Result<Vec<LayerRow>, RowError> {
                     message: format!("`{what}` is not a non-negative number"),
                 })
         };
+        // Counts are whole and at least 1: a zero would divide the derived kernels by zero
+        // or yield a profile with no sample, and a fraction would be silently truncated.
+        let count = |i: usize, what: &str, most: i64| -> Result<u32, RowError> {
+            let value = cell(i, what)?;
+            if value.fract() != 0.0 || value < 1.0 || value > most as f64 {
+                return Err(RowError {
+                    line,
+                    message: format!("`{what}` must be a whole number in 1..={most}, got {value}"),
+                });
+            }
+            Ok(value as u32)
+        };
         let mut layer_ms = 0.0;
         for (i, op) in medians.iter().zip(LAYER_OPERATORS) {
             layer_ms += cell(*i, op)?;
         }
+        let layer_s = layer_ms / 1000.0;
+        if layer_s > MAX_OPERATION_S {
+            return Err(RowError {
+                line,
+                message: format!(
+                    "a layer of {layer_s:e} s is above the limit of {MAX_OPERATION_S:e} s per operation"
+                ),
+            });
+        }
         rows.push(LayerRow {
-            tokens: cell(tokens, "num_tokens")? as u32,
-            tensor_parallel: cell(tp, "num_tensor_parallel_workers")? as u32,
-            layer_s: layer_ms / 1000.0,
-            n_head: cell(n_head, "n_head")? as u32,
-            n_kv_head: cell(n_kv_head, "n_kv_head")? as u32,
-            n_embd: cell(n_embd, "n_embd")? as u32,
+            tokens: count(tokens, "num_tokens", MAX_TOKENS)?,
+            tensor_parallel: count(tp, "num_tensor_parallel_workers", 4_096)?,
+            layer_s,
+            n_head: count(n_head, "n_head", 1 << 20)?,
+            n_kv_head: count(n_kv_head, "n_kv_head", 1 << 20)?,
+            n_embd: count(n_embd, "n_embd", 1 << 24)?,
         });
     }
     Ok(rows)
@@ -164,6 +186,15 @@ pub fn stage_samples(
         .iter()
         .filter(|r| r.tokens >= 1 && r.tokens <= options.max_tokens)
         .collect();
+    if kept.is_empty() {
+        return Err(RowError {
+            line: 1,
+            message: format!(
+                "no row with num_tensor_parallel_workers = {} has 1 ≤ num_tokens ≤ {} (--max-tokens)",
+                options.tensor_parallel, options.max_tokens
+            ),
+        });
+    }
     kept.sort_by_key(|r| r.tokens);
     for r in &kept {
         let l = r.tokens as f64;

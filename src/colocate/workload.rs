@@ -31,14 +31,7 @@ pub fn draw_tokens(d: &TokenDist, rng: &mut SeededRng) -> u32 {
     (x.round() as i64).clamp(d.min.max(1), d.max.max(1)) as u32
 }
 
-/// Number of training tasks for a share `rate` of all tasks.
-pub fn training_count(inference: usize, rate: f64) -> usize {
-    if rate <= 0.0 {
-        0
-    } else {
-        (inference as f64 * rate / (1.0 - rate)).round() as usize
-    }
-}
+pub use crate::spec::colocation::training_count;
 
 /// The task set: inference requests first (ids in arrival order), then the training tasks.
 /// Explicit `requests`, else a trace's rows (up to `count`), replace the synthetic arrivals and

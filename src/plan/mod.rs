@@ -3,6 +3,7 @@
 
 pub mod colocation;
 pub mod error;
+pub mod estimate;
 pub mod explain;
 pub mod explain_colocation;
 pub mod preemption;

@@ -7,7 +7,7 @@ use super::error::SessionError;
 use super::explain_colocation;
 use super::load::{
     Pair, Workload, check_solver_built, event_solver_not_colocation, line_error, load_cluster,
-    load_spec, load_trace, planning_error, read_source,
+    load_spec, load_trace, planning_error, read_source, read_spec_source,
 };
 use crate::colocate::capacity::capacity_report;
 use crate::colocate::latency::{self, Fit, Sample};
@@ -17,6 +17,7 @@ use crate::colocate::setup::{cluster_findings, setup};
 use crate::colocate::vidur;
 pub use crate::colocate::vidur::VidurOptions;
 use crate::plan::colocation::{ColocationPlan, ColocationRun};
+use crate::plan::estimate::{self, WorkEstimate};
 use crate::plan::explain::EventExplanation;
 use crate::plan::explain_colocation::TaskExplanation;
 use crate::plan::preemption::PreemptionPlan;
@@ -42,6 +43,9 @@ const DEFAULT_COLOCATION_SEEDS: u64 = 10;
 /// What `validate` found: the valid files, the invalid ones, the unreadable ones.
 pub struct Validation {
     pub valid: Vec<LoadedSpec>,
+    /// The work each valid file asks for, where it is large (one entry per `valid` file; a
+    /// preemption workload's needs the cluster among the files).
+    pub estimates: Vec<Option<WorkEstimate>>,
     pub invalid: Vec<InvalidSpec>,
     /// (message, help) of each file that could not be read.
     pub unreadable: Vec<(String, Option<String>)>,
@@ -56,7 +60,7 @@ pub fn validate(files: &[PathBuf]) -> Validation {
     let mut unreadable = Vec::new();
     let mut loaded = Vec::new();
     for path in files {
-        match read_source(path) {
+        match read_spec_source(path) {
             Ok(source) => match spec::load(source, Expect::Any) {
                 Ok(l) => loaded.push(l),
                 Err(e) => invalid.push(e),
@@ -89,8 +93,20 @@ pub fn validate(files: &[PathBuf]) -> Validation {
             Err(e) => invalid.push(e),
         }
     }
+    let estimates = valid
+        .iter()
+        .map(|l| {
+            let estimate = match (&cluster, &l.spec) {
+                (Some(c), Spec::Preemption(w)) => Some(estimate::preemption(c, w)),
+                (_, Spec::Colocation(w)) => Some(estimate::colocation(w)),
+                _ => None,
+            };
+            estimate.filter(WorkEstimate::is_large)
+        })
+        .collect();
     Validation {
         valid,
+        estimates,
         invalid,
         unreadable,
         clusters: cluster_count,
@@ -676,5 +692,28 @@ pub fn profile_fit(path: &Path) -> Result<Fit, SessionError> {
             None,
         ));
     }
-    Ok(latency::fit(&samples))
+    let fit = latency::fit(&samples);
+    let mut coefficients: Vec<f64> = [fit.forward, fit.backward]
+        .iter()
+        .flatten()
+        .flat_map(|p| {
+            let c = p.chosen();
+            [c.delta_s, c.beta, c.eta]
+        })
+        .collect();
+    if let Some(((d0, d1), _)) = fit.decode {
+        coefficients.extend([d0, d1]);
+    }
+    // The samples are bounded, so this holds; a fit that still overflowed must not be printed
+    // as a `[model]` section no spec accepts.
+    if coefficients.iter().any(|c| !c.is_finite()) {
+        return Err(SessionError::input(
+            format!(
+                "{}: the fit of these samples is not finite (they span too many orders of magnitude)",
+                source.name
+            ),
+            None,
+        ));
+    }
+    Ok(fit)
 }

@@ -1,6 +1,7 @@
 //! Reading spec and data files: a cluster + workload pair with its cross-file checks, and the
 //! inference traces a co-location workload reads.
 
+use crate::spec::limits::{MAX_DATA_BYTES, MAX_SPEC_BYTES};
 use std::path::Path;
 
 use super::error::SessionError;
@@ -23,20 +24,47 @@ const AZURE_FORMAT_HELP: &str =
 
 /// Reads a text file; an unreadable one is an input error naming it.
 pub fn read_source(path: &Path) -> Result<SourceFile, SessionError> {
+    read_within(path, MAX_DATA_BYTES, "a data file")
+}
+
+/// Reads a spec file (TOML), refusing one above [`MAX_SPEC_BYTES`].
+pub fn read_spec_source(path: &Path) -> Result<SourceFile, SessionError> {
+    read_within(path, MAX_SPEC_BYTES, "a spec file")
+}
+
+/// Reads at most `limit` bytes and refuses a longer file: the read itself is bounded, so a
+/// device or a FIFO that never ends (`/dev/zero`) is refused as surely as a large file.
+fn read_within(path: &Path, limit: u64, what: &str) -> Result<SourceFile, SessionError> {
+    use std::io::Read;
     let name = path.display().to_string();
-    std::fs::read_to_string(path)
-        .map(|text| SourceFile::new(name.clone(), text))
-        .map_err(|e| {
-            SessionError::input(
-                format!("cannot read `{name}`: {e}"),
-                Some("check the path; spec files are UTF-8 TOML".into()),
-            )
-        })
+    let unreadable = |e: std::io::Error| {
+        SessionError::input(
+            format!("cannot read `{name}`: {e}"),
+            Some("check the path; spec files are UTF-8 TOML".into()),
+        )
+    };
+    let file = std::fs::File::open(path).map_err(unreadable)?;
+    let mut bytes = Vec::new();
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(unreadable)?;
+    if bytes.len() as u64 > limit {
+        return Err(SessionError::input(
+            format!(
+                "`{name}` is larger than {} MiB, coplan's limit for {what}",
+                limit >> 20
+            ),
+            Some("docs/spec.md, \"Limits\", lists the limits and why they are set".into()),
+        ));
+    }
+    let text = String::from_utf8(bytes)
+        .map_err(|e| unreadable(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?;
+    Ok(SourceFile::new(name, text))
 }
 
 /// Reads and validates one spec file.
 pub fn load_spec(path: &Path, expect: Expect) -> Result<LoadedSpec, SessionError> {
-    let source = read_source(path)?;
+    let source = read_spec_source(path)?;
     spec::load(source, expect).map_err(|e| SessionError::Invalid(vec![e]))
 }
 
@@ -181,7 +209,22 @@ pub fn load_pair(cluster_path: &Path, workload_path: &Path) -> Result<Pair, Sess
                 .check(cluster_findings(&cluster, c))
                 .map_err(|e| SessionError::Invalid(vec![e]))?;
             let trace = match &c.inference.trace {
-                Some(rel) => Some(load_trace(&source, rel)?),
+                Some(rel) => {
+                    let requests = load_trace(&source, rel)?;
+                    let longest = |f: fn(&TraceRequest) -> u32| {
+                        requests.iter().map(|r| i64::from(f(r))).max().unwrap_or(0)
+                    };
+                    let findings = spec::validate::colocation_with_trace(
+                        c,
+                        requests.len(),
+                        longest(|r| r.prompt_tokens),
+                        longest(|r| r.output_tokens),
+                    );
+                    source
+                        .check(findings)
+                        .map_err(|e| SessionError::Invalid(vec![e]))?;
+                    Some(requests)
+                }
                 None => None,
             };
             Workload::Colocation {

@@ -217,6 +217,15 @@ pub enum DistKind {
     Uniform,
 }
 
+/// Number of training tasks for a share `rate` of all tasks.
+pub fn training_count(inference: usize, rate: f64) -> usize {
+    if rate <= 0.0 {
+        0
+    } else {
+        (inference as f64 * rate / (1.0 - rate)).round() as usize
+    }
+}
+
 /// The training task stream.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]

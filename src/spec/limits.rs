@@ -18,3 +18,53 @@ pub const MAX_SEEDS: u64 = 10_000;
 
 /// `--cycles N` of `simulate`, `sweep` and `capacity`.
 pub const MAX_CYCLES: u64 = 1_000_000;
+
+/// `[[running]]` pods of one preemption workload: each costs about 2.6 KB while its file is
+/// parsed and checked (40,000 pods on `mixed-10k`: 0.38 s, 107 MB), so the limit keeps the
+/// largest accepted list near 130 MB.
+pub const MAX_RUNNING_PODS: usize = 50_000;
+
+/// Preemptors of one preemption workload: the sum of its `[[preempt]] count`s.
+pub const MAX_PREEMPTORS: i64 = 100_000;
+
+/// `[fill] churn_rounds`.
+pub const MAX_CHURN_ROUNDS: i64 = 1_000_000;
+
+/// GPUs and cores one pod may request: a pod lives on one server, and no server coplan models
+/// is larger (`spec::too-large`).
+pub const MAX_POD_GPUS: i64 = 64;
+/// See [`MAX_POD_GPUS`].
+pub const MAX_POD_CORES: i64 = 256;
+
+/// `[flextopo] max_subset_evaluations`: the exhaustive searches' budget per decision.
+pub const MAX_SUBSET_EVALUATIONS: u64 = 100_000_000;
+
+/// Inference requests of one co-location workload: `count`, explicit `requests`, or trace rows.
+pub const MAX_REQUESTS: i64 = 200_000;
+
+/// Training tasks of one co-location workload (`count · rate / (1 − rate)`).
+pub const MAX_TRAINING_TASKS: i64 = 200_000;
+
+/// Tokens of one request's prompt or output, or one training sample: 2^20, above every context
+/// window of the models the latency profiles describe.
+pub const MAX_TOKENS: i64 = 1 << 20;
+
+/// `[training] batch_size` and `[lemix] batch_max`.
+pub const MAX_BATCH: i64 = 4_096;
+
+/// The longest single operation (a forward or backward pass of the largest batch of the
+/// longest sequences, or a decode iteration of the largest context) the latency model may
+/// price: about 11.6 days. Beyond it the times of a plan lose the sub-microsecond precision
+/// the verifier checks them with.
+pub const MAX_OPERATION_S: f64 = 1e6;
+
+/// Seconds: `now_s`, `start_time_s`, arrival times, `warmup_s`, `max_wait_s`, `app_timeout_s`:
+/// ten years.
+pub const MAX_SECONDS: f64 = 3.2e8;
+
+/// Bytes of one spec file (TOML), checked before it is read: a valid spec costs about 40 times
+/// its size to parse and check.
+pub const MAX_SPEC_BYTES: u64 = 16 << 20;
+
+/// Bytes of one data file (a trace, an export, a profile, a shard output).
+pub const MAX_DATA_BYTES: u64 = 512 << 20;

@@ -47,8 +47,26 @@ impl Spec {
 #[derive(Debug, Clone)]
 pub struct LoadedSpec {
     pub source: SourceFile,
-    pub spans: SpanIndex,
     pub spec: Spec,
+}
+
+/// A [`SpanIndex`] built the first time a finding needs it.
+struct LazySpans<'a, 'i> {
+    root: &'a toml::Spanned<toml::de::DeTable<'i>>,
+    index: std::cell::OnceCell<SpanIndex>,
+}
+
+impl<'a, 'i> LazySpans<'a, 'i> {
+    fn new(root: &'a toml::Spanned<toml::de::DeTable<'i>>) -> Self {
+        Self {
+            root,
+            index: std::cell::OnceCell::new(),
+        }
+    }
+
+    fn get(&self) -> &SpanIndex {
+        self.index.get_or_init(|| SpanIndex::build(self.root))
+    }
 }
 
 /// A spec file that failed to load: every issue found, located in its source.
@@ -65,12 +83,15 @@ impl LoadedSpec {
         if findings.is_empty() {
             return Ok(());
         }
+        // Findings are rare: the file is parsed again to locate them rather than keeping every
+        // key's span of every loaded spec.
+        let spans = match source::parse_document(&self.source) {
+            Ok(root) => SpanIndex::build(&root),
+            Err(_) => SpanIndex::default(),
+        };
         Err(InvalidSpec {
             source_file: self.source.clone(),
-            issues: findings
-                .into_iter()
-                .map(|f| self.spans.resolve(f))
-                .collect(),
+            issues: findings.into_iter().map(|f| spans.resolve(f)).collect(),
         })
     }
 }
@@ -79,7 +100,7 @@ impl LoadedSpec {
 /// findings on placeholder values), so one run reports as many independent errors as it can.
 fn structural<T: serde::de::DeserializeOwned>(
     root: &toml::Spanned<toml::de::DeTable<'_>>,
-    spans: &SpanIndex,
+    spans: &LazySpans<'_, '_>,
     wrap: fn(T) -> Spec,
     check: fn(&T) -> Vec<Finding>,
 ) -> (Option<Spec>, Vec<Issue>) {
@@ -89,7 +110,7 @@ fn structural<T: serde::de::DeserializeOwned>(
         && !s.removed_elements
     {
         for finding in check(value) {
-            let issue = spans.resolve(finding);
+            let issue = spans.get().resolve(finding);
             if !s.placeholders.contains(&issue.span) {
                 issues.push(issue);
             }
@@ -106,12 +127,15 @@ pub fn load(source: SourceFile, expect: Expect) -> Result<LoadedSpec, InvalidSpe
         issues,
     };
     let root = source::parse_document(&source).map_err(|issues| fail(&source, issues))?;
-    let spans = SpanIndex::build(&root);
+    // The index of every key's span is only needed to locate findings: built on first use, a
+    // valid spec never pays for it (it is the largest part of a large spec's memory).
+    let spans = LazySpans::new(&root);
     let kind = detect_kind(&root, &spans, expect).map_err(|i| fail(&source, vec![i]))?;
-    let no_kind_help = (kind == SpecKind::Cluster && !spans.contains("kind")).then_some(
-        "this file has no `kind`, so it was read as a cluster; a workload file starts with \
+    let no_kind_help = (kind == SpecKind::Cluster && root.get_ref().get("kind").is_none())
+        .then_some(
+            "this file has no `kind`, so it was read as a cluster; a workload file starts with \
          kind = \"preemption\" or kind = \"colocation\"",
-    );
+        );
     let (spec, mut issues) = match kind {
         SpecKind::Cluster => structural(&root, &spans, Spec::Cluster, validate::cluster),
         SpecKind::Preemption => structural(
@@ -136,17 +160,13 @@ pub fn load(source: SourceFile, expect: Expect) -> Result<LoadedSpec, InvalidSpe
         Some(spec) if issues.is_empty() => spec,
         _ => return Err(fail(&source, issues)),
     };
-    let loaded = LoadedSpec {
-        source,
-        spans,
-        spec,
-    };
-    Ok(loaded)
+    drop(root);
+    Ok(LoadedSpec { source, spec })
 }
 
 fn detect_kind(
     root: &toml::Spanned<toml::de::DeTable<'_>>,
-    spans: &SpanIndex,
+    spans: &LazySpans<'_, '_>,
     expect: Expect,
 ) -> Result<SpecKind, Issue> {
     let value = root.get_ref().get("kind");
@@ -162,7 +182,7 @@ fn detect_kind(
                     message: format!("unknown spec kind `{other}`"),
                     label: "unknown kind".into(),
                     help: Some("expected `cluster`, `preemption` or `colocation`".into()),
-                    span: spans.value_span("kind"),
+                    span: spans.get().value_span("kind"),
                 });
             }
         },
@@ -172,7 +192,7 @@ fn detect_kind(
                 message: "`kind` must be a string".into(),
                 label: "not a string".into(),
                 help: Some("expected `cluster`, `preemption` or `colocation`".into()),
-                span: spans.value_span("kind"),
+                span: spans.get().value_span("kind"),
             });
         }
     };
@@ -202,7 +222,7 @@ fn detect_kind(
             },
             help: Some(help.into()),
             span: if value.is_some() {
-                spans.value_span("kind")
+                spans.get().value_span("kind")
             } else {
                 0..0
             },

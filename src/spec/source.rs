@@ -249,13 +249,23 @@ pub struct Structural<T> {
 /// deserialization is retried. A required key pruned for its type is not reported again as
 /// missing.
 pub fn deserialize_all<T: DeserializeOwned>(root: &Spanned<DeTable<'_>>) -> Structural<T> {
-    let mut doc = root.clone();
     let mut out = Structural {
         value: None,
         issues: Vec::new(),
         placeholders: Vec::new(),
         removed_elements: false,
     };
+    // Most documents are valid: try the parsed tree once before keeping a copy to prune, so
+    // a large valid spec is held twice at most (the tree and the deserializer's copy), not three
+    // times.
+    match T::deserialize(toml::de::Deserializer::from(root.clone())) {
+        Ok(value) => {
+            out.value = Some(value);
+            return out;
+        }
+        Err(_) => {}
+    }
+    let mut doc = root.clone();
     let mut pruned: Vec<(Range<usize>, String)> = Vec::new();
     for _ in 0..MAX_STRUCTURAL_ERRORS {
         let err = match T::deserialize(toml::de::Deserializer::from(doc.clone())) {

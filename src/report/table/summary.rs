@@ -86,7 +86,7 @@ fn colocation(spec: &ColocationSpec) -> String {
         (None, None) => "no arrivals".into(),
     };
     let rate = spec.training.rate;
-    let n_train = (inf.count as f64 * rate / (1.0 - rate)).round() as i64;
+    let n_train = crate::spec::colocation::training_count(inf.count.max(0) as usize, rate) as i64;
     format!(
         "colocation{}: {} × {} stages ({}), {} inference requests ({arrivals}), {} (rate {rate}); planners {}",
         spec.name
@@ -102,5 +102,16 @@ fn colocation(spec: &ColocationSpec) -> String {
         inf.count,
         plural(n_train.max(0) as usize, "training task", "training tasks"),
         spec.planners.run.join(","),
+    )
+}
+
+/// The indented line under a summary that states a large spec's work.
+pub fn estimate(e: &crate::plan::estimate::WorkEstimate) -> String {
+    let simulation = e
+        .per_simulation
+        .map_or(String::new(), |s| format!(", {s:.1e} per simulate"));
+    format!(
+        "  estimated work: {:.1e} {} per plan{simulation} ({})\n",
+        e.per_plan, e.unit, e.sizes
     )
 }

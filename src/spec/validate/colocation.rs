@@ -3,15 +3,28 @@
 
 use super::findings::Findings;
 use crate::p;
-use crate::spec::colocation::{COLOCATION_PLANNERS, ColocationPlanners, ColocationSpec, TokenDist};
-use crate::spec::limits::MAX_TIME_LIMIT_S;
+use crate::spec::colocation::{
+    COLOCATION_PLANNERS, ColocationPlanners, ColocationSpec, RequestSpec, TokenDist,
+};
+use crate::spec::limits::{
+    MAX_BATCH, MAX_OPERATION_S, MAX_REQUESTS, MAX_SECONDS, MAX_SERVERS, MAX_TIME_LIMIT_S,
+    MAX_TOKENS, MAX_TRAINING_TASKS,
+};
 use crate::spec::source::Finding;
+
+/// Memory figures of the model (MiB, MiB per token): a petabyte, far above any GPU, far below
+/// where sums over a plan lose precision.
+const MAX_MIB: f64 = 1e9;
+
+/// Rates, factors and LeMix's score weights: far above any meaningful value.
+const MAX_FACTOR: f64 = 1e9;
 
 fn token_dist(out: &mut Findings, path: &str, d: &TokenDist) {
     let base = path;
-    out.positive(p![base, "mean"], d.mean, "`mean`");
-    out.non_negative(p![base, "sd"], d.sd, "`sd`");
+    out.positive_at_most(p![base, "mean"], d.mean, MAX_TOKENS as f64, "`mean`");
+    out.non_negative_at_most(p![base, "sd"], d.sd, MAX_TOKENS as f64, "`sd`");
     out.at_least(p![base, "min"], d.min, 1, "`min`");
+    out.at_most(p![base, "max"], d.max, MAX_TOKENS, "`max`");
     if d.max < d.min {
         out.push(
             Finding::new(
@@ -30,9 +43,16 @@ pub fn colocation(spec: &ColocationSpec) -> Vec<Finding> {
     let mut out = Findings::default();
     if let Some(n) = spec.nodes {
         out.at_least(p!["nodes"], n, 1, "`nodes`");
+        out.at_most(p!["nodes"], n, MAX_SERVERS, "`nodes`");
     }
     let m = &spec.model;
     out.at_least(p!["model", "stages"], m.stages, 1, "`stages`");
+    out.at_most(
+        p!["model", "stages"],
+        m.stages,
+        crate::spec::validate::MAX_GPUS_PER_SERVER,
+        "`stages`",
+    );
     out.positive(p!["model", "eta_forward"], m.eta_forward, "`eta_forward`");
     out.positive(
         p!["model", "eta_backward"],
@@ -62,7 +82,18 @@ pub fn colocation(spec: &ColocationSpec) -> Vec<Finding> {
         ("kv_mib_per_token", m.kv_mib_per_token),
         ("activation_mib_per_token", m.activation_mib_per_token),
     ] {
-        out.non_negative(p!["model", key], v, &format!("`{key}`"));
+        out.non_negative_at_most(p!["model", key], v, MAX_MIB, &format!("`{key}`"));
+    }
+    if spec.inference.trace.is_none() {
+        let inf = &spec.inference;
+        let explicit =
+            |f: fn(&RequestSpec) -> i64| inf.requests.iter().flatten().map(f).max().unwrap_or(0);
+        let (prompt, output) = if inf.requests.is_some() {
+            (explicit(|r| r.prompt_tokens), explicit(|r| r.output_tokens))
+        } else {
+            (inf.prompt_tokens.max, inf.output_tokens.max)
+        };
+        operation_times(&mut out, spec, prompt, output);
     }
     let inf = &spec.inference;
     let sources = [
@@ -99,34 +130,64 @@ pub fn colocation(spec: &ColocationSpec) -> Vec<Finding> {
             .help(r#"e.g. arrival = { process = "poisson", rate_rps = 12 }"#),
         );
     }
-    for (i, r) in inf.requests.iter().flatten().enumerate() {
-        out.non_negative(
+    let requests = inf.requests.as_deref().unwrap_or_default();
+    if requests.len() as i64 > MAX_REQUESTS {
+        out.at_most(
+            p!["inference", "requests", MAX_REQUESTS as usize],
+            requests.len() as i64,
+            MAX_REQUESTS,
+            "the number of `requests`",
+        );
+        return out.0;
+    }
+    for (i, r) in requests.iter().enumerate() {
+        out.seconds(
             p!["inference", "requests", i, "arrival_s"],
             r.arrival_s,
+            MAX_SECONDS,
             "`arrival_s`",
         );
-        out.at_least(
-            p!["inference", "requests", i, "prompt_tokens"],
-            r.prompt_tokens,
-            1,
-            "`prompt_tokens`",
-        );
-        out.at_least(
-            p!["inference", "requests", i, "output_tokens"],
-            r.output_tokens,
-            0,
-            "`output_tokens`",
-        );
+        for (key, value, least) in [
+            ("prompt_tokens", r.prompt_tokens, 1),
+            ("output_tokens", r.output_tokens, 0),
+        ] {
+            let what = format!("`{key}`");
+            out.at_least(p!["inference", "requests", i, key], value, least, &what);
+            out.at_most(
+                p!["inference", "requests", i, key],
+                value,
+                MAX_TOKENS,
+                &what,
+            );
+        }
     }
     if let Some(a) = &inf.arrival {
-        out.positive(
+        out.positive_at_most(
             p!["inference", "arrival", "rate_rps"],
             a.rate_rps,
+            MAX_FACTOR,
             "`rate_rps`",
         );
+        // The last synthetic arrival lies near count / rate: it must stay a time coplan can
+        // hold to the microsecond.
+        if a.rate_rps.is_finite() && a.rate_rps > 0.0 && inf.count as f64 / a.rate_rps > MAX_SECONDS
+        {
+            out.push(
+                Finding::new(
+                    "spec::out-of-range",
+                    p!["inference", "arrival", "rate_rps"],
+                    format!(
+                        "{} requests at {} per second would arrive over {:e} s, above the limit of {MAX_SECONDS:e} s",
+                        inf.count, a.rate_rps, inf.count as f64 / a.rate_rps
+                    ),
+                    "too slow",
+                )
+                .help("raise `rate_rps` or lower `count` (docs/spec.md, \"Limits\")"),
+            );
+        }
     }
     if let Some(load) = inf.load {
-        out.positive(p!["inference", "load"], load, "`load`");
+        out.positive_at_most(p!["inference", "load"], load, MAX_FACTOR, "`load`");
         if inf.arrival.is_none() {
             out.push(
                 Finding::new(
@@ -139,13 +200,20 @@ pub fn colocation(spec: &ColocationSpec) -> Vec<Finding> {
             );
         }
     }
-    out.non_negative(p!["inference", "warmup_s"], inf.warmup_s, "`warmup_s`");
+    out.seconds(
+        p!["inference", "warmup_s"],
+        inf.warmup_s,
+        MAX_SECONDS,
+        "`warmup_s`",
+    );
     token_dist(&mut out, "inference.prompt_tokens", &inf.prompt_tokens);
     token_dist(&mut out, "inference.output_tokens", &inf.output_tokens);
     out.at_least(p!["inference", "count"], inf.count, 1, "`count`");
-    out.positive(
+    out.at_most(p!["inference", "count"], inf.count, MAX_REQUESTS, "`count`");
+    out.positive_at_most(
         p!["inference", "slo_factor"],
         inf.slo_factor,
+        MAX_FACTOR,
         "`slo_factor`",
     );
     let tr = &spec.training;
@@ -160,10 +228,24 @@ pub fn colocation(spec: &ColocationSpec) -> Vec<Finding> {
             .help("the training share of all tasks; 0 = inference only"),
         );
     }
+    if inf.trace.is_none() {
+        let inference = if requests.is_empty() {
+            inf.count
+        } else {
+            requests.len() as i64
+        };
+        training_tasks(&mut out, spec, inference.clamp(0, MAX_REQUESTS));
+    }
     out.at_least(
         p!["training", "batch_size"],
         tr.batch_size,
         1,
+        "`batch_size`",
+    );
+    out.at_most(
+        p!["training", "batch_size"],
+        tr.batch_size,
+        MAX_BATCH,
         "`batch_size`",
     );
     token_dist(&mut out, "training.tokens", &tr.tokens);
@@ -173,7 +255,7 @@ pub fn colocation(spec: &ColocationSpec) -> Vec<Finding> {
         ("lambda2", l.lambda2),
         ("tau", l.tau),
     ] {
-        out.non_negative(p!["lemix", key], v, &format!("`{key}`"));
+        out.non_negative_at_most(p!["lemix", key], v, MAX_FACTOR, &format!("`{key}`"));
     }
     if !(l.memory_threshold > 0.0 && l.memory_threshold <= 1.0) {
         out.in_range(
@@ -184,21 +266,37 @@ pub fn colocation(spec: &ColocationSpec) -> Vec<Finding> {
             "`memory_threshold`",
         );
     }
-    out.non_negative(p!["lemix", "max_wait_s"], l.max_wait_s, "`max_wait_s`");
-    out.positive(
+    out.seconds(
+        p!["lemix", "max_wait_s"],
+        l.max_wait_s,
+        MAX_SECONDS,
+        "`max_wait_s`",
+    );
+    out.positive_at_most(
         p!["lemix", "app_timeout_s"],
         l.app_timeout_s,
+        MAX_SECONDS,
         "`app_timeout_s`",
     );
-    out.positive(
+    // A transfer of the largest memory figure at the slowest link must stay a finite time.
+    out.in_range(
         p!["lemix", "offload_gbps"],
         l.offload_gbps,
+        1e-3,
+        1e6,
         "`offload_gbps`",
     );
     out.at_least(p!["lemix", "batch_max"], l.batch_max, 1, "`batch_max`");
-    out.non_negative(
+    out.at_most(
+        p!["lemix", "batch_max"],
+        l.batch_max,
+        MAX_BATCH,
+        "`batch_max`",
+    );
+    out.non_negative_at_most(
         p!["lemix", "batch_wait_factor"],
         l.batch_wait_factor,
+        MAX_FACTOR,
         "`batch_wait_factor`",
     );
     out.weight(
@@ -260,4 +358,122 @@ pub fn colocation(spec: &ColocationSpec) -> Vec<Finding> {
         "`bound_lp_max_variables`",
     );
     out.0
+}
+
+/// Checks of a co-location workload that need the requests of the trace it reads: the
+/// operation-time limit at the trace's longest prompt and output, and the training count.
+pub fn colocation_with_trace(
+    spec: &ColocationSpec,
+    requests: usize,
+    longest_prompt: i64,
+    longest_output: i64,
+) -> Vec<Finding> {
+    let mut out = Findings::default();
+    operation_times(&mut out, spec, longest_prompt, longest_output);
+    training_tasks(&mut out, spec, requests as i64);
+    out.0
+}
+
+/// The training tasks a workload makes for `inference` requests, within `MAX_TRAINING_TASKS`.
+fn training_tasks(out: &mut Findings, spec: &ColocationSpec, inference: i64) {
+    let rate = spec.training.rate;
+    if !(rate >= 0.0 && rate < 1.0) {
+        return; // the rate has its own finding
+    }
+    let training = crate::spec::colocation::training_count(inference.max(0) as usize, rate);
+    if training as i64 > MAX_TRAINING_TASKS {
+        out.push(
+            Finding::new(
+                "spec::out-of-range",
+                p!["training", "rate"],
+                format!(
+                    "a training `rate` of {rate} over {inference} requests makes {training} training tasks, above the limit of {MAX_TRAINING_TASKS}"
+                ),
+                "above the limit",
+            )
+            .help("n_train = round(count · rate / (1 − rate)); lower `rate` (docs/spec.md, \"Limits\")"),
+        );
+    }
+}
+
+/// The longest operation the latency model may price (`MAX_OPERATION_S`): a forward or backward
+/// pass of the largest batch of the longest sequences, and a decode iteration over the largest
+/// context. Named at the coefficient whose term dominates, so the user sees which one to fix.
+fn operation_times(out: &mut Findings, spec: &ColocationSpec, prompt: i64, output: i64) {
+    let m = &spec.model;
+    let finite = [
+        m.eta_forward,
+        m.eta_backward,
+        m.delta_forward_s,
+        m.beta_forward,
+        m.delta_backward_s,
+        m.beta_backward,
+        m.decode_base_s,
+        m.decode_per_token_s,
+    ]
+    .iter()
+    .all(|v| v.is_finite() && *v >= 0.0);
+    let sized = [prompt, output, spec.training.tokens.max]
+        .iter()
+        .all(|t| *t <= MAX_TOKENS)
+        && spec.training.batch_size <= MAX_BATCH
+        && spec.lemix.batch_max <= MAX_BATCH;
+    if !(finite && sized) {
+        return; // each coefficient and size has its own finding
+    }
+    let longest = prompt.max(spec.training.tokens.max).clamp(0, MAX_TOKENS) as f64;
+    let batch = spec
+        .training
+        .batch_size
+        .max(spec.lemix.batch_max)
+        .clamp(1, MAX_BATCH) as f64;
+    let context = batch * (prompt.clamp(0, MAX_TOKENS) + output.clamp(0, MAX_TOKENS)) as f64;
+    let passes = [
+        (
+            "forward",
+            [
+                ("delta_forward_s", m.delta_forward_s),
+                ("beta_forward", m.beta_forward * batch * longest),
+                ("eta_forward", m.eta_forward * batch * longest * longest),
+            ],
+        ),
+        (
+            "backward",
+            [
+                ("delta_backward_s", m.delta_backward_s),
+                ("beta_backward", m.beta_backward * batch * longest),
+                ("eta_backward", m.eta_backward * batch * longest * longest),
+            ],
+        ),
+        (
+            "decode",
+            [
+                ("decode_base_s", m.decode_base_s),
+                ("decode_per_token_s", m.decode_per_token_s * context),
+                ("decode_per_token_s", 0.0),
+            ],
+        ),
+    ];
+    for (pass, terms) in passes {
+        let seconds: f64 = terms.iter().map(|(_, t)| t).sum();
+        if seconds > MAX_OPERATION_S {
+            let (key, _) =
+                terms.iter().copied().fold(
+                    ("", f64::MIN),
+                    |best, t| if t.1 > best.1 { t } else { best },
+                );
+            out.push(
+                Finding::new(
+                    "spec::out-of-range",
+                    p!["model", key],
+                    format!(
+                        "the longest {pass} operation would take {seconds:e} s (batch {batch}, {} tokens), above the limit of {MAX_OPERATION_S:e} s",
+                        if pass == "decode" { context } else { longest }
+                    ),
+                    "makes an operation too long",
+                )
+                .help("check the coefficient's unit (seconds per token²·sequence for η, per token·sequence for β); docs/spec.md, \"Limits\""),
+            );
+        }
+    }
 }

@@ -89,7 +89,17 @@ impl Findings {
     }
 
     pub(super) fn non_negative(&mut self, path: String, value: f64, what: &str) {
-        if !(value.is_finite() && value >= 0.0) {
+        if !value.is_finite() {
+            self.push(
+                Finding::new(
+                    "spec::out-of-range",
+                    path,
+                    format!("{what} must be a finite number, got {value}"),
+                    "not finite",
+                )
+                .help("use a number ≥ 0"),
+            );
+        } else if value < 0.0 {
             self.push(
                 Finding::new(
                     "spec::out-of-range",
@@ -99,6 +109,24 @@ impl Findings {
                 )
                 .help("use a number ≥ 0"),
             );
+        }
+    }
+
+    /// A time in seconds: finite, not negative, at most `max`.
+    pub(super) fn seconds(&mut self, path: String, value: f64, max: f64, what: &str) {
+        if !(value.is_finite() && value >= 0.0) {
+            self.non_negative(path, value, what);
+        } else if value > max {
+            self.above_limit(path, what, &format!("{max:e} s"), &format!("{value:e}"), "");
+        }
+    }
+
+    /// A non-negative number up to a documented limit (`spec::limits`).
+    pub(super) fn non_negative_at_most(&mut self, path: String, value: f64, max: f64, what: &str) {
+        if !(value.is_finite() && value >= 0.0) {
+            self.non_negative(path, value, what);
+        } else if value > max {
+            self.above_limit(path, what, &format!("{max:e}"), &format!("{value:e}"), "");
         }
     }
 

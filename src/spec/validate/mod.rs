@@ -10,5 +10,5 @@ mod findings;
 mod preemption;
 
 pub use self::cluster::{MAX_CORES_PER_SERVER, MAX_GPUS_PER_SERVER, cluster};
-pub use self::colocation::colocation;
+pub use self::colocation::{colocation, colocation_with_trace};
 pub use self::preemption::preemption;

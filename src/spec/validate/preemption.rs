@@ -1,7 +1,10 @@
 //! Single-file checks of a preemption workload: its own file because its rules (workload
 //! references, id lists, FlexTopo scores) follow the preemption model alone.
 
-use crate::spec::limits::{MAX_CYCLES, MAX_SEEDS, MAX_TIME_LIMIT_S};
+use crate::spec::limits::{
+    MAX_CHURN_ROUNDS, MAX_CYCLES, MAX_POD_CORES, MAX_POD_GPUS, MAX_PREEMPTORS, MAX_RUNNING_PODS,
+    MAX_SECONDS, MAX_SEEDS, MAX_SUBSET_EVALUATIONS, MAX_TIME_LIMIT_S,
+};
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::findings::Findings;
@@ -44,6 +47,13 @@ pub fn preemption(spec: &PreemptionSpec) -> Vec<Finding> {
         }
         out.at_least(p!["workload", i, "gpus"], w.gpus, 0, "`gpus`");
         out.at_least(p!["workload", i, "cores"], w.cores, 0, "`cores`");
+        out.at_most(p!["workload", i, "gpus"], w.gpus, MAX_POD_GPUS, "`gpus`");
+        out.at_most(
+            p!["workload", i, "cores"],
+            w.cores,
+            MAX_POD_CORES,
+            "`cores`",
+        );
         if w.gpus == 0 && w.cores == 0 {
             out.push(
                 Finding::new(
@@ -68,6 +78,19 @@ pub fn preemption(spec: &PreemptionSpec) -> Vec<Finding> {
             names.keys().copied().collect::<Vec<_>>().join(", ")
         ))
     };
+    if let Some(t) = spec.now_s {
+        out.seconds(p!["now_s"], t, MAX_SECONDS, "`now_s`");
+    }
+    if spec.running.len() > MAX_RUNNING_PODS {
+        // Located at the first pod past the limit: the list itself has no single span.
+        out.at_most(
+            p!["running", MAX_RUNNING_PODS],
+            spec.running.len() as i64,
+            MAX_RUNNING_PODS as i64,
+            "the number of `[[running]]` pods",
+        );
+        return out.0;
+    }
     for (i, r) in spec.running.iter().enumerate() {
         if !names.contains_key(r.workload.as_str()) {
             out.push(undefined(p!["running", i, "workload"], &r.workload));
@@ -75,7 +98,14 @@ pub fn preemption(spec: &PreemptionSpec) -> Vec<Finding> {
         for (key, ids) in [("gpus", &r.gpus), ("cores", &r.cores)] {
             match ids {
                 Some(IdsOrCount::Count(n)) => {
-                    out.at_least(p!["running", i, key], *n, 0, &format!("`{key}`"))
+                    let what = format!("`{key}`");
+                    let most = if key == "gpus" {
+                        MAX_POD_GPUS
+                    } else {
+                        MAX_POD_CORES
+                    };
+                    out.at_least(p!["running", i, key], *n, 0, &what);
+                    out.at_most(p!["running", i, key], *n, most, &what);
                 }
                 Some(IdsOrCount::Ids(list)) => {
                     let mut seen = BTreeSet::new();
@@ -96,7 +126,12 @@ pub fn preemption(spec: &PreemptionSpec) -> Vec<Finding> {
             }
         }
         if let Some(t) = r.start_time_s {
-            out.non_negative(p!["running", i, "start_time_s"], t, "`start_time_s`");
+            out.seconds(
+                p!["running", i, "start_time_s"],
+                t,
+                MAX_SECONDS,
+                "`start_time_s`",
+            );
         }
     }
     if let Some(fill) = &spec.fill {
@@ -143,12 +178,30 @@ pub fn preemption(spec: &PreemptionSpec) -> Vec<Finding> {
             0,
             "`churn_rounds`",
         );
+        out.at_most(
+            p!["fill", "churn_rounds"],
+            fill.churn_rounds,
+            MAX_CHURN_ROUNDS,
+            "`churn_rounds`",
+        );
     }
+    let mut preemptors: i64 = 0;
     for (i, e) in spec.preempt.iter().enumerate() {
         if !names.contains_key(e.workload.as_str()) {
             out.push(undefined(p!["preempt", i, "workload"], &e.workload));
         }
         out.at_least(p!["preempt", i, "count"], e.count, 1, "`count`");
+        preemptors = preemptors.saturating_add(e.count.max(0));
+        // Named at the entry that crosses the limit: the sum has no single place in the file.
+        if preemptors > MAX_PREEMPTORS {
+            out.at_most(
+                p!["preempt", i, "count"],
+                preemptors,
+                MAX_PREEMPTORS,
+                "the number of preemptors (the sum of `[[preempt]] count`)",
+            );
+            break;
+        }
     }
     let ft = &spec.flextopo;
     out.in_range(p!["flextopo", "alpha"], ft.alpha, 0.0, 1.0, "`alpha`");
@@ -191,6 +244,14 @@ pub fn preemption(spec: &PreemptionSpec) -> Vec<Finding> {
                 );
             }
         }
+    }
+    if ft.max_subset_evaluations > MAX_SUBSET_EVALUATIONS {
+        out.at_most(
+            p!["flextopo", "max_subset_evaluations"],
+            i64::try_from(ft.max_subset_evaluations).unwrap_or(i64::MAX),
+            MAX_SUBSET_EVALUATIONS as i64,
+            "`max_subset_evaluations`",
+        );
     }
     if ft.max_subset_evaluations == 0 {
         out.push(
