@@ -7,7 +7,7 @@ use super::error::SessionError;
 use super::explain_colocation;
 use super::load::{
     Pair, Workload, check_solver_built, event_solver_not_colocation, line_error, load_cluster,
-    load_spec, load_trace, planning_error, read_source,
+    load_spec, load_trace, located_error, planning_error, read_source,
 };
 use crate::colocate::capacity::capacity_report;
 use crate::colocate::latency::{self, Fit, Sample};
@@ -28,11 +28,14 @@ use crate::sim::capacity::{
     parse_target, pool_capacity,
 };
 use crate::sim::colocation::{self as colocation_sim, ColocationSimulation};
+use crate::sim::fingerprint::{self, SweepInputs, SweptKey};
 use crate::sim::merge;
 use crate::sim::preemption::{self as preemption_sim, PreemptionSimulation, SimOptions};
 use crate::sim::sweep::{self, SetArg, SweepError, SweepOutput, Traces};
 use crate::spec::preemption::EventSolver;
-use crate::spec::{self, ColocationSpec, Expect, InvalidSpec, LoadedSpec, Spec, SpecKind};
+use crate::spec::{
+    self, ColocationSpec, Expect, InvalidSpec, LoadedSpec, SourceFile, Spec, SpecKind,
+};
 use crate::topology::Cluster;
 use crate::topology::state::{ClusterState, running_state};
 
@@ -413,6 +416,8 @@ pub struct PreparedSweep {
     options: SimOptions,
     shard: (usize, usize),
     traces: Traces,
+    /// What the sweep runs on, recorded in its output for `merge`.
+    inputs: SweepInputs,
     /// Units of progress this shard reports.
     pub units: u64,
 }
@@ -430,6 +435,7 @@ impl PreparedSweep {
         if self.kind == SpecKind::Colocation {
             return Err(event_solver_not_colocation());
         }
+        self.inputs.event_solver = Some(e.name().into());
         if let toml::Value::Table(t) = &mut self.workload {
             let planners = t
                 .entry("planners")
@@ -505,7 +511,7 @@ pub fn prepare_sweep(
         .filter(|s| s.index % shard.1 == shard.0)
         .count() as u64;
     let mut traces = Traces::new();
-    let units = match &workload.spec {
+    let (seeds, cycles, planners) = match &workload.spec {
         Spec::Colocation(c) => {
             if let Some(names) = &options.planners {
                 colocation_registry::resolve(names)
@@ -515,15 +521,37 @@ pub fn prepare_sweep(
                 let requests = load_trace(&workload, &path)?;
                 traces.insert(path, requests);
             }
-            colocation_seeds(&options).len() as u64
+            let planners = options
+                .planners
+                .clone()
+                .unwrap_or_else(|| c.planners.run.clone());
+            (colocation_seeds(&options), None, planners)
         }
         Spec::Preemption(p) => {
             let (seeds, cycles, planners) = preemption_sim::resolve(p, &options);
             preemption_registry::resolve(&planners)
                 .map_err(|e| planning_error(&workload, kind, e))?;
-            seeds.len() as u64 * cycles
+            (seeds, Some(cycles), planners)
         }
-        Spec::Cluster(_) => 0,
+        Spec::Cluster(_) => (Vec::new(), None, Vec::new()),
+    };
+    let units = seeds.len() as u64 * cycles.unwrap_or(1);
+    let inputs = SweepInputs {
+        version: fingerprint::VERSION.into(),
+        cluster: fingerprint::content_hash(&cluster_file.source.text),
+        workload: fingerprint::content_hash(&workload.source.text),
+        sets: sets
+            .iter()
+            .map(|s| SweptKey {
+                key: s.key.clone(),
+                values: s.values.clone(),
+            })
+            .collect(),
+        seeds: fingerprint::seeds_text(&seeds),
+        cycles,
+        planners,
+        solver: solver.map(|b| b.name().to_string()),
+        event_solver: None,
     };
     Ok(PreparedSweep {
         cluster: toml_value(&cluster_file)?,
@@ -546,6 +574,7 @@ pub fn prepare_sweep(
         options,
         shard,
         traces,
+        inputs,
         units: mine * units,
     })
 }
@@ -574,26 +603,54 @@ pub fn run_sweep(
         &prepared.traces,
         progress,
     )
+    .map(|output| SweepOutput {
+        inputs: Some(prepared.inputs.clone()),
+        ..output
+    })
     .map_err(|e| match e {
         SweepError::Plan(f) => planning_error(&prepared.source, prepared.kind, f),
         other => sweep_input(other),
     })
 }
 
-/// Reads sweep shard outputs and joins them.
+/// Reads sweep shard outputs and joins them. A refusal points at the line of the file it is
+/// about (the header, or the row).
 pub fn merge_files(files: &[PathBuf]) -> Result<SweepOutput, SessionError> {
+    let mut sources = Vec::new();
     let mut inputs = Vec::new();
+    let located = |sources: &[SourceFile], e: merge::MergeError, help: &str| match sources
+        .iter()
+        .find(|s| s.name == e.file)
+    {
+        Some(source) if e.line > 0 => located_error(
+            source,
+            (e.line, None),
+            &e.message,
+            ("merge::shard", "this line"),
+            help,
+        ),
+        _ => SessionError::input(e.to_string(), Some(help.into())),
+    };
     for path in files {
         let source = read_source(path)?;
-        let parsed = merge::parse(&source.name, &source.text).map_err(|e| {
-            SessionError::input(
-                e.to_string(),
-                Some("merge takes the CSV or JSON Lines files of `coplan sweep`".into()),
+        let parsed = merge::parse(&source.name, &source.text);
+        sources.push(source.clone());
+        let parsed = parsed.map_err(|e| {
+            located(
+                &sources,
+                e,
+                "merge takes the CSV or JSON Lines files of `coplan sweep`",
             )
         })?;
         inputs.push((source.name, parsed));
     }
-    merge::merge(&inputs).map_err(|e| SessionError::input(e.to_string(), None))
+    merge::merge(&inputs).map_err(|e| {
+        located(
+            &sources,
+            e,
+            "merge joins the shards of one `coplan sweep` run: the same files, `--set` values, seeds, cycles, planners and coplan version, each shard once",
+        )
+    })
 }
 
 /// One planner's run of a co-location workload, for its timeline.

@@ -8,6 +8,7 @@ use serde::Serialize;
 use toml::Value;
 
 use super::colocation::{self, SeedValues};
+use super::fingerprint::SweepInputs;
 use super::preemption::{self, SimOptions, TIMING_METRICS};
 use crate::colocate::setup::cluster_findings;
 use crate::colocate::trace::TraceRequest;
@@ -312,6 +313,21 @@ pub struct SweepOutput {
     pub scenario_count: usize,
     pub shard: (usize, usize),
     pub rows: Vec<Row>,
+    /// What the sweep ran on; `None` only for outputs built in memory without it (a shard
+    /// file without it is refused by `merge`).
+    pub inputs: Option<SweepInputs>,
+}
+
+impl SweepOutput {
+    /// Rows per scenario, in scenario order: written in a shard's header, so that `merge`
+    /// notices a row that went missing.
+    pub fn rows_per_scenario(&self) -> BTreeMap<usize, usize> {
+        let mut counts = BTreeMap::new();
+        for r in &self.rows {
+            *counts.entry(r.scenario).or_insert(0) += 1;
+        }
+        counts
+    }
 }
 
 /// The requests of every trace a sweep's co-location scenarios read, by the path written in
@@ -399,6 +415,7 @@ pub fn sweep(
         scenario_count: all.len(),
         shard,
         rows,
+        inputs: None,
     })
 }
 
