@@ -16,6 +16,7 @@ use crate::colocate::registry as colocation_registry;
 use crate::colocate::setup::{cluster_findings, setup};
 use crate::colocate::vidur;
 pub use crate::colocate::vidur::VidurOptions;
+use crate::plan::cancel::Cancel;
 use crate::plan::colocation::{ColocationPlan, ColocationRun};
 use crate::plan::explain::EventExplanation;
 use crate::plan::explain_colocation::TaskExplanation;
@@ -279,7 +280,7 @@ pub fn simulate(
             trace.as_deref(),
             &colocation_seeds(options),
             options.planners.as_deref(),
-            progress,
+            (progress, options.cancel),
         )
         .map(SimulationResult::Colocation)
         .map_err(|e| pair.planning_error(e)),
@@ -300,6 +301,8 @@ pub struct CapacityArgs {
     pub seeds: Option<u64>,
     pub cycles: Option<u64>,
     pub hold: Hold,
+    /// A stop request ends a preemption search between probes, seeds and cycles.
+    pub cancel: Cancel,
 }
 
 /// Preemption: the fewest servers of one pool at which a target holds, per planner.
@@ -349,6 +352,7 @@ pub fn capacity(
                     cycles: args.cycles,
                     planners: args.planners.clone(),
                     solver: None,
+                    cancel: args.cancel,
                 },
             };
             pool_capacity(&cluster_spec, spec, &search, progress).map_err(|e| match e {
@@ -451,6 +455,11 @@ impl PreparedSweep {
 fn sweep_input(e: SweepError) -> SessionError {
     match e {
         SweepError::Plan(f) => SessionError::Internal(f.to_string()),
+        SweepError::Interrupted {
+            finished,
+            total,
+            shard,
+        } => sweep_interrupted(&finished, total, shard),
         other => SessionError::input(
             other.to_string(),
             Some("see `coplan sweep --help` for keys and shards".into()),
@@ -577,6 +586,30 @@ pub fn prepare_sweep(
         inputs,
         units: mine * units,
     })
+}
+
+/// What an interrupted sweep had done, and how to finish it.
+fn sweep_interrupted(finished: &[usize], total: usize, shard: (usize, usize)) -> SessionError {
+    let of_shard = if shard.1 > 1 {
+        let mine = (shard.0..total).step_by(shard.1).count();
+        format!(" ({mine} in shard {}/{})", shard.0, shard.1)
+    } else {
+        String::new()
+    };
+    let done = match finished {
+        [] => format!("no scenario of {total}{of_shard} had finished"),
+        [one] => format!("scenario {one} of {total}{of_shard} finished"),
+        many => format!(
+            "scenarios {} of {total}{of_shard} finished",
+            many.iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    SessionError::Interrupted(format!(
+        "interrupted: {done}; nothing was written (a shard is written whole or not at all): re-run the same command to finish, or split the scenarios over machines with --shard I/N"
+    ))
 }
 
 /// The traces a co-location sweep reads: the workload's own and any `inference.trace` value.

@@ -544,7 +544,7 @@ fn check_row_counts(
             Some(n) if found < n => {
                 let which = per_scenario
                     .get(&s)
-                    .and_then(|rows| first_missing_row(rows, &described.seeds))
+                    .and_then(|rows| first_missing_row(rows, &shard.output.rows, &described.seeds))
                     .map_or_else(String::new, |(planner, seed, metric)| {
                         format!(" (planner {planner}, seed {seed}, metric {metric})")
                     });
@@ -583,16 +583,21 @@ fn check_row_counts(
     Ok(())
 }
 
-/// The first (planner, seed, metric) a scenario's rows lack, where every planner reports the
-/// same metrics for every seed: the row a short scenario most likely lost.
-fn first_missing_row(rows: &[&Row], seeds: &BTreeSet<u64>) -> Option<(String, u64, String)> {
+/// The first (planner, seed, metric) a scenario's `rows` lack, where a planner reports the
+/// metrics it reports anywhere in the file for every seed: the row a short scenario most
+/// likely lost.
+fn first_missing_row(
+    rows: &[&Row],
+    file_rows: &[Row],
+    seeds: &BTreeSet<u64>,
+) -> Option<(String, u64, String)> {
     let present: BTreeSet<(&str, u64, &str)> = rows
         .iter()
         .map(|r| (r.planner.as_str(), r.seed, r.metric.as_str()))
         .collect();
     let planners: BTreeSet<&str> = rows.iter().map(|r| r.planner.as_str()).collect();
     for planner in planners {
-        let metrics: BTreeSet<&str> = rows
+        let metrics: BTreeSet<&str> = file_rows
             .iter()
             .filter(|r| r.planner == planner)
             .map(|r| r.metric.as_str())

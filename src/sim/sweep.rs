@@ -49,6 +49,13 @@ pub enum SweepError {
     RepeatedKey(String),
     #[error(transparent)]
     Plan(#[from] PlanningError),
+    /// A stop was requested: the scenarios of `finished` (of `total`, in `shard`) had run.
+    #[error("interrupted")]
+    Interrupted {
+        finished: Vec<usize>,
+        total: usize,
+        shard: (usize, usize),
+    },
     /// A scenario reads a trace that was not loaded for it.
     #[error("trace `{0}` was not loaded")]
     TraceNotLoaded(String),
@@ -351,25 +358,37 @@ pub fn sweep(
         .map(|s| apply(cluster, workload, s).map(|(c, w)| (s.clone(), c, w)))
         .collect::<Result<_, _>>()?;
     let mut rows = Vec::new();
+    let mut finished = Vec::new();
+    let interrupted = |finished: &[usize]| SweepError::Interrupted {
+        finished: finished.to_vec(),
+        total: all.len(),
+        shard,
+    };
     for (scenario, c, w) in specs
         .into_iter()
         .filter(|(s, _, _)| s.index % shard.1 == shard.0)
     {
+        if options.cancel.requested() {
+            return Err(interrupted(&finished));
+        }
         let cluster = Cluster::from_spec(&c);
+        let stopped = |e: PlanningError| match e {
+            PlanningError::Interrupted => interrupted(&finished),
+            other => SweepError::Plan(other),
+        };
         // (seed, planner, metric → value) of every seed of the scenario.
         let per_seed: Vec<SeedValues> = match &w {
-            ScenarioWorkload::Preemption(w) => {
-                preemption::simulate(&cluster, w, options, progress)?
-                    .per_seed
-                    .into_iter()
-                    .map(|sr| {
-                        (
-                            sr.seed,
-                            sr.per_planner.into_iter().map(|(n, m, _)| (n, m)).collect(),
-                        )
-                    })
-                    .collect()
-            }
+            ScenarioWorkload::Preemption(w) => preemption::simulate(&cluster, w, options, progress)
+                .map_err(stopped)?
+                .per_seed
+                .into_iter()
+                .map(|sr| {
+                    (
+                        sr.seed,
+                        sr.per_planner.into_iter().map(|(n, m, _)| (n, m)).collect(),
+                    )
+                })
+                .collect(),
             ScenarioWorkload::Colocation(w) => {
                 let seeds = options.seeds.clone().unwrap_or_else(|| (1..=10).collect());
                 let trace = match &w.inference.trace {
@@ -387,8 +406,9 @@ pub fn sweep(
                     trace,
                     &seeds,
                     options.planners.as_deref(),
-                    progress,
-                )?
+                    (progress, options.cancel),
+                )
+                .map_err(stopped)?
                 .per_seed
             }
         };
@@ -409,6 +429,7 @@ pub fn sweep(
                 }
             }
         }
+        finished.push(scenario.index);
     }
     Ok(SweepOutput {
         keys: sets.iter().map(|s| s.key.clone()).collect(),
