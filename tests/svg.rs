@@ -94,6 +94,7 @@ fn options(seeds: &[u64], cycles: u64, planners: Option<&[&str]>) -> SimOptions 
         cycles: Some(cycles),
         planners: planners.map(|p| p.iter().map(|s| s.to_string()).collect()),
         solver: None,
+        cancel: Default::default(),
     }
 }
 
