@@ -551,7 +551,8 @@ impl<'d> Dfs<'d> {
     ) -> bool {
         self.nodes += 1;
         if self.nodes > search.budget
-            || (self.nodes % NODES_BETWEEN_CHECKS == 0 && search.problem.cancel.requested())
+            || (self.nodes.is_multiple_of(NODES_BETWEEN_CHECKS)
+                && search.problem.cancel.requested())
         {
             return false;
         }

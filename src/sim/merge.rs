@@ -496,12 +496,15 @@ pub fn merge(inputs: &[(String, ShardFile)]) -> Result<SweepOutput, MergeError> 
         .map(|s| s.to_string())
         .collect();
     if !missing.is_empty() {
+        let which = match missing.as_slice() {
+            [one] => format!("scenario {one} is"),
+            many => format!("scenarios {} are", many.join(", ")),
+        };
         return Err(merr(
             first_file,
             1,
             format!(
-                "the sweep has {scenario_count} scenarios; scenarios {} are in none of the inputs (a shard failed or was not given)",
-                missing.join(", ")
+                "the sweep has {scenario_count} scenarios; {which} in none of the inputs (a shard failed or was not given)"
             ),
         ));
     }
