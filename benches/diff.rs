@@ -73,6 +73,7 @@ fn main() {
                 .collect(),
         ),
         solver: None,
+        cancel: Default::default(),
     };
     let dir = std::env::temp_dir().join(format!("coplan-bench-diff-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");

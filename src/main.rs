@@ -6,6 +6,7 @@ mod cli;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::Parser;
 
@@ -14,6 +15,7 @@ use cli::{
     ImportFormat, LongFormat, MergeFormat, PlanFormat, ProfileCommand, SchemaKind, SolverArg,
     SpecOutputs, TimelineFormat, TopologyFormat,
 };
+use coplan::plan::cancel::Cancel;
 use coplan::report::diagnostic::{self, PlainDiagnostic, Style};
 use coplan::report::{chrome_trace, csv, dot, json, svg, table, toml};
 use coplan::session::commands::{self, Explanation, PlanResult, SimulationResult, VidurOptions};
@@ -33,6 +35,33 @@ enum Failure {
     Internal(String),
     /// The output was written, but a requirement the user enforced does not hold (exit 3).
     Infeasible(String),
+    /// Ctrl-C (or SIGTERM) stopped the run before it wrote anything (exit 130, as a shell
+    /// reports a process that SIGINT ended).
+    Interrupted(String),
+}
+
+/// Raised by the Ctrl-C handler; the library's long loops read it through a `Cancel`.
+static STOP_REQUESTED: AtomicBool = AtomicBool::new(false);
+/// Whether the running command reads [`STOP_REQUESTED`]; one that does not is ended at once.
+static STOPS_ITSELF: AtomicBool = AtomicBool::new(false);
+const EXIT_INTERRUPTED: u8 = 130;
+
+/// On Ctrl-C or SIGTERM: a command that reads the flag stops at its next check and reports
+/// what finished; any other command (and a second Ctrl-C) ends the process now. Neither
+/// leaves a partial `--out`: outputs are written whole, after the run.
+fn install_stop_handler() {
+    let _ = ctrlc::set_handler(|| {
+        if !STOPS_ITSELF.load(Ordering::Relaxed) || STOP_REQUESTED.swap(true, Ordering::Relaxed) {
+            let _ = std::io::stderr().write_all(b"interrupted\n");
+            std::process::exit(i32::from(EXIT_INTERRUPTED));
+        }
+    });
+}
+
+/// The stop request of a command that checks for it.
+fn cooperative_stop() -> Cancel {
+    STOPS_ITSELF.store(true, Ordering::Relaxed);
+    Cancel::watching(&STOP_REQUESTED)
 }
 
 fn input(message: String, help: Option<String>) -> Failure {
@@ -49,12 +78,14 @@ impl From<SessionError> for Failure {
             SessionError::Invalid(list) => Failure::Invalid(list),
             SessionError::Input { message, help } => input(message, help),
             SessionError::Internal(m) => Failure::Internal(m),
+            SessionError::Interrupted(m) => Failure::Interrupted(m),
         }
     }
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    install_stop_handler();
     let style = if std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none() {
         Style::Color
     } else {
@@ -74,6 +105,7 @@ fn main() -> ExitCode {
                 Failure::Input(d) => (diagnostic::render(&d, style), 2),
                 Failure::Internal(m) => (format!("internal error: {m}\n"), 1),
                 Failure::Infeasible(m) => (format!("infeasible: {m}\n"), 3),
+                Failure::Interrupted(m) => (format!("{m}\n"), EXIT_INTERRUPTED),
             };
             let _ = std::io::stderr().write_all(text.as_bytes());
             ExitCode::from(code)
@@ -104,6 +136,7 @@ fn sim_options(
         cycles,
         planners,
         solver,
+        cancel: cooperative_stop(),
     }
 }
 
@@ -356,6 +389,11 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 seeds,
                 cycles,
                 hold: hold.into(),
+                cancel: if pair.kind() == SpecKind::Preemption {
+                    cooperative_stop()
+                } else {
+                    Cancel::never()
+                },
             };
             let bar = progress_bar(0);
             let report = commands::capacity(&cluster, &pair, &args, &|p| match p {
@@ -617,6 +655,12 @@ fn file_stem(path: &Path) -> String {
 /// the link kept); a FIFO or a device (`/dev/stdout`, `/dev/null`) is written directly, since
 /// renaming over it would replace it with a regular file.
 fn emit(text: &str, out: Option<&Path>) -> Result<(), Failure> {
+    // A stop requested after the run finished still wins: the user asked for nothing new.
+    if STOP_REQUESTED.load(Ordering::Relaxed) {
+        return Err(Failure::Interrupted(
+            "interrupted: stopped before the output was written; nothing was written".into(),
+        ));
+    }
     let Some(path) = out else {
         return print(text);
     };

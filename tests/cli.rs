@@ -650,7 +650,7 @@ fn sharded_sweeps_merge_into_the_unsharded_run_row_for_row() {
         files[2].clone(),
     ]);
     assert_eq!(code, 2);
-    assert!(err.contains("scenarios missing"), "{err}");
+    assert!(err.contains("in none of the inputs"), "{err}");
     let (code, _, err) = run(&[
         "merge".into(),
         files[0].clone(),

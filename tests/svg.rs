@@ -94,6 +94,7 @@ fn options(seeds: &[u64], cycles: u64, planners: Option<&[&str]>) -> SimOptions 
         cycles: Some(cycles),
         planners: planners.map(|p| p.iter().map(|s| s.to_string()).collect()),
         solver: None,
+        cancel: Default::default(),
     }
 }
 
@@ -176,6 +177,7 @@ fn sweep_over_a_number_with_a_second_key_in_rows() {
         ],
         scenario_count: scenarios.len(),
         shard: (0, 1),
+        inputs: None,
         rows: sweep_rows(
             &scenarios,
             &["k8s-default", "flextopo-imp"],
@@ -204,6 +206,7 @@ fn sweep_over_names_is_categorical() {
         keys: vec!["pool.0.server_type".into()],
         scenario_count: scenarios.len(),
         shard: (0, 1),
+        inputs: None,
         rows: sweep_rows(
             &scenarios,
             &["separate", "mix-rr", "lemix"],
@@ -315,6 +318,7 @@ fn empty_inputs_give_a_no_data_picture() {
         keys: vec!["flextopo.alpha".into()],
         scenario_count: 0,
         shard: (0, 1),
+        inputs: None,
         rows: Vec::new(),
     };
     snapshot("no-data", || sweep::sweep(&empty_sweep, None));

@@ -12,6 +12,7 @@ use super::planner::{ColocationPlanner, PlannerRun};
 use super::registry;
 use super::setup::{Setup, setup};
 use super::trace::TraceRequest;
+use crate::plan::cancel::Cancel;
 use crate::plan::colocation::{
     BoundReport, ColocationPlan, ColocationPlannerReport, ColocationRun, TaskEvent,
 };
@@ -91,6 +92,22 @@ pub fn plan(
     plan_with_worst(cluster, spec, trace, planners, seed, None)
 }
 
+/// [`plan`] of a run that `cancel` may stop: `Err(Interrupted)` instead of a plan whose exact
+/// search was cut short.
+pub fn plan_until(
+    cluster: &Cluster,
+    spec: &ColocationSpec,
+    trace: Option<&[TraceRequest]>,
+    planners: Option<&[String]>,
+    seed: Option<u64>,
+    cancel: Cancel,
+) -> Result<ColocationPlan, PlanningError> {
+    cancel.check()?;
+    let plan = plan_cancellable(cluster, spec, trace, (planners, seed, None), cancel)?;
+    cancel.check()?;
+    Ok(plan)
+}
+
 /// [`plan`], and with `worst = Some(K)` each candidate's K tasks whose response differs most
 /// from `ilp`'s schedule (`plan --worst K`).
 pub fn plan_with_worst(
@@ -101,10 +118,29 @@ pub fn plan_with_worst(
     seed: Option<u64>,
     worst: Option<usize>,
 ) -> Result<ColocationPlan, PlanningError> {
+    plan_cancellable(
+        cluster,
+        spec,
+        trace,
+        (planners, seed, worst),
+        Cancel::never(),
+    )
+}
+
+fn plan_cancellable(
+    cluster: &Cluster,
+    spec: &ColocationSpec,
+    trace: Option<&[TraceRequest]>,
+    (planners, seed, worst): (Option<&[String]>, Option<u64>, Option<usize>),
+    cancel: Cancel,
+) -> Result<ColocationPlan, PlanningError> {
     let names: Vec<String> = planners.map_or_else(|| spec.planners.run.clone(), <[String]>::to_vec);
     let chosen = registry::resolve(&names)?;
     let spec = &*resolve_load(cluster, spec, trace)?;
-    let s = setup(cluster, spec, trace, seed);
+    let s = Setup {
+        cancel,
+        ..setup(cluster, spec, trace, seed)
+    };
     let tau = spec.inference.slo_factor * s.slo_base_s;
     let mut runs: Vec<(&str, PlannerRole, RunOutcome)> = Vec::new();
     // Candidates first: the references' horizon must cover their schedules.

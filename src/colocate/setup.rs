@@ -6,6 +6,7 @@ use super::latency::PassCost;
 use super::trace::TraceRequest;
 use super::workload;
 use crate::p;
+use crate::plan::cancel::Cancel;
 use crate::plan::colocation::{OpLog, Task, TaskKind};
 use crate::spec::ColocationSpec;
 use crate::spec::source::Finding;
@@ -20,6 +21,8 @@ pub struct Setup {
     pub slo_base_s: f64,
     pub mean_prompt: f64,
     pub seed: u64,
+    /// A stop request cuts the exact search short (the caller then discards the run).
+    pub cancel: Cancel,
 }
 
 /// The setup of one seed (`None`: the spec's `[planners].seed`).
@@ -59,6 +62,7 @@ pub fn setup(
         slo_base_s,
         mean_prompt,
         seed,
+        cancel: Cancel::never(),
     }
 }
 

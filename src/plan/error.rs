@@ -26,6 +26,9 @@ pub enum PlanningError {
         planner: String,
         error: Box<PlanningError>,
     },
+    /// A stop was requested ([`super::cancel::Cancel`]) before the run finished.
+    #[error("interrupted")]
+    Interrupted,
     /// The independent verifier rejected a plan.
     #[error("the verifier rejected the plan of `{planner}` at {at}: {reason}")]
     Verification {
@@ -39,7 +42,9 @@ impl PlanningError {
     /// Attributes an error to the planner that raised it.
     pub fn in_planner(self, planner: &str) -> PlanningError {
         match self {
-            e @ (PlanningError::Planner { .. } | PlanningError::Verification { .. }) => e,
+            e @ (PlanningError::Planner { .. }
+            | PlanningError::Verification { .. }
+            | PlanningError::Interrupted) => e,
             error => PlanningError::Planner {
                 planner: planner.to_string(),
                 error: Box::new(error),

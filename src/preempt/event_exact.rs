@@ -39,6 +39,7 @@
 use super::flextopo_sourcing::fewest;
 use super::ilp::{self, COST_EPS, EventOptimum, ServerMilp};
 use super::problem::{ChainKey, Decision, Problem, start_key};
+use crate::plan::cancel::NODES_BETWEEN_CHECKS;
 use crate::plan::error::PlanningError;
 use crate::plan::preemption::Preemptor;
 use crate::solver::Deadline;
@@ -379,6 +380,8 @@ impl Search<'_, '_> {
         }
         self.admitted[type_id] = admitted;
         self.stats.nodes += nodes;
+        // A search cut short by a stop request is no fallback case: the run ends here.
+        self.problem.cancel.check()?;
         if !within_budget {
             // Too many victim sets to enumerate here: the MILP decides this server, and what
             // the search found so far stays in the running.
@@ -547,7 +550,10 @@ impl<'d> Dfs<'d> {
         facts: Facts,
     ) -> bool {
         self.nodes += 1;
-        if self.nodes > search.budget {
+        if self.nodes > search.budget
+            || (self.nodes.is_multiple_of(NODES_BETWEEN_CHECKS)
+                && search.problem.cancel.requested())
+        {
             return false;
         }
         let (rem_g, rem_c) = (

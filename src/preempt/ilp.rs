@@ -31,10 +31,12 @@ pub struct EventOptimum {
 /// The budget and backend of the MILPs of one event: `ilp_time_limit_s` from now, on
 /// `[planners] solver` with `ilp_mip_gap`.
 pub fn deadline(problem: &Problem<'_>) -> Deadline {
-    Deadline::after(problem.spec.planners.ilp_time_limit_s).solving_with(solver::SolverSettings {
-        backend: problem.spec.planners.solver,
-        mip_gap: problem.spec.planners.ilp_mip_gap,
-    })
+    Deadline::after(problem.spec.planners.ilp_time_limit_s)
+        .solving_with(solver::SolverSettings {
+            backend: problem.spec.planners.solver,
+            mip_gap: problem.spec.planners.ilp_mip_gap,
+        })
+        .stopped_by(problem.cancel.flag())
 }
 
 /// What one server's MILP found.

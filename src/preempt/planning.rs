@@ -112,6 +112,7 @@ fn plan_with_worst(
     let mut shared = SharedOptima::default();
     let measured = per_event.wanted().then_some(worst.is_some());
     for planner in sequential {
+        problem.cancel.check()?;
         let run = run_sequential(problem, planner, initial, preemptors, measured, &shared)?;
         shared.record(
             run.applied.iter().map(|a| a.ids.clone()).collect(),

@@ -3,6 +3,7 @@
 
 use std::cmp::Ordering;
 
+use crate::plan::cancel::Cancel;
 use crate::plan::preemption::Preemptor;
 use crate::spec::preemption::{Admission, PreemptionSpec, TopologyQos};
 use crate::topology::state::{ClusterState, Pod};
@@ -24,6 +25,8 @@ pub struct Problem<'a> {
     /// Clusters of at least this many servers spread the per-server work of a decision over
     /// rayon's threads ([`PARALLEL_MIN_SERVERS`]; tests move it to compare both paths).
     pub parallel_min_servers: usize,
+    /// Read between events and inside the exact searches: a stop request ends a run early.
+    pub cancel: Cancel,
 }
 
 impl<'a> Problem<'a> {
@@ -33,6 +36,7 @@ impl<'a> Problem<'a> {
             spec,
             cost: CostModel::new(spec),
             parallel_min_servers: PARALLEL_MIN_SERVERS,
+            cancel: Cancel::never(),
         }
     }
 

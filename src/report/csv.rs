@@ -176,15 +176,30 @@ pub fn diff(report: &crate::sim::diff::DiffReport) -> String {
     sheet.text()
 }
 
-/// A sweep shard: a metadata comment line (what `merge` checks), a header with one column per
+/// A sweep shard: a metadata comment line (what `merge` checks: scenarios, shard, keys, rows
+/// per scenario, the fingerprint and the inputs behind it), a header with one column per
 /// swept key, one row per value.
 pub fn sweep(out: &SweepOutput) -> String {
+    let rows: Vec<String> = out
+        .rows_per_scenario()
+        .iter()
+        .map(|(s, n)| format!("{s}:{n}"))
+        .collect();
+    // The inputs go last: their JSON is the one field that may hold spaces.
+    let provenance = out.inputs.as_ref().map_or_else(String::new, |inputs| {
+        format!(
+            " fingerprint={} inputs={}",
+            inputs.fingerprint(),
+            serde_json::to_string(inputs).unwrap_or_default()
+        )
+    });
     let meta = format!(
-        "{CSV_MAGIC} scenarios={} shard={}/{} keys={}\n",
+        "{CSV_MAGIC} scenarios={} shard={}/{} keys={} rows={}{provenance}\n",
         out.scenario_count,
         out.shard.0,
         out.shard.1,
-        out.keys.join(";")
+        out.keys.join(";"),
+        rows.join(";")
     );
     let mut header: Vec<&str> = vec!["scenario"];
     header.extend(out.keys.iter().map(String::as_str));

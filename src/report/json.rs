@@ -128,7 +128,17 @@ pub fn topology(cluster: &Cluster, state: Option<&ClusterState>) -> String {
 /// JSON Lines: a metadata object, then one object per row.
 pub fn sweep_lines(out: &SweepOutput) -> String {
     let mut s = String::new();
-    let meta = json!({ "coplan_sweep": { "scenarios": out.scenario_count, "shard": [out.shard.0, out.shard.1], "keys": out.keys } });
+    let mut header = json!({
+        "scenarios": out.scenario_count,
+        "shard": [out.shard.0, out.shard.1],
+        "keys": out.keys,
+        "rows": out.rows_per_scenario().into_iter().collect::<Vec<_>>(),
+    });
+    if let Some(inputs) = &out.inputs {
+        header["fingerprint"] = json!(inputs.fingerprint());
+        header["inputs"] = json!(inputs);
+    }
+    let meta = json!({ "coplan_sweep": header });
     let _ = writeln!(s, "{}", sorted_keys(meta));
     for r in &out.rows {
         let mut obj = serde_json::Map::new();

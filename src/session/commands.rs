@@ -7,7 +7,7 @@ use super::error::SessionError;
 use super::explain_colocation;
 use super::load::{
     Pair, Workload, check_solver_built, event_solver_not_colocation, line_error, load_cluster,
-    load_spec, load_trace, planning_error, read_source, read_spec_source,
+    load_spec, load_trace, located_error, planning_error, read_source, read_spec_source,
 };
 use crate::colocate::capacity::capacity_report;
 use crate::colocate::latency::{self, Fit, Sample};
@@ -16,6 +16,7 @@ use crate::colocate::registry as colocation_registry;
 use crate::colocate::setup::{cluster_findings, setup};
 use crate::colocate::vidur;
 pub use crate::colocate::vidur::VidurOptions;
+use crate::plan::cancel::Cancel;
 use crate::plan::colocation::{ColocationPlan, ColocationRun};
 use crate::plan::estimate::{self, WorkEstimate};
 use crate::plan::explain::EventExplanation;
@@ -29,11 +30,14 @@ use crate::sim::capacity::{
     parse_target, pool_capacity,
 };
 use crate::sim::colocation::{self as colocation_sim, ColocationSimulation};
+use crate::sim::fingerprint::{self, SweepInputs, SweptKey};
 use crate::sim::merge;
 use crate::sim::preemption::{self as preemption_sim, PreemptionSimulation, SimOptions};
 use crate::sim::sweep::{self, SetArg, SweepError, SweepOutput, Traces};
 use crate::spec::preemption::EventSolver;
-use crate::spec::{self, ColocationSpec, Expect, InvalidSpec, LoadedSpec, Spec, SpecKind};
+use crate::spec::{
+    self, ColocationSpec, Expect, InvalidSpec, LoadedSpec, SourceFile, Spec, SpecKind,
+};
 use crate::topology::Cluster;
 use crate::topology::state::{ClusterState, running_state};
 
@@ -292,7 +296,7 @@ pub fn simulate(
             trace.as_deref(),
             &colocation_seeds(options),
             options.planners.as_deref(),
-            progress,
+            (progress, options.cancel),
         )
         .map(SimulationResult::Colocation)
         .map_err(|e| pair.planning_error(e)),
@@ -313,6 +317,8 @@ pub struct CapacityArgs {
     pub seeds: Option<u64>,
     pub cycles: Option<u64>,
     pub hold: Hold,
+    /// A stop request ends a preemption search between probes, seeds and cycles.
+    pub cancel: Cancel,
 }
 
 /// Preemption: the fewest servers of one pool at which a target holds, per planner.
@@ -362,6 +368,7 @@ pub fn capacity(
                     cycles: args.cycles,
                     planners: args.planners.clone(),
                     solver: None,
+                    cancel: args.cancel,
                 },
             };
             pool_capacity(&cluster_spec, spec, &search, progress).map_err(|e| match e {
@@ -429,6 +436,8 @@ pub struct PreparedSweep {
     options: SimOptions,
     shard: (usize, usize),
     traces: Traces,
+    /// What the sweep runs on, recorded in its output for `merge`.
+    inputs: SweepInputs,
     /// Units of progress this shard reports.
     pub units: u64,
 }
@@ -446,6 +455,7 @@ impl PreparedSweep {
         if self.kind == SpecKind::Colocation {
             return Err(event_solver_not_colocation());
         }
+        self.inputs.event_solver = Some(e.name().into());
         if let toml::Value::Table(t) = &mut self.workload {
             let planners = t
                 .entry("planners")
@@ -461,6 +471,11 @@ impl PreparedSweep {
 fn sweep_input(e: SweepError) -> SessionError {
     match e {
         SweepError::Plan(f) => SessionError::Internal(f.to_string()),
+        SweepError::Interrupted {
+            finished,
+            total,
+            shard,
+        } => sweep_interrupted(&finished, total, shard),
         other => SessionError::input(
             other.to_string(),
             Some("see `coplan sweep --help` for keys and shards".into()),
@@ -521,7 +536,7 @@ pub fn prepare_sweep(
         .filter(|s| s.index % shard.1 == shard.0)
         .count() as u64;
     let mut traces = Traces::new();
-    let units = match &workload.spec {
+    let (seeds, cycles, planners) = match &workload.spec {
         Spec::Colocation(c) => {
             if let Some(names) = &options.planners {
                 colocation_registry::resolve(names)
@@ -531,15 +546,37 @@ pub fn prepare_sweep(
                 let requests = load_trace(&workload, &path)?;
                 traces.insert(path, requests);
             }
-            colocation_seeds(&options).len() as u64
+            let planners = options
+                .planners
+                .clone()
+                .unwrap_or_else(|| c.planners.run.clone());
+            (colocation_seeds(&options), None, planners)
         }
         Spec::Preemption(p) => {
             let (seeds, cycles, planners) = preemption_sim::resolve(p, &options);
             preemption_registry::resolve(&planners)
                 .map_err(|e| planning_error(&workload, kind, e))?;
-            seeds.len() as u64 * cycles
+            (seeds, Some(cycles), planners)
         }
-        Spec::Cluster(_) => 0,
+        Spec::Cluster(_) => (Vec::new(), None, Vec::new()),
+    };
+    let units = seeds.len() as u64 * cycles.unwrap_or(1);
+    let inputs = SweepInputs {
+        version: fingerprint::VERSION.into(),
+        cluster: fingerprint::content_hash(&cluster_file.source.text),
+        workload: fingerprint::content_hash(&workload.source.text),
+        sets: sets
+            .iter()
+            .map(|s| SweptKey {
+                key: s.key.clone(),
+                values: s.values.clone(),
+            })
+            .collect(),
+        seeds: fingerprint::seeds_text(&seeds),
+        cycles,
+        planners,
+        solver: solver.map(|b| b.name().to_string()),
+        event_solver: None,
     };
     Ok(PreparedSweep {
         cluster: toml_value(&cluster_file)?,
@@ -562,8 +599,33 @@ pub fn prepare_sweep(
         options,
         shard,
         traces,
+        inputs,
         units: mine * units,
     })
+}
+
+/// What an interrupted sweep had done, and how to finish it.
+fn sweep_interrupted(finished: &[usize], total: usize, shard: (usize, usize)) -> SessionError {
+    let of_shard = if shard.1 > 1 {
+        let mine = (shard.0..total).step_by(shard.1).count();
+        format!(" ({mine} in shard {}/{})", shard.0, shard.1)
+    } else {
+        String::new()
+    };
+    let done = match finished {
+        [] => format!("no scenario of {total}{of_shard} had finished"),
+        [one] => format!("scenario {one} of {total}{of_shard} finished"),
+        many => format!(
+            "scenarios {} of {total}{of_shard} finished",
+            many.iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    SessionError::Interrupted(format!(
+        "interrupted: {done}; nothing was written (a shard is written whole or not at all): re-run the same command to finish, or split the scenarios over machines with --shard I/N"
+    ))
 }
 
 /// The traces a co-location sweep reads: the workload's own and any `inference.trace` value.
@@ -590,26 +652,54 @@ pub fn run_sweep(
         &prepared.traces,
         progress,
     )
+    .map(|output| SweepOutput {
+        inputs: Some(prepared.inputs.clone()),
+        ..output
+    })
     .map_err(|e| match e {
         SweepError::Plan(f) => planning_error(&prepared.source, prepared.kind, f),
         other => sweep_input(other),
     })
 }
 
-/// Reads sweep shard outputs and joins them.
+/// Reads sweep shard outputs and joins them. A refusal points at the line of the file it is
+/// about (the header, or the row).
 pub fn merge_files(files: &[PathBuf]) -> Result<SweepOutput, SessionError> {
+    let mut sources = Vec::new();
     let mut inputs = Vec::new();
+    let located = |sources: &[SourceFile], e: merge::MergeError, help: &str| match sources
+        .iter()
+        .find(|s| s.name == e.file)
+    {
+        Some(source) if e.line > 0 => located_error(
+            source,
+            (e.line, None),
+            &e.message,
+            ("merge::shard", "this line"),
+            help,
+        ),
+        _ => SessionError::input(e.to_string(), Some(help.into())),
+    };
     for path in files {
         let source = read_source(path)?;
-        let parsed = merge::parse(&source.name, &source.text).map_err(|e| {
-            SessionError::input(
-                e.to_string(),
-                Some("merge takes the CSV or JSON Lines files of `coplan sweep`".into()),
+        let parsed = merge::parse(&source.name, &source.text);
+        sources.push(source.clone());
+        let parsed = parsed.map_err(|e| {
+            located(
+                &sources,
+                e,
+                "merge takes the CSV or JSON Lines files of `coplan sweep`",
             )
         })?;
         inputs.push((source.name, parsed));
     }
-    merge::merge(&inputs).map_err(|e| SessionError::input(e.to_string(), None))
+    merge::merge(&inputs).map_err(|e| {
+        located(
+            &sources,
+            e,
+            "merge joins the shards of one `coplan sweep` run: the same files, `--set` values, seeds, cycles, planners and coplan version, each shard once",
+        )
+    })
 }
 
 /// One planner's run of a co-location workload, for its timeline.

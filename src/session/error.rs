@@ -3,7 +3,7 @@
 use crate::spec::InvalidSpec;
 
 /// A session failure. The binary maps it to an exit code: `Invalid` and `Input` are the
-/// user's input (2), `Internal` is a bug (1).
+/// user's input (2), `Internal` is a bug (1), `Interrupted` a stop request (130).
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum SessionError {
     /// Spec or data files with located issues (file, line, column).
@@ -15,6 +15,10 @@ pub enum SessionError {
         message: String,
         help: Option<String>,
     },
+    /// A stop was requested (Ctrl-C) and the run ended early, writing nothing; the message
+    /// says what had finished, where that is worth knowing.
+    #[error("{0}")]
+    Interrupted(String),
     /// A failure of the library itself.
     #[error("internal error: {0}")]
     Internal(String),

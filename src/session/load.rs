@@ -156,8 +156,16 @@ pub fn planning_error(source: &LoadedSpec, kind: SpecKind, e: PlanningError) -> 
             )),
         ),
         PlanningError::OutOfRange(message) => SessionError::input(message, None),
+        PlanningError::Interrupted => interrupted(),
         other => SessionError::Internal(other.to_string()),
     }
+}
+
+/// A run stopped on request, before it wrote anything.
+pub fn interrupted() -> SessionError {
+    SessionError::Interrupted(
+        "interrupted: stopped before the run finished; nothing was written".into(),
+    )
 }
 
 /// `--event-solver` given for a co-location workload.

@@ -10,8 +10,9 @@ use serde::Serialize;
 
 use super::stats::{Summary, summarize};
 use crate::colocate::capacity::resolve_load;
-use crate::colocate::planning::plan;
+use crate::colocate::planning::plan_until;
 use crate::colocate::trace::TraceRequest;
+use crate::plan::cancel::Cancel;
 use crate::plan::colocation::ColocationPlannerReport;
 use crate::plan::error::PlanningError;
 use crate::spec::ColocationSpec;
@@ -79,14 +80,14 @@ pub fn simulate(
     trace: Option<&[TraceRequest]>,
     seeds: &[u64],
     planners: Option<&[String]>,
-    progress: &(dyn Fn() + Sync),
+    (progress, cancel): (&(dyn Fn() + Sync), Cancel),
 ) -> Result<ColocationSimulation, PlanningError> {
     // One capacity search for every seed: `load` resolves to the same rate for all of them.
     let spec = &*resolve_load(cluster, spec, trace)?;
     let per_seed: Vec<Result<SeedValues, PlanningError>> = seeds
         .par_iter()
         .map(|&seed| {
-            let r = plan(cluster, spec, trace, planners, Some(seed))?;
+            let r = plan_until(cluster, spec, trace, planners, Some(seed), cancel)?;
             progress();
             Ok((
                 seed,

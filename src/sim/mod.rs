@@ -4,6 +4,7 @@
 pub mod capacity;
 pub mod colocation;
 pub mod diff;
+pub mod fingerprint;
 pub mod merge;
 pub mod preemption;
 pub mod stats;

@@ -10,6 +10,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::stats::{Summary, summarize};
+use crate::plan::cancel::Cancel;
 use crate::plan::error::PlanningError;
 use crate::plan::preemption::PreemptionPlannerReport;
 use crate::preempt::planning::plan_from_state;
@@ -30,6 +31,9 @@ pub struct SimOptions {
     pub planners: Option<Vec<String>>,
     /// `--solver` of a sweep: every scenario's `[planners] solver`.
     pub solver: Option<crate::spec::SolverBackend>,
+    /// A stop request ends the run with `PlanningError::Interrupted` (checked per seed, per
+    /// cycle, per planner and inside the exact searches).
+    pub cancel: Cancel,
 }
 
 /// The metric values of one seed: per planner, metric → mean over the seed's cycles.
@@ -152,7 +156,18 @@ pub fn simulate(
     registry::resolve(&planners)?;
     let per_seed: Vec<Result<SeedResult, PlanningError>> = seeds
         .par_iter()
-        .map(|&seed| run_seed(cluster, spec, seed, cycles, &planners, progress))
+        .map(|&seed| {
+            // Seeds not started yet when a stop comes do not start.
+            options.cancel.check()?;
+            run_seed(
+                cluster,
+                spec,
+                seed,
+                (cycles, options.cancel),
+                &planners,
+                progress,
+            )
+        })
         .collect();
     let per_seed: Vec<SeedResult> = per_seed.into_iter().collect::<Result<_, _>>()?;
     let summaries = planners
@@ -200,7 +215,7 @@ pub fn run_seed(
     cluster: &Cluster,
     spec: &PreemptionSpec,
     seed: u64,
-    cycles: u64,
+    (cycles, cancel): (u64, Cancel),
     planners: &[String],
     progress: &(dyn Fn() + Sync),
 ) -> Result<SeedResult, PlanningError> {
@@ -211,7 +226,7 @@ pub fn run_seed(
         spec,
         state,
         (seed, FillGoal::Utilization),
-        cycles,
+        (cycles, cancel),
         planners,
         progress,
     )
@@ -224,20 +239,26 @@ pub fn run_cycles(
     spec: &PreemptionSpec,
     mut state: ClusterState,
     (seed, goal): (u64, FillGoal),
-    cycles: u64,
+    (cycles, cancel): (u64, Cancel),
     planners: &[String],
     progress: &(dyn Fn() + Sync),
 ) -> Result<SeedResult, PlanningError> {
-    let problem = Problem::new(cluster, spec);
+    let problem = Problem {
+        cancel,
+        ..Problem::new(cluster, spec)
+    };
     // The churn between cycles draws from its own stream, derived from the seed.
     let mut rng = SeededRng::new(seed ^ 0x5eed_c7c1_e000_0000);
     // Per planner: metric → (sum over cycles, cycles with a value), and the totals.
     let mut sums: Vec<(MetricSums, Totals)> =
         vec![(BTreeMap::new(), Totals::default()); planners.len()];
     for cycle in 0..cycles {
+        cancel.check()?;
         let mut start = state.clone();
         let preemptors = scenario::preemptors(spec, &mut start);
         let reports = plan_from_state(&problem, &start, &preemptors, planners)?;
+        // A solve cut short by the stop request must not count as a result.
+        cancel.check()?;
         for (report, (metrics, totals)) in reports.iter().zip(sums.iter_mut()) {
             totals.add_report(report);
             for (k, v) in numeric_metrics(report) {

@@ -8,6 +8,7 @@ use serde::Serialize;
 use toml::Value;
 
 use super::colocation::{self, SeedValues};
+use super::fingerprint::SweepInputs;
 use super::preemption::{self, SimOptions, TIMING_METRICS};
 use crate::colocate::setup::cluster_findings;
 use crate::colocate::trace::TraceRequest;
@@ -48,6 +49,13 @@ pub enum SweepError {
     RepeatedKey(String),
     #[error(transparent)]
     Plan(#[from] PlanningError),
+    /// A stop was requested: the scenarios of `finished` (of `total`, in `shard`) had run.
+    #[error("interrupted")]
+    Interrupted {
+        finished: Vec<usize>,
+        total: usize,
+        shard: (usize, usize),
+    },
     /// A scenario reads a trace that was not loaded for it.
     #[error("trace `{0}` was not loaded")]
     TraceNotLoaded(String),
@@ -312,6 +320,21 @@ pub struct SweepOutput {
     pub scenario_count: usize,
     pub shard: (usize, usize),
     pub rows: Vec<Row>,
+    /// What the sweep ran on; `None` only for outputs built in memory without it (a shard
+    /// file without it is refused by `merge`).
+    pub inputs: Option<SweepInputs>,
+}
+
+impl SweepOutput {
+    /// Rows per scenario, in scenario order: written in a shard's header, so that `merge`
+    /// notices a row that went missing.
+    pub fn rows_per_scenario(&self) -> BTreeMap<usize, usize> {
+        let mut counts = BTreeMap::new();
+        for r in &self.rows {
+            *counts.entry(r.scenario).or_insert(0) += 1;
+        }
+        counts
+    }
 }
 
 /// The requests of every trace a sweep's co-location scenarios read, by the path written in
@@ -335,25 +358,37 @@ pub fn sweep(
         .map(|s| apply(cluster, workload, s).map(|(c, w)| (s.clone(), c, w)))
         .collect::<Result<_, _>>()?;
     let mut rows = Vec::new();
+    let mut finished = Vec::new();
+    let interrupted = |finished: &[usize]| SweepError::Interrupted {
+        finished: finished.to_vec(),
+        total: all.len(),
+        shard,
+    };
     for (scenario, c, w) in specs
         .into_iter()
         .filter(|(s, _, _)| s.index % shard.1 == shard.0)
     {
+        if options.cancel.requested() {
+            return Err(interrupted(&finished));
+        }
         let cluster = Cluster::from_spec(&c);
+        let stopped = |e: PlanningError| match e {
+            PlanningError::Interrupted => interrupted(&finished),
+            other => SweepError::Plan(other),
+        };
         // (seed, planner, metric → value) of every seed of the scenario.
         let per_seed: Vec<SeedValues> = match &w {
-            ScenarioWorkload::Preemption(w) => {
-                preemption::simulate(&cluster, w, options, progress)?
-                    .per_seed
-                    .into_iter()
-                    .map(|sr| {
-                        (
-                            sr.seed,
-                            sr.per_planner.into_iter().map(|(n, m, _)| (n, m)).collect(),
-                        )
-                    })
-                    .collect()
-            }
+            ScenarioWorkload::Preemption(w) => preemption::simulate(&cluster, w, options, progress)
+                .map_err(stopped)?
+                .per_seed
+                .into_iter()
+                .map(|sr| {
+                    (
+                        sr.seed,
+                        sr.per_planner.into_iter().map(|(n, m, _)| (n, m)).collect(),
+                    )
+                })
+                .collect(),
             ScenarioWorkload::Colocation(w) => {
                 let seeds = options.seeds.clone().unwrap_or_else(|| (1..=10).collect());
                 let trace = match &w.inference.trace {
@@ -371,8 +406,9 @@ pub fn sweep(
                     trace,
                     &seeds,
                     options.planners.as_deref(),
-                    progress,
-                )?
+                    (progress, options.cancel),
+                )
+                .map_err(stopped)?
                 .per_seed
             }
         };
@@ -393,12 +429,14 @@ pub fn sweep(
                 }
             }
         }
+        finished.push(scenario.index);
     }
     Ok(SweepOutput {
         keys: sets.iter().map(|s| s.key.clone()).collect(),
         scenario_count: all.len(),
         shard,
         rows,
+        inputs: None,
     })
 }
 

@@ -1,6 +1,7 @@
 //! A thin wrapper over good_lp: one place that picks the backend, applies the time limit and
 //! turns the solver's outcome into a status, values and a best bound.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use good_lp::{
@@ -18,6 +19,8 @@ pub struct Deadline {
     started: Instant,
     limit_s: f64,
     settings: SolverSettings,
+    /// A flag that, once raised, spends the budget at once (the run was asked to stop).
+    stop: Option<&'static AtomicBool>,
 }
 
 impl Deadline {
@@ -27,7 +30,15 @@ impl Deadline {
             started: Instant::now(),
             limit_s,
             settings: SolverSettings::default(),
+            stop: None,
         }
+    }
+
+    /// The same budget, spent the moment `stop` is raised: searches that check the deadline
+    /// stop at their next check, and a solve started afterwards gets no time. A solve already
+    /// running is not interrupted (the solvers offer no way to), so its own limit still holds.
+    pub fn stopped_by(self, stop: Option<&'static AtomicBool>) -> Self {
+        Deadline { stop, ..self }
     }
 
     /// The same budget, solved with `settings`.
@@ -41,6 +52,9 @@ impl Deadline {
 
     /// Seconds left; negative once the budget is spent.
     pub fn remaining_s(&self) -> f64 {
+        if self.stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
+            return -1.0;
+        }
         self.limit_s - self.started.elapsed().as_secs_f64()
     }
 

@@ -365,7 +365,7 @@ pub fn solve(setup: &Setup) -> SearchOutcome {
     let floors = memory_task_floors(setup);
     let tau = (setup.spec.inference.slo_factor * setup.slo_base_s).max(1e-12);
     // The time limit counts from here, the engine's set-up included.
-    let deadline = Deadline::after(planners.ilp_time_limit_s);
+    let deadline = Deadline::after(planners.ilp_time_limit_s).stopped_by(setup.cancel.flag());
     let mut engine = DiscreteEventEngine::new(&setup.config, &setup.tasks);
     let first = engine.advance(&mut NoSync);
     if setup.tasks.len() <= planners.ilp_exact_max_tasks.max(0) as usize {

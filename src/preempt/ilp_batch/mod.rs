@@ -70,11 +70,12 @@ impl PreemptionPlanner for IlpBatch {
         warm_start: Option<&[AppliedDecision]>,
     ) -> Result<BatchDecision, PlanningError> {
         let classes = classes(preemptors);
-        let deadline =
-            Deadline::after(problem.spec.planners.ilp_time_limit_s).solving_with(SolverSettings {
+        let deadline = Deadline::after(problem.spec.planners.ilp_time_limit_s)
+            .solving_with(SolverSettings {
                 backend: problem.spec.planners.solver,
                 mip_gap: problem.spec.planners.ilp_mip_gap,
-            });
+            })
+            .stopped_by(problem.cancel.flag());
         let solution = match decomposition_size(problem, preemptors, &classes) {
             Some(_) => solve_decomposed(problem, initial, preemptors, &classes, &deadline)?,
             None => solve_monolithic(

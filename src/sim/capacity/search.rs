@@ -90,6 +90,7 @@ pub fn pool_capacity(
         planners: planners.clone(),
         held_pods: held_pods.clone(),
         progress,
+        cancel: options.simulation.cancel,
         cache: BTreeMap::new(),
     };
     // Today's size first: the answer is read against it.

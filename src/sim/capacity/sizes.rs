@@ -11,6 +11,7 @@ use super::error::CapacityError;
 use super::pool::resize;
 use super::report::{CapacityProbe, Hold, ProbeStatus};
 use super::target::Target;
+use crate::plan::cancel::Cancel;
 use crate::plan::error::PlanningError;
 use crate::preempt::scenario::{FillGoal, fill_pod_count, initial_state_with};
 use crate::sim::preemption::run_cycles;
@@ -61,6 +62,8 @@ pub(super) struct Search<'a> {
     pub(super) planners: Vec<String>,
     pub(super) held_pods: Vec<usize>,
     pub(super) progress: &'a (dyn Fn(Progress) + Sync),
+    /// Checked per probe, seed and cycle.
+    pub(super) cancel: Cancel,
     /// Every size simulated so far: each size runs once for all planners.
     pub(super) cache: BTreeMap<u32, SizeResult>,
 }
@@ -69,6 +72,7 @@ impl Search<'_> {
     /// Simulates a size unless it already was.
     pub(super) fn evaluate(&mut self, size: u32) -> Result<(), CapacityError> {
         if !self.cache.contains_key(&size) {
+            self.cancel.check()?;
             let result = self.simulate(size)?;
             self.cache.insert(size, result);
         }
@@ -88,6 +92,7 @@ impl Search<'_> {
             .par_iter()
             .zip(&self.held_pods)
             .map(|(&seed, &held)| {
+                self.cancel.check()?;
                 let goal = match self.hold {
                     Hold::Pods => FillGoal::Pods(held),
                     Hold::Utilization => FillGoal::Utilization,
@@ -105,7 +110,7 @@ impl Search<'_> {
                     self.workload,
                     start,
                     (seed, goal),
-                    self.cycles,
+                    (self.cycles, self.cancel),
                     &self.planners,
                     &tick,
                 )?;
