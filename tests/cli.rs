@@ -4,6 +4,8 @@
 //! A fixture may name its command in a first-lines comment `# coplan: <args>`, where `{file}`
 //! stands for the fixture's path; the default is `validate {file}`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic: that is its failure
+
 mod common;
 
 use std::path::{Path, PathBuf};

@@ -47,6 +47,12 @@ pub enum SweepError {
     /// The same key in two `--set`s: one scenario would have two values for it.
     #[error("`--set {0}=…` is given twice")]
     RepeatedKey(String),
+    /// The product of the `--set` values is above `MAX_SCENARIOS`.
+    #[error(
+        "the --set values make {0} scenarios, above the limit of {max} (docs/spec.md, \"Limits\")",
+        max = crate::spec::limits::MAX_SCENARIOS
+    )]
+    TooManyScenarios(u64),
     #[error(transparent)]
     Plan(#[from] PlanningError),
     /// A stop was requested: the scenarios of `finished` (of `total`, in `shard`) had run.

@@ -68,3 +68,6 @@ pub const MAX_SPEC_BYTES: u64 = 16 << 20;
 
 /// Bytes of one data file (a trace, an export, a profile, a shard output).
 pub const MAX_DATA_BYTES: u64 = 512 << 20;
+
+/// Scenarios of one `coplan sweep`: the product of its `--set` value counts.
+pub const MAX_SCENARIOS: u64 = 100_000;

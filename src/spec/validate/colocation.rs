@@ -377,7 +377,7 @@ pub fn colocation_with_trace(
 /// The training tasks a workload makes for `inference` requests, within `MAX_TRAINING_TASKS`.
 fn training_tasks(out: &mut Findings, spec: &ColocationSpec, inference: i64) {
     let rate = spec.training.rate;
-    if !(rate >= 0.0 && rate < 1.0) {
+    if !(0.0..1.0).contains(&rate) {
         return; // the rate has its own finding
     }
     let training = crate::spec::colocation::training_count(inference.max(0) as usize, rate);
