@@ -22,9 +22,15 @@ pub enum PlannerRun {
         bound: Option<f64>,
     },
     /// The planner did not run on this instance, and why.
-    Skipped { reason: String },
+    Skipped {
+        /// Why it was skipped (e.g. the instance is too large for the exact model).
+        reason: String,
+    },
     /// The solver stopped before it had any solution.
-    NoSolution { reason: String },
+    NoSolution {
+        /// The solver's status or error.
+        reason: String,
+    },
 }
 
 /// A co-location planner.

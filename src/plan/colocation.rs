@@ -30,7 +30,12 @@ pub enum TaskKind {
         output_tokens: u32,
     },
     /// Forward through all stages, then backward from the last stage to the first.
-    Training { tokens: u32, batch: u32 },
+    Training {
+        /// Tokens per sequence.
+        tokens: u32,
+        /// Sequences per batch (C in Δ = η · C · ℓ²).
+        batch: u32,
+    },
 }
 
 /// One task of the task set.

@@ -43,9 +43,17 @@ pub enum OfferTerms {
     /// the deferral rule (Eq. 4).
     Lemix(LemixOffer),
     /// `mix-luf`: the lowest mean GPU memory utilisation wins (ties: the lowest index).
-    LeastUtilized { nodes: Vec<NodeUtilization> },
+    LeastUtilized {
+        /// Every node's mean memory utilisation, in node order.
+        nodes: Vec<NodeUtilization>,
+    },
     /// `mix-rr`: the task's position in the round robin over every node.
-    RoundRobin { position: u64, nodes: usize },
+    RoundRobin {
+        /// The task's position in the round robin, from 0 (its node is `position mod nodes`).
+        position: u64,
+        /// Nodes in the round robin.
+        nodes: usize,
+    },
     /// `separate`: round robin within the task's role (training or serving nodes).
     RoleSplit {
         /// Whether the task is a training task or an inference request, which picks its node set.

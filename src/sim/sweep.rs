@@ -38,7 +38,12 @@ pub enum SweepError {
     Syntax(String),
     /// A `--set` key that names nothing the spec can hold.
     #[error("invalid sweep key `{key}`: {reason}")]
-    Key { key: String, reason: String },
+    Key {
+        /// The key as given.
+        key: String,
+        /// Why the spec has no such key.
+        reason: String,
+    },
     /// A `--set` value the key cannot take.
     #[error("invalid value `{value}` for `{key}`: {reason}")]
     Value {

@@ -11,10 +11,20 @@ pub enum CapacityError {
     TargetSyntax(String),
     /// A `--target` metric that is not one of the workload kind's metrics.
     #[error("`--target`: unknown metric `{metric}`; expected one of {valid}")]
-    UnknownMetric { metric: String, valid: String },
+    UnknownMetric {
+        /// The metric named.
+        metric: String,
+        /// The metrics a target may name, comma-separated.
+        valid: String,
+    },
     /// A `--pool` argument that names no single pool of the cluster.
     #[error("`--pool {arg}`: {reason}")]
-    Pool { arg: String, reason: String },
+    Pool {
+        /// The `--pool` argument as given; empty when none was given and the cluster has several.
+        arg: String,
+        /// Why it names no single pool, with the pools listed.
+        reason: String,
+    },
     /// A size range the search cannot use (`--min`/`--max` out of bounds, no seed or cycle to run).
     #[error("{0}")]
     Range(String),

@@ -136,16 +136,29 @@ pub enum DiffError {
     },
     /// JSON that is not a `coplan simulate` output (another `kind`, no `kind`, not an object).
     #[error("`{file}` is not a `coplan simulate --format json` output: {reason}")]
-    NotSimulation { file: String, reason: String },
+    NotSimulation {
+        /// The file as named on the command line.
+        file: String,
+        /// What it is instead.
+        reason: String,
+    },
     /// A simulate output without `per_seed` values, written by an older coplan.
     #[error(
         "`{file}` has no per-seed values (it was written by an older coplan): re-run `coplan simulate … --format json` to compare it"
     )]
-    NoPerSeed { file: String },
+    NoPerSeed {
+        /// The file as named on the command line.
+        file: String,
+    },
     /// A simulate output that lists a seed or a planner twice, or whose `per_seed` values do not
     /// match its seeds.
     #[error("`{file}`: {message}")]
-    Inconsistent { file: String, message: String },
+    Inconsistent {
+        /// The file as named on the command line.
+        file: String,
+        /// What is listed twice or does not match.
+        message: String,
+    },
     /// The two outputs cannot be paired seed by seed.
     #[error(
         "`{a}` (A) and `{b}` (B) cannot be compared seed by seed: {}",
