@@ -15,7 +15,10 @@ use crate::topology::{Cluster, Level, ServerType};
 /// Where and why a plan was rejected.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rejection {
+    /// Where the plan broke a rule: the preemptor's name, or `plan` / `metrics` for whole-plan
+    /// checks.
     pub event: String,
+    /// The rule broken, with the values found.
     pub reason: String,
 }
 

@@ -82,7 +82,9 @@ pub enum Step {
 /// Where weight syncs may run: every `every` completed training tasks, on `serving`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SyncPoints {
+    /// Completed training tasks between two sync points (`separate_sync_every`, ≥ 1 in use).
     pub every: u64,
+    /// SEPARATE's serving (inference) nodes, which a sync updates.
     pub serving: Vec<usize>,
 }
 
@@ -106,9 +108,12 @@ impl SyncPoints {
 /// What the search found: every answer to the engine in order, and how sure it is.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SearchOutcome {
+    /// One answer per question the engine asked, in order; replayed, they rebuild the schedule.
     pub choices: Vec<Step>,
     /// The final objective of the chosen schedule.
     pub objective: f64,
+    /// `optimal` when the whole tree was searched, `time_limit` when stopped with the incumbent,
+    /// `windowed` for the rolling-window search.
     pub status: PlanStatus,
     /// Search nodes (engine states) expanded.
     pub expanded: u64,
