@@ -4,6 +4,7 @@
 pub mod apply;
 pub mod event_exact;
 pub mod exhaustive_classes;
+pub mod fill_index;
 pub mod explain;
 pub mod flextopo;
 pub mod flextopo_sourcing;
