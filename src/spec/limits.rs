@@ -18,3 +18,9 @@ pub const MAX_SEEDS: u64 = 10_000;
 
 /// `--cycles N` of `simulate`, `sweep` and `capacity`.
 pub const MAX_CYCLES: u64 = 1_000_000;
+
+/// Offers per window of the co-location `ilp` search (`[planners] ilp_window`). A window's
+/// tree has up to nodes^K leaves: on `colocation-small` (4 nodes, 2 stages) the whole search
+/// took 1.9 s at K = 2, 9.1 s at 4 and 41 s at 6 on 2 cores (the default time limit is 30 s),
+/// so above 4 a window mostly buys a `time_limit` status.
+pub const MAX_ILP_WINDOW: i64 = 4;
