@@ -228,11 +228,7 @@ impl FillIndex {
             if cores >= request.cores {
                 // The last entry of a free-GPU count holds its most cores; the lowest index
                 // with those is the first entry of that (GPUs, cores) pair.
-                return self
-                    .by_room
-                    .range((gpus, cores, 0)..)
-                    .next()
-                    .map(|e| e.2);
+                return self.by_room.range((gpus, cores, 0)..).next().map(|e| e.2);
             }
             below = Some((gpus, 0, 0));
         }

@@ -184,7 +184,9 @@ impl<'a> Fill<'a> {
 
     fn short_of_goal(&self) -> bool {
         match self.goal {
-            FillGoal::Utilization => self.used_gpu_share() + 1e-9 < self.spec.target_gpu_utilization,
+            FillGoal::Utilization => {
+                self.used_gpu_share() + 1e-9 < self.spec.target_gpu_utilization
+            }
             FillGoal::Pods(n) => self.pods.len() < n,
         }
     }
@@ -563,7 +565,8 @@ mod tests {
                     continue;
                 };
                 let name = state.next_name(wi, &class.name);
-                let pod = Pod::of_class(name, (wi, class), server, (gpus, cores), Some(start_time_s));
+                let pod =
+                    Pod::of_class(name, (wi, class), server, (gpus, cores), Some(start_time_s));
                 if state.add(cluster, pod).is_ok() {
                     running += 1;
                 }
@@ -591,9 +594,9 @@ mod tests {
             let server = match allocator {
                 FillAllocator::Random | FillAllocator::NumaAligned => fits[rng.below(fits.len())],
                 FillAllocator::BestFit => *fits.iter().min_by_key(|&&s| (room(s), s))?,
-                FillAllocator::Spread => *fits.iter().min_by_key(|&&s| {
-                    (std::cmp::Reverse(room(s)), s)
-                })?,
+                FillAllocator::Spread => *fits
+                    .iter()
+                    .min_by_key(|&&s| (std::cmp::Reverse(room(s)), s))?,
             };
             let a = &state.servers()[server.index()];
             let g: Vec<usize> = a.free_gpus().iter().collect();

@@ -177,18 +177,21 @@ struct PodView<'a> {
 impl Serialize for PodsView<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let cluster = self.cluster;
-        serializer.collect_seq(self.state.into_iter().flat_map(|st| st.pods()).map(
-            |(_, p)| PodView {
-                cores: p.cores.to_vec(),
-                gpus: p.gpus.to_vec(),
-                level: cluster.type_of(p.server).level_of(p.gpus, p.cores),
-                name: &p.name,
-                node: &cluster.server(p.server).name,
-                preemptible: p.preemptible,
-                priority: p.priority,
-                start_time_s: p.start_time_s,
-            },
-        ))
+        serializer.collect_seq(
+            self.state
+                .into_iter()
+                .flat_map(|st| st.pods())
+                .map(|(_, p)| PodView {
+                    cores: p.cores.to_vec(),
+                    gpus: p.gpus.to_vec(),
+                    level: cluster.type_of(p.server).level_of(p.gpus, p.cores),
+                    name: &p.name,
+                    node: &cluster.server(p.server).name,
+                    preemptible: p.preemptible,
+                    priority: p.priority,
+                    start_time_s: p.start_time_s,
+                }),
+        )
     }
 }
 

@@ -240,9 +240,8 @@ pub fn verify_plan(
                 return Err(reject(name, format!("an id lies outside {node}")));
             }
             let holder = on_server.get(node).into_iter().flatten().find(|pod| {
-                pods.get(*pod).is_some_and(|r| {
-                    !r.gpus.is_disjoint(&gpus) || !r.cores.is_disjoint(&cores)
-                })
+                pods.get(*pod)
+                    .is_some_and(|r| !r.gpus.is_disjoint(&gpus) || !r.cores.is_disjoint(&cores))
             });
             if let Some(holder) = holder {
                 return Err(reject(
