@@ -356,6 +356,26 @@ fn beyond_the_exact_size_ilp_runs_windows() {
     assert!(ilp.objective.expect("a schedule") >= report.bound.expect("bound") - 1e-9);
 }
 
+/// The windowed search honours the time limit: once it fires, each window keeps its first
+/// dive, the run ends with a verified schedule, and the status says `time_limit` (never
+/// `windowed`, whose schedule does not depend on the machine, nor `optimal`).
+#[test]
+fn a_time_limited_windowed_search_reports_time_limit() {
+    let mut spec = tiny(3, 2, 12, 0.25, 3, 2, 0.5, false, 100);
+    spec.planners.ilp_exact_max_tasks = 4;
+    spec.planners.ilp_window = coplan::spec::limits::MAX_ILP_WINDOW;
+    spec.planners.ilp_time_limit_s = 1e-6;
+    let report = plan(&cluster(), &spec, None, None, Some(5)).expect("runs and verifies");
+    let ilp = report
+        .planners
+        .iter()
+        .find(|p| p.name == "ilp")
+        .expect("ilp listed");
+    assert_eq!(ilp.status, coplan::plan::PlanStatus::TimeLimit);
+    assert!(ilp.bound.is_none(), "a schedule cut short is not a bound");
+    assert!(ilp.objective.expect("a schedule") >= report.bound.expect("bound") - 1e-9);
+}
+
 /// Training shares the nodes' stages with inference under `mix-rr`: with the same inference
 /// arrivals (the task set draws them before the training tasks), more training makes the
 /// requests wait longer for their prefills.

@@ -18,7 +18,8 @@
 //!
 //! Two searches walk it, each with its own state: `exact.rs` (up to `ilp_exact_max_tasks`
 //! tasks, every decision; `optimal`, or `time_limit` with the incumbent) and `windowed.rs`
-//! (above; rolling windows of `ilp_window` offers over nodes only, status `windowed`).
+//! (above; rolling windows of `ilp_window` offers over nodes only, status `windowed`, or
+//! `time_limit` when `ilp_time_limit_s` cut a window short).
 //!
 //! Its role: the optimum of the planners' space, beside the heuristics. When it is proven
 //! (`optimal`), no planner can score below it and every gap is measured against it; otherwise
@@ -376,5 +377,13 @@ pub fn solve(setup: &Setup) -> SearchOutcome {
     if setup.tasks.len() <= planners.ilp_exact_max_tasks.max(0) as usize {
         return exact::search(setup, &floors, tau, engine, first, deadline);
     }
-    windowed::search(setup, &floors, tau, engine, first, planners.window_offers())
+    windowed::search(
+        setup,
+        &floors,
+        tau,
+        engine,
+        first,
+        planners.window_offers(),
+        deadline,
+    )
 }

@@ -344,11 +344,16 @@ pub fn colocation(spec: &ColocationSpec) -> Vec<Finding> {
         "`ilp_exact_max_tasks`",
     );
     let (least, most) = ColocationPlanners::ILP_WINDOW_RANGE;
-    out.in_range(
+    out.at_least(
         p!["planners", "ilp_window"],
-        pl.ilp_window as f64,
-        least as f64,
-        most as f64,
+        pl.ilp_window,
+        least,
+        "`ilp_window`",
+    );
+    out.at_most(
+        p!["planners", "ilp_window"],
+        pl.ilp_window,
+        most,
         "`ilp_window`",
     );
     out.at_least(
