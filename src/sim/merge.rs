@@ -119,9 +119,13 @@ fn parse_csv(file: &str, text: &str) -> Result<SweepOutput, MergeError> {
                 .parse()
                 .map_err(|_| merr(file, n, "seed is not a number"))?,
             metric: cell(k + 3).to_string(),
+            // A sweep writes finite values only (JSON has no other): `inf` or `nan` here
+            // could not be written back.
             value: cell(k + 4)
-                .parse()
-                .map_err(|_| merr(file, n, "value is not a number"))?,
+                .parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite())
+                .ok_or_else(|| merr(file, n, "value is not a finite number"))?,
         });
     }
     if !saw_header {
@@ -263,4 +267,23 @@ pub fn merge(inputs: &[(String, SweepOutput)]) -> Result<SweepOutput, MergeError
         shard: (0, 1),
         rows,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SHARD: &str = "# coplan sweep scenarios=1 shard=0/1 keys=a\n\
+        scenario,a,planner,seed,metric,value\n\
+        0,1,k8s-default,1,hit_rate,VALUE\n";
+
+    #[test]
+    fn non_finite_values_are_refused_where_they_stand() {
+        assert!(parse("s.csv", &SHARD.replace("VALUE", "0.5")).is_ok());
+        for v in ["inf", "-inf", "nan", "NaN", "1e400"] {
+            let e = parse("s.csv", &SHARD.replace("VALUE", v)).unwrap_err();
+            assert_eq!((e.file.as_str(), e.line), ("s.csv", 3), "{v}");
+            assert!(e.message.contains("finite"), "{v}: {}", e.message);
+        }
+    }
 }
