@@ -203,6 +203,9 @@ fn parse_jsonl(file: &str, text: &str) -> Result<SweepOutput, MergeError> {
     })
 }
 
+/// Missing scenarios named in the error; the rest are counted.
+const MISSING_NAMED: usize = 20;
+
 /// Joins shard outputs: all must sweep the same keys over the same number of scenarios; no
 /// scenario may appear in two files; together they must cover every scenario.
 pub fn merge(inputs: &[(String, SweepOutput)]) -> Result<SweepOutput, MergeError> {
@@ -244,17 +247,26 @@ pub fn merge(inputs: &[(String, SweepOutput)]) -> Result<SweepOutput, MergeError
         }
         rows.extend(out.rows.iter().cloned());
     }
-    let missing: Vec<String> = (0..first.scenario_count)
-        .filter(|s| !owner.contains_key(s))
-        .map(|s| s.to_string())
-        .collect();
-    if !missing.is_empty() {
+    // Every owned scenario is in range, so the count is exact; only the first few are named,
+    // and the scan for them stops there: a header may claim billions of scenarios.
+    let missing_count = first.scenario_count - owner.len();
+    if missing_count > 0 {
+        let named: Vec<String> = (0..first.scenario_count)
+            .filter(|s| !owner.contains_key(s))
+            .take(MISSING_NAMED)
+            .map(|s| s.to_string())
+            .collect();
+        let more = if missing_count > named.len() {
+            format!(" and {} more", missing_count - named.len())
+        } else {
+            String::new()
+        };
         return Err(merr(
             "merge",
             0,
             format!(
-                "scenarios missing from the inputs: {} (a shard failed or was not given)",
-                missing.join(", ")
+                "scenarios missing from the inputs: {}{more} (a shard failed or was not given)",
+                named.join(", ")
             ),
         ));
     }
@@ -276,6 +288,22 @@ mod tests {
     const SHARD: &str = "# coplan sweep scenarios=1 shard=0/1 keys=a\n\
         scenario,a,planner,seed,metric,value\n\
         0,1,k8s-default,1,hit_rate,VALUE\n";
+
+    #[test]
+    fn billions_of_missing_scenarios_are_counted_not_listed() {
+        let shard = SHARD
+            .replace("scenarios=1 shard=0/1", "scenarios=4294967296 shard=0/2")
+            .replace("VALUE", "0.5");
+        let parsed = parse("s.csv", &shard).expect("parses");
+        let e = merge(&[("s.csv".into(), parsed)]).unwrap_err();
+        assert!(
+            e.message
+                .starts_with("scenarios missing from the inputs: 1, 2, 3,"),
+            "{}",
+            e.message
+        );
+        assert!(e.message.contains(" and 4294967275 more"), "{}", e.message);
+    }
 
     #[test]
     fn non_finite_values_are_refused_where_they_stand() {
