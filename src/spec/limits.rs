@@ -13,6 +13,10 @@ pub const MAX_TIME_LIMIT_S: f64 = 7.0 * 86_400.0;
 /// below where a solver's arithmetic (or a sum over a plan) loses every other term.
 pub const MAX_OBJECTIVE_WEIGHT: f64 = 1e9;
 
+/// `[fill] churn_rounds`: every round evicts and refills the fill pods of the whole cluster,
+/// and the fill runs before every plan and every simulated seed.
+pub const MAX_CHURN_ROUNDS: i64 = 1_000;
+
 /// `--seeds N` of `simulate`, `sweep` and `capacity`.
 pub const MAX_SEEDS: u64 = 10_000;
 

@@ -1,7 +1,7 @@
 //! Single-file checks of a preemption workload: its own file because its rules (workload
 //! references, id lists, FlexTopo scores) follow the preemption model alone.
 
-use crate::spec::limits::{MAX_CYCLES, MAX_SEEDS, MAX_TIME_LIMIT_S};
+use crate::spec::limits::{MAX_CHURN_ROUNDS, MAX_CYCLES, MAX_SEEDS, MAX_TIME_LIMIT_S};
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::findings::Findings;
@@ -141,6 +141,12 @@ pub fn preemption(spec: &PreemptionSpec) -> Vec<Finding> {
             p!["fill", "churn_rounds"],
             fill.churn_rounds,
             0,
+            "`churn_rounds`",
+        );
+        out.at_most(
+            p!["fill", "churn_rounds"],
+            fill.churn_rounds,
+            MAX_CHURN_ROUNDS,
             "`churn_rounds`",
         );
     }
