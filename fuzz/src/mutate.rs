@@ -147,7 +147,8 @@ fn numbers(out: &[u8]) -> Vec<(usize, usize)> {
 fn replace_number(out: &mut Vec<u8>, rng: &mut Rng) {
     let spans = numbers(out);
     if spans.is_empty() {
-        return insert_bytes(out, rng);
+        insert_bytes(out, rng);
+        return;
     }
     let (start, end) = spans[rng.below(spans.len())];
     let value = BOUNDARY_NUMBERS[rng.below(BOUNDARY_NUMBERS.len())];
