@@ -436,7 +436,7 @@ mod tests {
     /// must leave them to the budgeted reference rather than enumerate them.
     #[test]
     fn the_size_search_stops_at_the_budget() {
-        let cluster = "kind = \"cluster\"\n[[pool]]\nserver_type = \"gpu-2s4n8g\"\ncount = 2\n";
+        let cluster = "kind = \"cluster\"\nname = \"two\"\n[[pool]]\nserver_type = \"gpu-2s4n8g\"\ncount = 2\n";
         let workload = "kind = \"preemption\"\n\
             [[workload]]\nname = \"small\"\npriority = 10\ngpus = 0\ncores = 1\npreemptible = true\n\
             [[workload]]\nname = \"big\"\npriority = 100\ngpus = 2\ncores = 8\ntopology_qos = \"guaranteed\"\n\
