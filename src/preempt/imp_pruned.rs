@@ -436,13 +436,14 @@ mod tests {
     /// must leave them to the budgeted reference rather than enumerate them.
     #[test]
     fn the_size_search_stops_at_the_budget() {
-        let cluster = "kind = \"cluster\"\nname = \"two\"\n[[pool]]\nserver_type = \"gpu-2s4n8g\"\ncount = 2\n";
+        let cluster = "kind = \"cluster\"\nname = \"two\"\n[[pool]]\nserver_type = \"gpu-2s4n8g\"\ncount = 2\nname_prefix = \"p0-\"\n";
         let workload = "kind = \"preemption\"\n\
-            [[workload]]\nname = \"small\"\npriority = 10\ngpus = 0\ncores = 1\npreemptible = true\n\
-            [[workload]]\nname = \"big\"\npriority = 100\ngpus = 2\ncores = 8\ntopology_qos = \"guaranteed\"\n\
-            [fill]\ntarget_gpu_utilization = 0.9\nseed = 17\nmix = { small = 1 }\n\
-            [[preempt]]\nworkload = \"big\"\ncount = 1\n\
-            [flextopo]\nmax_subset_evaluations = 1000\n";
+            [[workload]]\nname = \"w0\"\npriority = 10\ngpus = 0\ncores = 1\ntopology_qos = \"best-effort\"\npreemptible = true\n\
+            [[workload]]\nname = \"w1\"\npriority = 100\ngpus = 2\ncores = 8\ntopology_qos = \"guaranteed\"\npreemptible = true\n\
+            [fill]\ntarget_gpu_utilization = 0.9\nchurn_rounds = 1\nseed = 17\nmix = { w0 = 1 }\n\
+            [[preempt]]\nworkload = \"w0\"\ncount = 3\n\
+            [[preempt]]\nworkload = \"w1\"\ncount = 1\n\
+            [flextopo]\nalpha = 0\n";
         let Spec::Cluster(c) = load(SourceFile::new("c.toml", cluster), Expect::Cluster)
             .expect("valid cluster")
             .spec
@@ -461,7 +462,7 @@ mod tests {
         };
         let started = std::time::Instant::now();
         let report = plan(&Cluster::from_spec(&c), &w, &options).expect("plans");
-        assert_eq!(report.planners[0].events.len(), 1);
+        assert_eq!(report.planners[0].events.len(), 4);
         assert!(started.elapsed().as_secs() < 60, "{:?}", started.elapsed());
     }
 }
