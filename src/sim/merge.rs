@@ -234,7 +234,11 @@ pub fn merge(inputs: &[(String, SweepOutput)]) -> Result<SweepOutput, MergeError
                 return Err(merr(
                     file,
                     1,
-                    format!("scenario {s} is out of range 0…{}", out.scenario_count - 1),
+                    // The header may declare no scenario at all: no `count − 1` here.
+                    format!(
+                        "scenario {s} is out of range: the header declares {} scenario(s)",
+                        out.scenario_count
+                    ),
                 ));
             }
             if let Some(other) = owner.insert(*s, file) {
@@ -303,6 +307,16 @@ mod tests {
             e.message
         );
         assert!(e.message.contains(" and 4294967275 more"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_row_under_a_header_of_no_scenarios_is_out_of_range() {
+        let shard = SHARD
+            .replace("scenarios=1", "scenarios=0")
+            .replace("VALUE", "0.5");
+        let parsed = parse("s.csv", &shard).expect("parses");
+        let e = merge(&[("s.csv".into(), parsed)]).unwrap_err();
+        assert!(e.message.contains("declares 0 scenario"), "{}", e.message);
     }
 
     #[test]
