@@ -192,14 +192,14 @@ fn tolerance(x: f64) -> f64 {
 /// The cluster and workload files a preemption input generates (`coplan-fuzz show`).
 pub fn preemption_files(input: &[u8]) -> (String, String) {
     let mut c = Choices { data: input, at: 0 };
-    let exact = c.byte() % EXACT_ONE_IN == 0;
+    let exact = c.byte().is_multiple_of(EXACT_ONE_IN);
     let (cluster_text, servers) = cluster_text(&mut c, &SERVER_TYPES);
     (cluster_text, preemption_text(&mut c, &servers, exact))
 }
 
 pub fn plan_preemption(input: &[u8]) -> Verdict {
     let mut c = Choices { data: input, at: 0 };
-    let exact = c.byte() % EXACT_ONE_IN == 0;
+    let exact = c.byte().is_multiple_of(EXACT_ONE_IN);
     let (cluster_text, servers) = cluster_text(&mut c, &SERVER_TYPES);
     let workload_text = preemption_text(&mut c, &servers, exact);
     let (cluster, source) = match load(&cluster_text, &workload_text) {
@@ -344,14 +344,14 @@ const COLOCATION_TYPES: [&str; 2] = ["a100-8g", "gpu-2s4n8g"];
 /// The cluster and workload files a co-location input generates (`coplan-fuzz show`).
 pub fn colocation_files(input: &[u8]) -> (String, String) {
     let mut c = Choices { data: input, at: 0 };
-    let exact = c.byte() % EXACT_ONE_IN == 0;
+    let exact = c.byte().is_multiple_of(EXACT_ONE_IN);
     let (cluster_text, servers) = cluster_text(&mut c, &COLOCATION_TYPES);
     (cluster_text, colocation_text(&mut c, servers.len(), exact))
 }
 
 pub fn plan_colocation(input: &[u8]) -> Verdict {
     let mut c = Choices { data: input, at: 0 };
-    let exact = c.byte() % EXACT_ONE_IN == 0;
+    let exact = c.byte().is_multiple_of(EXACT_ONE_IN);
     let (cluster_text, servers) = cluster_text(&mut c, &COLOCATION_TYPES);
     let workload_text = colocation_text(&mut c, servers.len(), exact);
     let (cluster, source) = match load(&cluster_text, &workload_text) {

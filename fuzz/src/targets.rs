@@ -253,7 +253,11 @@ fn spec_preemption(input: &[u8]) -> Verdict {
         return cross_verdict(&loaded, findings)
             .unwrap_or(Finding("running_state failed with no finding".into()));
     }
-    let preemptors: i64 = w.preempt.iter().map(|p| p.count.max(0)).sum();
+    // Saturating: counts are validated one by one, and their sum may exceed i64.
+    let preemptors = w
+        .preempt
+        .iter()
+        .fold(0i64, |sum, p| sum.saturating_add(p.count.max(0)));
     if cluster.servers.len() > DEEP_MAX_SERVERS || preemptors > 4096 {
         return Fine("ok-large".into());
     }
@@ -333,7 +337,7 @@ fn import_azure(input: &[u8]) -> Verdict {
     let text = text_of(input);
     let source = SourceFile::new("trace.csv", text.as_str());
     // The limit and rate scale come from the input's length, so both vary deterministically.
-    let limit = (input.len() % 3 == 0).then_some(input.len() % 17);
+    let limit = input.len().is_multiple_of(3).then_some(input.len() % 17);
     let rate_scale = [1.0, 0.5, 3.0, 1e-6, 1e6][input.len() % 5];
     let rows = match parse_azure(&text, rate_scale, limit) {
         Ok(r) => r,
