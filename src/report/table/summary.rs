@@ -31,7 +31,11 @@ fn cluster(spec: &ClusterSpec) -> String {
 }
 
 fn preemption(spec: &PreemptionSpec) -> String {
-    let preemptors: i64 = spec.preempt.iter().map(|e| e.count).sum();
+    // Saturating: each count is validated alone, and their sum may exceed i64.
+    let preemptors = spec
+        .preempt
+        .iter()
+        .fold(0i64, |sum, e| sum.saturating_add(e.count));
     let explicit = spec
         .running
         .iter()
@@ -103,4 +107,21 @@ fn colocation(spec: &ColocationSpec) -> String {
         plural(n_train.max(0) as usize, "training task", "training tasks"),
         spec.planners.run.join(","),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::summary;
+    use crate::spec::{Expect, SourceFile, load};
+
+    #[test]
+    fn preemptor_counts_beyond_i64_saturate() {
+        let text = "kind = \"preemption\"\n\
+            [[workload]]\nname = \"w\"\npriority = 1\ngpus = 1\n\
+            [[preempt]]\nworkload = \"w\"\ncount = 9223372036854775807\n\
+            [[preempt]]\nworkload = \"w\"\ncount = 25\n";
+        let loaded = load(SourceFile::new("w.toml", text), Expect::Workload).expect("valid");
+        let line = summary(&loaded.spec);
+        assert!(line.contains("9223372036854775807 preemptors"), "{line}");
+    }
 }
