@@ -51,10 +51,12 @@ fn parse_timestamp(text: &str) -> Option<f64> {
         t.next()?.parse::<i64>().ok()?,
         t.next()?.parse::<f64>().ok()?,
     );
-    if !(1..=12).contains(&m)
+    // Four-digit years only: the day count of a larger one overflows.
+    if !(1..=9999).contains(&y)
+        || !(1..=12).contains(&m)
         || !(1..=31).contains(&day)
-        || h > 23
-        || min > 59
+        || !(0..=23).contains(&h)
+        || !(0..=59).contains(&min)
         || !(0.0..61.0).contains(&sec)
     {
         return None;
@@ -298,5 +300,19 @@ mod tests {
         assert!(e.message.contains("timestamp"));
         let e = parse_azure("2023-11-16 18:15:46.68,x,3\n", 1.0, None).unwrap_err();
         assert!(e.message.contains("ContextTokens"));
+    }
+
+    #[test]
+    fn out_of_range_fields_are_row_errors_not_overflows() {
+        for row in [
+            "2023-11-16 -9223372036854775808:00:00,1,1\n",
+            "2023-11-16 00:-9223372036854775808:00,1,1\n",
+            "9223372036854775807-11-16 00:00:00,1,1\n",
+            "-9223372036854775808-11-16 00:00:00,1,1\n",
+        ] {
+            let e = parse_azure(row, 1.0, None).unwrap_err();
+            assert_eq!(e.line, 1, "{row}");
+            assert!(e.message.contains("timestamp"), "{row}: {}", e.message);
+        }
     }
 }

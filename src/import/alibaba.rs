@@ -253,7 +253,9 @@ fn whole_gpus(pod: &PodRow, shares: GpuShares) -> Option<u64> {
 
 /// The earliest moment at which the scheduled pods hold the most whole GPUs.
 fn peak_moment(pods: &[PodRow], shares: GpuShares) -> f64 {
-    let mut events: Vec<(f64, i64)> = Vec::new();
+    // i128: the counts are u64 cells of the trace; a sum of them must neither wrap nor
+    // overflow.
+    let mut events: Vec<(f64, i128)> = Vec::new();
     for p in pods {
         let (Some(created), Some(scheduled)) = (p.creation, p.scheduled) else {
             continue;
@@ -264,13 +266,13 @@ fn peak_moment(pods: &[PodRow], shares: GpuShares) -> f64 {
         let start = created.max(scheduled);
         let end = p.deletion.unwrap_or(f64::INFINITY);
         if end > start && g > 0 {
-            events.push((start, g as i64));
-            events.push((end, -(g as i64)));
+            events.push((start, i128::from(g)));
+            events.push((end, -i128::from(g)));
         }
     }
     // Ends before starts at one time: a pod that leaves at t no longer holds its GPUs at t.
     events.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-    let (mut held, mut best, mut at) = (0i64, i64::MIN, 0.0);
+    let (mut held, mut best, mut at) = (0i128, i128::MIN, 0.0);
     for (t, d) in events {
         held += d;
         if d > 0 && held > best {
@@ -835,5 +837,21 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn the_peak_of_huge_gpu_counts_does_not_overflow() {
+        let pods = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n\
+            p0,1000,1024,18446744073709551615,1000,,BE,Running,0,100,0\n\
+            p1,1000,1024,18446744073709551615,1000,,BE,Running,10,,10\n\
+            p2,1000,1024,1,1000,,LS,Pending,60,,\n";
+        let opts = AlibabaOptions {
+            at: Some(At::Peak),
+            next: 1,
+            ..Default::default()
+        };
+        // Pods that fit no node are counted, not placed; the peak is where both are held.
+        let out = import(("nodes.csv", NODES), ("pods.csv", pods), &opts);
+        assert!(out.is_ok(), "{:?}", out.err());
     }
 }

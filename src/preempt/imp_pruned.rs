@@ -54,7 +54,8 @@ pub fn decide(problem: &Problem<'_>, state: &ClusterState, p: &Preemptor) -> Opt
     // server under cluster scope, the server's own smallest feasible size under node scope.
     let sizes: Vec<Option<usize>> = match settings.imp_scope {
         ImpScope::Cluster => {
-            let Some(k) = smallest_feasible_size(problem, &qos, state, &filtered, &mut evaluated)
+            let Some(k) =
+                smallest_feasible_size(problem, &qos, state, &filtered, &mut evaluated).ok()?
             else {
                 return Some(decision_of(
                     problem,
@@ -76,7 +77,8 @@ pub fn decide(problem: &Problem<'_>, state: &ClusterState, p: &Preemptor) -> Opt
             .servers
             .iter()
             .map(|q| smallest_feasible_on(problem, &qos, state, q, &mut evaluated))
-            .collect(),
+            .collect::<Result<_, OverBudget>>()
+            .ok()?,
     };
     let budget = settings.max_subset_evaluations;
     let in_reach = || {
@@ -196,6 +198,21 @@ pub fn decide(problem: &Problem<'_>, state: &ClusterState, p: &Preemptor) -> Opt
     ))
 }
 
+/// The size search reached a size whose subsets, with those of the smaller sizes, exceed a
+/// server's enumeration budget: the reference would stop short there, so it must decide
+/// (and the search must not enumerate them: their number grows as n choose k).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct OverBudget;
+
+/// Whether the reference's enumeration of `q` up to size `k` stays within its budget.
+fn within_budget(problem: &Problem<'_>, q: &Qualifying, k: usize) -> Result<(), OverBudget> {
+    if subsets_up_to(q.victims, q.min_victims, k) > problem.spec.flextopo.max_subset_evaluations {
+        Err(OverBudget)
+    } else {
+        Ok(())
+    }
+}
+
 /// The smallest subset size with a feasible subset on some server (`None`: none has one).
 /// Sizes below a server's counting bound are not tried there; a size is settled by its first
 /// feasible subset.
@@ -205,20 +222,28 @@ fn smallest_feasible_size(
     state: &ClusterState,
     filtered: &Filtered,
     evaluated: &mut u64,
-) -> Option<usize> {
+) -> Result<Option<usize>, OverBudget> {
     let servers = &filtered.servers;
-    let lowest = servers.iter().map(|q| q.min_victims).min()?;
-    let highest = servers.iter().map(|q| q.victims).max()?;
-    (lowest..=highest).find(|&k| {
-        servers
+    let (Some(lowest), Some(highest)) = (
+        servers.iter().map(|q| q.min_victims).min(),
+        servers.iter().map(|q| q.victims).max(),
+    ) else {
+        return Ok(None);
+    };
+    for k in lowest..=highest {
+        for q in servers
             .iter()
             .filter(|q| q.min_victims <= k && k <= q.victims)
-            .any(|q| {
-                let (found, n) = has_feasible_subset(problem, qos, state, q, k);
-                *evaluated += n;
-                found
-            })
-    })
+        {
+            within_budget(problem, q, k)?;
+            let (found, n) = has_feasible_subset(problem, qos, state, q, k);
+            *evaluated += n;
+            if found {
+                return Ok(Some(k));
+            }
+        }
+    }
+    Ok(None)
 }
 
 /// The smallest size with a feasible subset on one server, from its counting bound up
@@ -229,12 +254,16 @@ fn smallest_feasible_on(
     state: &ClusterState,
     q: &Qualifying,
     evaluated: &mut u64,
-) -> Option<usize> {
-    (q.min_victims..=q.victims).find(|&k| {
+) -> Result<Option<usize>, OverBudget> {
+    for k in q.min_victims..=q.victims {
+        within_budget(problem, q, k)?;
         let (found, n) = has_feasible_subset(problem, qos, state, q, k);
         *evaluated += n;
-        found
-    })
+        if found {
+            return Ok(Some(k));
+        }
+    }
+    Ok(None)
 }
 
 /// Whether some `k`-subset of `q`'s victims admits a placement meeting the QoS, and the
@@ -394,4 +423,46 @@ fn source_latest_first(
         );
     }
     tried
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::preempt::planning::{PlanOptions, plan};
+    use crate::spec::{Expect, SourceFile, Spec, load};
+    use crate::topology::Cluster;
+
+    /// Two servers filled with 1-core pods (about 250 victims), then a pod that needs 8 cores
+    /// and 2 GPUs in one NUMA node: the size search meets sizes with billions of subsets. It
+    /// must leave them to the budgeted reference rather than enumerate them.
+    #[test]
+    fn the_size_search_stops_at_the_budget() {
+        let cluster = "kind = \"cluster\"\nname = \"two\"\n[[pool]]\nserver_type = \"gpu-2s4n8g\"\ncount = 2\nname_prefix = \"p0-\"\n";
+        let workload = "kind = \"preemption\"\n\
+            [[workload]]\nname = \"w0\"\npriority = 10\ngpus = 0\ncores = 1\ntopology_qos = \"best-effort\"\npreemptible = true\n\
+            [[workload]]\nname = \"w1\"\npriority = 100\ngpus = 2\ncores = 8\ntopology_qos = \"guaranteed\"\npreemptible = true\n\
+            [fill]\ntarget_gpu_utilization = 0.9\nchurn_rounds = 1\nseed = 17\nmix = { w0 = 1 }\n\
+            [[preempt]]\nworkload = \"w0\"\ncount = 3\n\
+            [[preempt]]\nworkload = \"w1\"\ncount = 1\n\
+            [flextopo]\nalpha = 0\n";
+        let Spec::Cluster(c) = load(SourceFile::new("c.toml", cluster), Expect::Cluster)
+            .expect("valid cluster")
+            .spec
+        else {
+            panic!("not a cluster");
+        };
+        let Spec::Preemption(w) = load(SourceFile::new("w.toml", workload), Expect::Workload)
+            .expect("valid workload")
+            .spec
+        else {
+            panic!("not a preemption workload");
+        };
+        let options = PlanOptions {
+            planners: Some(vec!["flextopo-imp".into()]),
+            ..PlanOptions::default()
+        };
+        let started = std::time::Instant::now();
+        let report = plan(&Cluster::from_spec(&c), &w, &options).expect("plans");
+        assert_eq!(report.planners[0].events.len(), 4);
+        assert!(started.elapsed().as_secs() < 60, "{:?}", started.elapsed());
+    }
 }

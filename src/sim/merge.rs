@@ -202,9 +202,13 @@ fn parse_csv(file: &str, text: &str) -> Result<ShardFile, MergeError> {
                 .parse()
                 .map_err(|_| merr(file, n, "seed is not a number"))?,
             metric: cell(k + 3).to_string(),
+            // A sweep writes finite values only (JSON has no other): `inf` or `nan` here
+            // could not be written back.
             value: cell(k + 4)
-                .parse()
-                .map_err(|_| merr(file, n, "value is not a number"))?,
+                .parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite())
+                .ok_or_else(|| merr(file, n, "value is not a finite number"))?,
         });
         lines.push(n);
     }
@@ -391,6 +395,23 @@ pub fn merge(inputs: &[(String, ShardFile)]) -> Result<SweepOutput, MergeError> 
         return Err(merr("merge", 0, "no input files"));
     };
     let reference = describe(first_file, first)?;
+    // A header may claim any product: it is counted before the scenarios are listed, against
+    // the limit a sweep itself keeps to.
+    let claimed = reference
+        .inputs
+        .sets
+        .iter()
+        .fold(1u64, |n, s| n.saturating_mul(s.values.len() as u64));
+    if claimed > crate::spec::limits::MAX_SCENARIOS {
+        return Err(merr(
+            first_file,
+            1,
+            format!(
+                "the header's --set values make {claimed} scenarios, above the limit of {} a sweep keeps to",
+                crate::spec::limits::MAX_SCENARIOS
+            ),
+        ));
+    }
     let all_scenarios = scenarios(
         &reference
             .inputs

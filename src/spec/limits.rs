@@ -13,6 +13,11 @@ pub const MAX_TIME_LIMIT_S: f64 = 7.0 * 86_400.0;
 /// below where a solver's arithmetic (or a sum over a plan) loses every other term.
 pub const MAX_OBJECTIVE_WEIGHT: f64 = 1e9;
 
+/// `[fill] churn_rounds`: every round evicts and refills the fill pods of the whole cluster
+/// (about 0.2 ms on the 100-server paper cluster, linear in its pods), and the fill runs
+/// before every plan and every simulated seed.
+pub const MAX_CHURN_ROUNDS: i64 = 1_000;
+
 /// `--seeds N` of `simulate`, `sweep` and `capacity`.
 pub const MAX_SEEDS: u64 = 10_000;
 
@@ -33,9 +38,6 @@ pub const MAX_RUNNING_PODS: usize = 50_000;
 /// Preemptors of one preemption workload: the sum of its `[[preempt]] count`s.
 pub const MAX_PREEMPTORS: i64 = 100_000;
 
-/// `[fill] churn_rounds`: a round costs about 0.2 ms (linear since the fill keeps an index of
-/// free capacity), so the largest accepted churn answers in about 2 s.
-pub const MAX_CHURN_ROUNDS: i64 = 10_000;
 
 /// GPUs and cores one pod may request: a pod lives on one server, and no server coplan models
 /// is larger (`spec::too-large`).

@@ -54,6 +54,20 @@ pub fn import(files: &[(String, String)]) -> Result<Imported, ImportError> {
         reserved,
         in_use,
     } = read_nodes(&snapshot, &mut summary)?;
+    // Every Node left out (no allocatable CPU or GPU) would write a cluster without servers,
+    // which no command can read back.
+    if builder.node_count() == 0 {
+        return Err(ImportError::input(
+            format!(
+                "no Node in {} has allocatable CPU or GPUs",
+                summary.files.join(", ")
+            ),
+            Some(
+                "each node needs `status.allocatable` (or `status.capacity`) with `cpu` or `nvidia.com/gpu`"
+                    .into(),
+            ),
+        ));
+    }
     // The cluster's policy (for pending pods, which have no node yet): the most common
     // reported one, ties to the stricter; unknown when no node reports one.
     let mut counts: BTreeMap<TopologyPolicy, usize> = BTreeMap::new();
@@ -206,4 +220,21 @@ pub fn import(files: &[(String, String)]) -> Result<Imported, ImportError> {
         summary,
         comments,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_snapshot_whose_nodes_are_all_left_out_is_an_input_error() {
+        let text = "apiVersion: v1\nkind: Node\nmetadata:\n  name: node-a\nstatus:\n  cpu: \"8\"\n";
+        match import(&[("snapshot.yaml".into(), text.into())]) {
+            Err(ImportError::Input { message, help }) => {
+                assert!(message.contains("snapshot.yaml"), "{message}");
+                assert!(help.is_some_and(|h| h.contains("allocatable")));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 }

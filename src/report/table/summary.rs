@@ -32,7 +32,11 @@ fn cluster(spec: &ClusterSpec) -> String {
 }
 
 fn preemption(spec: &PreemptionSpec) -> String {
-    let preemptors: i64 = spec.preempt.iter().map(|e| e.count).sum();
+    // Saturating: each count is validated alone, and their sum may exceed i64.
+    let preemptors = spec
+        .preempt
+        .iter()
+        .fold(0i64, |sum, e| sum.saturating_add(e.count));
     let explicit = spec
         .running
         .iter()

@@ -48,7 +48,8 @@ pub fn cluster(spec: &ClusterSpec) -> Vec<Finding> {
                 "`core_group_size`",
             );
         }
-        let numa_count = t.sockets.max(0) * t.numa_per_socket.max(0);
+        // Saturating: both factors are validated separately and may be huge here.
+        let numa_count = t.sockets.max(0).saturating_mul(t.numa_per_socket.max(0));
         if t.sockets > 0 && t.numa_per_socket > 0 {
             for (g, &numa) in t.gpu_numa.iter().enumerate() {
                 if numa < 0 || numa >= numa_count {
