@@ -106,6 +106,8 @@ fn session_outcome(e: &SessionError) -> Verdict {
                 .map_or("", |i| i.code)
         )),
         SessionError::Input { .. } => Fine("input".into()),
+        // Nothing asks a fuzz run to stop: a stop it did not ask for is a bug.
+        SessionError::Interrupted(m) => Finding(format!("interrupted unasked: {m}")),
     }
 }
 

@@ -166,6 +166,8 @@ fn session_verdict(e: &SessionError) -> Verdict {
         }
         SessionError::Input { message, .. } => Fine(format!("input:{}", shape(message))),
         SessionError::Internal(m) => Finding(format!("internal error: {m}")),
+        // Nothing asks a fuzz run to stop: a stop it did not ask for is a bug.
+        SessionError::Interrupted(m) => Finding(format!("interrupted unasked: {m}")),
     }
 }
 
