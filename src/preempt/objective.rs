@@ -13,7 +13,7 @@ pub struct CostModel {
     pub scores: TopologyScore,
     /// Lowest and highest priority among the spec's workloads.
     pub p_lo: i64,
-    /// See `p_lo`.
+    /// P_hi of the canonical cost: the highest priority among the spec's workloads.
     pub p_hi: i64,
 }
 
