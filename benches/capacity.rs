@@ -6,6 +6,8 @@
 //!
 //! `cargo bench --bench capacity [-- --runs N]`
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic: that is its failure
+
 use std::process::Command;
 use std::time::Instant;
 

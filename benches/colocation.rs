@@ -6,6 +6,8 @@
 //! `../shared/data/azure-llm-2023/AzureLLMInferenceTrace_conv.csv` or `$COPLAN_AZURE_TRACE`,
 //! and is skipped when neither exists).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic: that is its failure
+
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::time::Instant;

@@ -8,6 +8,8 @@
 //! Run: `cargo bench --bench diff` (`-- --runs N`, `-- --seeds N`, `-- --cycles N`,
 //! `-- --planners a,b`).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic: that is its failure
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;

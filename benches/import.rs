@@ -5,6 +5,8 @@
 //!
 //! `cargo bench --bench import [-- --runs N] [-- --data DIR]`; skipped when the trace is absent.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic: that is its failure
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;

@@ -5,6 +5,8 @@
 //! Run: `cargo bench --bench oplog` (`-- --ops N` to change the count, `--reserve` to allocate
 //! the log at its final size first).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic: that is its failure
+
 use std::time::Instant;
 
 use coplan::plan::colocation::{OpKind, OpLog, TaskId};

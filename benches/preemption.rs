@@ -11,6 +11,8 @@
 //! move the threshold of the per-server parallel path; `--milp-repeats N` to time the per-event
 //! MILP N times per state; `--simulate` to time the workload's default `simulate` as well).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic: that is its failure
+
 use std::time::Instant;
 
 use coplan::plan::preemption::Preemptor;

@@ -15,6 +15,8 @@
 //!
 //! Run: `cargo bench --bench scaling` (`-- --only servers|preemptors|tasks` for one curve).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic: that is its failure
+
 use std::time::Instant;
 
 mod common;

@@ -4,6 +4,8 @@
 //! the commit that breaks it, and the report names the file, line and path to change.
 //! `cargo test --test architecture -- --ignored print_import_graph --nocapture` shows it all.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic: that is its failure
+
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fs;
 use std::path::Path;

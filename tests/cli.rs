@@ -4,6 +4,8 @@
 //! A fixture may name its command in a first-lines comment `# coplan: <args>`, where `{file}`
 //! stands for the fixture's path; the default is `validate {file}`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic: that is its failure
+
 mod common;
 
 use std::path::{Path, PathBuf};
@@ -307,11 +309,11 @@ fn every_invalid_case_exits_2_with_a_located_diagnostic() {
             .collect();
         let output = Command::new(env!("CARGO_BIN_EXE_coplan"))
             .args(&args)
-            .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .env_remove("JOB_COMPLETION_INDEX")
             .env_remove("SLURM_ARRAY_TASK_ID")
             .env_remove("SLURM_ARRAY_TASK_COUNT")
             .env_remove("SLURM_ARRAY_TASK_MIN")
+            .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .current_dir(root())
             .env("NO_COLOR", "1")
             .output()

@@ -1,6 +1,8 @@
 //! Co-location on random small instances: every planner's run passes the independent verifier
 //! (inside `plan`), every task ends completed or dropped, and output is deterministic.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic: that is its failure
+
 mod common;
 
 use common::decisions::{DecisionSpace, best_over_every_decision};
@@ -351,6 +353,26 @@ fn beyond_the_exact_size_ilp_runs_windows() {
         .find(|p| p.name == "ilp")
         .expect("ilp listed");
     assert_eq!(ilp.status, coplan::plan::PlanStatus::Windowed);
+    assert!(ilp.objective.expect("a schedule") >= report.bound.expect("bound") - 1e-9);
+}
+
+/// The windowed search honours the time limit: once it fires, each window keeps its first
+/// dive, the run ends with a verified schedule, and the status says `time_limit` (never
+/// `windowed`, whose schedule does not depend on the machine, nor `optimal`).
+#[test]
+fn a_time_limited_windowed_search_reports_time_limit() {
+    let mut spec = tiny(3, 2, 12, 0.25, 3, 2, 0.5, false, 100);
+    spec.planners.ilp_exact_max_tasks = 4;
+    spec.planners.ilp_window = coplan::spec::limits::MAX_ILP_WINDOW;
+    spec.planners.ilp_time_limit_s = 1e-6;
+    let report = plan(&cluster(), &spec, None, None, Some(5)).expect("runs and verifies");
+    let ilp = report
+        .planners
+        .iter()
+        .find(|p| p.name == "ilp")
+        .expect("ilp listed");
+    assert_eq!(ilp.status, coplan::plan::PlanStatus::TimeLimit);
+    assert!(ilp.bound.is_none(), "a schedule cut short is not a bound");
     assert!(ilp.objective.expect("a schedule") >= report.bound.expect("bound") - 1e-9);
 }
 

@@ -3,6 +3,8 @@
 //! ones in `tests/fixtures/diff/` whose regressions are known, with the transcripts of the
 //! formats and refusals as insta snapshots in the top-level `snapshots/` folder.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic: that is its failure
+
 mod common;
 
 use std::path::{Path, PathBuf};

@@ -7,6 +7,8 @@
 //! paths; the fast searches reuse the scan memos of a sequence of decisions, the reference
 //! scans afresh.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic: that is its failure
+
 use coplan::preempt::apply::apply;
 use coplan::preempt::flextopo::{Sourcing, decide_reference};
 use coplan::preempt::problem::Decision;

@@ -3,6 +3,8 @@
 //! planned; every malformed input exits 2 with a diagnostic that names its file, line and
 //! column, snapshotted too.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic: that is its failure
+
 mod common;
 
 use std::path::{Path, PathBuf};

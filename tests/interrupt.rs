@@ -2,6 +2,7 @@
 //! 130, writes no `--out` (an older one stays as it was), and a sweep says which scenarios
 //! had finished.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic: that is its failure
 #![cfg(unix)]
 
 mod common;

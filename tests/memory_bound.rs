@@ -4,6 +4,8 @@
 //! planner's objective falls below any bound part or below the best bound, and on tiny
 //! instances no string of decisions (node, deferral, weight sync) does.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic: that is its failure
+
 mod common;
 
 use common::decisions::{DecisionSpace, best_over_every_decision};

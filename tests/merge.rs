@@ -4,6 +4,8 @@
 //! points at the file and line it is about. The malformed shards are the fixtures of
 //! `tests/fixtures/invalid/shards/`, each with a `*.case` file naming its command.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic: that is its failure
+
 mod common;
 
 use std::path::PathBuf;

@@ -2,6 +2,8 @@
 //! against it, the registries build exactly its planners in its order, and the committed JSON
 //! Schemas offer exactly its names.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic: that is its failure
+
 use coplan::colocate::registry as colocation;
 use coplan::plan::PlannerRole;
 use coplan::preempt::registry as preemption;

@@ -1,6 +1,8 @@
 //! Preemption planners on named scenarios: the Kubernetes ranking and victim cases (S1–S8,
 //! S14 of the prior-art notes) and topology cases where the default and FlexTopo must differ.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic: that is its failure
+
 mod common;
 
 use common::{header, load_cluster, load_preemption, plan};

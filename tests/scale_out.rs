@@ -4,6 +4,8 @@
 //! assumes a folder inside a ConfigMap mount (a ConfigMap volume is flat). Read as text and
 //! YAML only: no container engine, no network.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic: that is its failure
+
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;

@@ -1,6 +1,8 @@
 //! The committed JSON Schemas under `schemas/` must match the Rust spec types.
 //! Regenerate with `cargo run -- schema <kind> > schemas/<kind>.schema.json`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic: that is its failure
+
 use coplan::spec::{SpecKind, json_schema};
 
 #[test]

@@ -3,6 +3,8 @@
 //! `ilp-batch`) of every fixture and the co-location LP bound of the co-location fixtures.
 //! Without the feature, asking for HiGHS is an input error that names the feature.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic: that is its failure
+
 mod common;
 
 use coplan::spec::SolverBackend;

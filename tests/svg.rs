@@ -5,6 +5,8 @@
 //!
 //! `COPLAN_SVG_OUT=DIR` also writes every picture to DIR, to look at them.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic: that is its failure
+
 mod common;
 
 use std::path::Path;

@@ -255,6 +255,7 @@ fn geometric_points(first: f64, horizon: f64, ratio: f64) -> Vec<f64> {
 /// How the LP bound ended.
 #[derive(Debug, Clone, PartialEq)]
 pub enum LpBound {
+    /// The LP's proven optimum: a lower bound on the canonical co-location objective.
     Value(f64),
     /// Its variable count is above `bound_lp_max_variables`.
     TooLarge(usize),
@@ -831,17 +832,24 @@ const EXCLUSIVE_ROWS: usize = 3;
 /// One bound's value and how long it took.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BoundPart {
+    /// Which bound this is (`request floors`, `stage relaxation`, `interval lp`, `memory floors`,
+    /// `memory stage relaxation` or `memory lp`).
     pub name: &'static str,
     /// `None`: not computed on this instance, with why.
     pub value: Result<f64, String>,
+    /// Wall time spent computing it, in milliseconds (not part of snapshot output).
     pub runtime_ms: f64,
 }
 
 /// Every bound, and the best.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Bounds {
+    /// The largest computed bound on the canonical objective (0 when none applies); a later part
+    /// replaces an earlier one only when higher beyond rounding.
     pub best: f64,
+    /// The `name` of the part that gave `best`.
     pub source: &'static str,
+    /// Every bound in computation order, including those not computed on this instance.
     pub parts: Vec<BoundPart>,
 }
 

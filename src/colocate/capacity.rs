@@ -29,34 +29,47 @@ const MAX_DOUBLINGS: u32 = 24;
 /// One simulated rate and whether the planner kept up.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Probe {
+    /// The simulated Poisson arrival rate, in requests per second.
     pub rate_rps: f64,
+    /// Whether the backlog stayed bounded at this rate (last third's mean ≤ twice the first's plus
+    /// one request per node).
     pub stable: bool,
     /// Mean backlog (requests) over the first and last thirds of the window.
     pub backlog_first: f64,
+    /// See `backlog_first`.
     pub backlog_last: f64,
 }
 
 /// A planner's sustainable rate and the probes that found it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Capacity {
+    /// Registry name of the planner (e.g. `lemix`).
     pub planner: String,
     /// The highest rate found stable (requests per second).
     pub rate_rps: f64,
     /// The workload's own rate as a fraction of that capacity, when it has one.
     pub load_of_spec_rate: Option<f64>,
+    /// Every simulated rate in the order the bracketing and bisection tried them.
     pub probes: Vec<Probe>,
 }
 
 /// `coplan capacity` output: every candidate planner's sustainable rate on one workload.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct CapacityReport {
+    /// Version of this output's layout; 1.
     pub schema_version: u32,
+    /// Always `"capacity"`: tells this document apart from the other JSON outputs.
     pub kind: &'static str,
+    /// Name of the cluster the rates were found on.
     pub cluster: String,
+    /// The workload spec's `name`, when it has one.
     pub workload: Option<String>,
+    /// Seed of every probe run (`--seed`, else `[planners].seed`).
     pub seed: u64,
     /// Requests per probe run (`[inference] count`).
     pub requests: i64,
+    /// One entry per candidate planner, in the order they were named (reference planners are
+    /// skipped).
     pub planners: Vec<Capacity>,
 }
 

@@ -28,8 +28,12 @@ use crate::verify::colocation::verify_run;
 /// What `explain` and `worst_tasks` are asked about besides the task.
 #[derive(Debug, Clone, Copy)]
 pub struct ExplainInput<'a> {
+    /// The cluster the workload runs on.
     pub cluster: &'a Cluster,
+    /// The co-location workload spec.
     pub spec: &'a ColocationSpec,
+    /// Imported inference requests that replace the spec's generated arrivals, when a trace is
+    /// given.
     pub trace: Option<&'a [TraceRequest]>,
     /// Planners, in column order; `None` = the spec's `[planners].run`.
     pub planners: Option<&'a [String]>,

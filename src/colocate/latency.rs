@@ -13,17 +13,25 @@ use crate::spec::colocation::ModelProfile;
 /// Coefficients of the latency model.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LatencyModel {
+    /// Cost of one forward (prefill) pass through a stage.
     pub forward: PassCost,
+    /// Cost of one training backward pass through a stage.
     pub backward: PassCost,
+    /// δ_0: fixed seconds of one decode iteration on one stage.
     pub decode_base_s: f64,
+    /// δ_1: seconds per token in context (summed over the batch) of one decode iteration on one
+    /// stage.
     pub decode_per_token_s: f64,
 }
 
 /// The cost of one pass (forward or backward) through a stage: δ + β · C · ℓ + η · C · ℓ².
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PassCost {
+    /// δ: fixed seconds per pass (0 in the paper's model).
     pub delta_s: f64,
+    /// β: seconds per (sequence · token), the linear term (0 in the paper's model).
     pub beta: f64,
+    /// η: seconds per (sequence · token²), the quadratic term.
     pub eta: f64,
 }
 
@@ -44,6 +52,7 @@ impl PassCost {
 }
 
 impl LatencyModel {
+    /// The model of a spec's `[model]` profile.
     pub fn from_profile(m: &ModelProfile) -> Self {
         LatencyModel {
             forward: PassCost {
@@ -61,14 +70,19 @@ impl LatencyModel {
         }
     }
 
+    /// Seconds of one forward pass through one stage: Δ_F for `batch` sequences of `tokens` tokens.
     pub fn forward_s(&self, batch: u32, tokens: u32) -> f64 {
         self.forward.seconds(batch as f64, tokens as f64)
     }
 
+    /// Seconds of one backward pass through one stage: Δ_B for `batch` sequences of `tokens`
+    /// tokens.
     pub fn backward_s(&self, batch: u32, tokens: u32) -> f64 {
         self.backward.seconds(batch as f64, tokens as f64)
     }
 
+    /// Seconds of one decode iteration through one stage with `context_tokens` tokens in context
+    /// over the batch: Δ_D = δ_0 + δ_1 · ctx.
     pub fn decode_s(&self, context_tokens: u64) -> f64 {
         self.decode_base_s + self.decode_per_token_s * context_tokens as f64
     }
@@ -77,8 +91,11 @@ impl LatencyModel {
 /// What a sample measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SampleKind {
+    /// A forward (prefill) pass through one stage.
     Forward,
+    /// A training backward pass through one stage.
     Backward,
+    /// One decode iteration through one stage.
     Decode,
 }
 
@@ -86,9 +103,13 @@ pub enum SampleKind {
 /// context length over the batch).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Sample {
+    /// Which op was measured.
     pub kind: SampleKind,
+    /// Sequences in the batch (≥ 1).
     pub batch: u32,
+    /// Tokens per sequence (≥ 1); for decode, the context length over the batch.
     pub tokens: u32,
+    /// Measured latency of the op on one stage, in seconds (> 0).
     pub stage_s: f64,
 }
 
@@ -151,11 +172,13 @@ pub fn parse_samples(text: &str) -> Result<Vec<Sample>, RowError> {
 /// Goodness of one fitted relation.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FitQuality {
+    /// Number of samples the relation was fitted to.
     pub samples: usize,
     /// 1 − SS_res / SS_tot (about the mean of the measurements).
     pub r2: f64,
     /// Mean and largest absolute residual, seconds.
     pub residual_mean_s: f64,
+    /// See `residual_mean_s`.
     pub residual_max_abs_s: f64,
     /// Median of |residual| / measurement.
     pub residual_median_rel: f64,
@@ -195,7 +218,9 @@ impl PassFit {
 /// Fitted coefficients with their quality; `None` where no sample of that kind was given.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Fit {
+    /// Fit of the forward pass, when forward samples were given.
     pub forward: Option<PassFit>,
+    /// Fit of the backward pass, when backward samples were given.
     pub backward: Option<PassFit>,
     /// (δ_0, δ_1).
     pub decode: Option<((f64, f64), FitQuality)>,

@@ -61,6 +61,8 @@ struct Prediction {
     backward: Option<(Vec<f64>, Vec<f64>)>,
 }
 
+/// LeMix's dispatcher for one run: its own record of the work it assigned to each node, from which
+/// it predicts idleness increase II and response time R for every offer.
 pub struct Lemix {
     settings: LemixSettings,
     score: LemixScore,
@@ -87,6 +89,8 @@ struct Scored {
 }
 
 impl Lemix {
+    /// A dispatcher for `nodes` nodes of `stages` stages with no work assigned yet; `slo_s` is τ_R
+    /// and `mean_prompt` (tokens) sizes the next inference request in the deprioritisation check.
     pub fn new(
         settings: LemixSettings,
         score: LemixScore,
@@ -451,6 +455,8 @@ pub struct LemixPlanner {
 }
 
 impl LemixPlanner {
+    /// The planner with the given node score (`Faithful` for `lemix`, `Balanced` for
+    /// `lemix-balanced`).
     pub fn new(score: LemixScore) -> Self {
         LemixPlanner { score }
     }

@@ -9,6 +9,7 @@ use crate::plan::colocation::Task;
 use crate::plan::error::PlanningError;
 use crate::plan::explain_colocation::{NodeUtilization, OfferAnswer, OfferRecord, OfferTerms};
 
+/// The `mix-luf` dispatcher: lowest mean GPU memory utilisation first.
 #[derive(Debug, Default)]
 pub struct MixLuf {
     /// The offers recorded, when asked (`record_offers`).

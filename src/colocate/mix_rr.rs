@@ -8,6 +8,7 @@ use crate::plan::colocation::Task;
 use crate::plan::error::PlanningError;
 use crate::plan::explain_colocation::{OfferAnswer, OfferRecord, OfferTerms};
 
+/// The `mix-rr` dispatcher: the next node round-robin, whatever the task.
 #[derive(Debug, Default)]
 pub struct MixRr {
     next: usize,

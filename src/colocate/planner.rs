@@ -12,22 +12,34 @@ use crate::plan::{PlanStatus, PlannerRole};
 /// What a planner's run produced.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PlannerRun {
+    /// The planner produced a schedule, as an engine run.
     Ran {
+        /// The engine run of its schedule (verified by the caller, not here).
         run: ColocationRun,
+        /// `heuristic` for a candidate; for `ilp`, whether its search proved the optimum.
         status: PlanStatus,
         /// A proven lower bound of the canonical objective of every schedule.
         bound: Option<f64>,
     },
     /// The planner did not run on this instance, and why.
-    Skipped { reason: String },
+    Skipped {
+        /// Why it was skipped (e.g. the instance is too large for the exact model).
+        reason: String,
+    },
     /// The solver stopped before it had any solution.
-    NoSolution { reason: String },
+    NoSolution {
+        /// The solver's status or error.
+        reason: String,
+    },
 }
 
 /// A co-location planner.
 pub trait ColocationPlanner: Sync {
+    /// Registry name of the planner, as in `[planners].run` (e.g. `mix-luf`).
     fn name(&self) -> &'static str;
 
+    /// Whether the planner is a candidate (a dispatcher users can deploy) or a reference (the
+    /// optimum it is measured against); candidate unless overridden.
     fn role(&self) -> PlannerRole {
         PlannerRole::Candidate
     }
@@ -65,6 +77,7 @@ impl OfferLog {
         true
     }
 
+    /// Whether offers are being recorded.
     pub fn is_on(&self) -> bool {
         self.0.is_some()
     }

@@ -82,6 +82,9 @@ pub fn candidate_run(name: &str, s: &Setup) -> Result<Option<ColocationRun>, Pla
     Ok(run_verified(planner.as_ref(), s, 0.0)?.ok().map(|v| v.run))
 }
 
+/// Plans a co-location workload with each named planner (`None`: `[planners].run`) on the seed
+/// given (`None`: `[planners].seed`): every run verified and measured, with its gap against the
+/// proven bound. `trace` replaces the generated inference arrivals.
 pub fn plan(
     cluster: &Cluster,
     spec: &ColocationSpec,

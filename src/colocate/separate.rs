@@ -10,6 +10,8 @@ use crate::plan::colocation::Task;
 use crate::plan::error::PlanningError;
 use crate::plan::explain_colocation::{OfferAnswer, OfferRecord, OfferTerms, TaskRole};
 
+/// The `separate` dispatcher: training on the first nodes, inference on the rest, round-robin
+/// within each, with periodic weight syncs to the serving nodes.
 #[derive(Debug)]
 pub struct Separate {
     training_nodes: Vec<usize>,

@@ -16,10 +16,16 @@ use crate::topology::Cluster;
 pub struct Setup {
     /// The workload (a scenario's own copy, with any swept values applied).
     pub spec: ColocationSpec,
+    /// The run's fixed parameters, derived from the spec and the cluster's first server type.
     pub config: EngineConfig,
+    /// Every task of the run (inference requests and training tasks), indexed by `TaskId`.
     pub tasks: Vec<Task>,
+    /// The SLO base, in seconds: a full-pipeline prefill of the mean prompt; τ_R = `slo_factor` ×
+    /// this.
     pub slo_base_s: f64,
+    /// Mean prompt length over the inference requests, in tokens (1 when there are none).
     pub mean_prompt: f64,
+    /// Seed of the task generation and of every planner's run.
     pub seed: u64,
     /// A stop request cuts the exact search short (the caller then discards the run).
     pub cancel: Cancel,

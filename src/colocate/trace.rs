@@ -12,8 +12,11 @@ use crate::spec::limits::{MAX_REQUESTS, MAX_TOKENS};
 /// One request of a trace, with its arrival relative to the trace's first request.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TraceRequest {
+    /// Arrival in seconds after the trace's first request (≥ 0).
     pub arrival_s: f64,
+    /// Prompt (context) tokens of the request: its prefill length.
     pub prompt_tokens: u32,
+    /// Tokens the request generates: its decode iterations.
     pub output_tokens: u32,
 }
 
@@ -21,7 +24,9 @@ pub struct TraceRequest {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("line {line}: {message}")]
 pub struct RowError {
+    /// 1-based line of the file.
     pub line: usize,
+    /// What was wrong and what was expected.
     pub message: String,
 }
 

@@ -32,6 +32,8 @@ const DECODE_CONTEXTS: [u32; 7] = [128, 256, 512, 1024, 2048, 4096, 8192];
 /// How the samples are derived.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct VidurOptions {
+    /// Transformer layers in one pipeline stage; every measured operator and the attention kernel
+    /// count once per layer.
     pub layers_per_stage: u32,
     /// Tensor-parallel workers per stage (a row filter: 1, 2, 4 or 8 in Vidur's data).
     pub tensor_parallel: u32,

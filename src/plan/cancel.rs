@@ -27,6 +27,8 @@ impl Cancel {
         Cancel(Some(flag))
     }
 
+    /// Whether a stop has been requested (the watched flag is raised); always `false` for
+    /// [`Cancel::never`].
     pub fn requested(&self) -> bool {
         self.0.is_some_and(|f| f.load(Ordering::Relaxed))
     }

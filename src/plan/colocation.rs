@@ -13,6 +13,7 @@ use super::{PlanStatus, PlannerRole};
 pub struct TaskId(pub u32);
 
 impl TaskId {
+    /// The task's position in the task set, for indexing per-task vectors.
     pub fn index(self) -> usize {
         self.0 as usize
     }
@@ -23,17 +24,26 @@ impl TaskId {
 pub enum TaskKind {
     /// Prefill of `prompt_tokens`, then `output_tokens` decode iterations on the same node.
     Inference {
+        /// Tokens of the prompt, processed by the prefill forward.
         prompt_tokens: u32,
+        /// Tokens to generate: one decode iteration each.
         output_tokens: u32,
     },
     /// Forward through all stages, then backward from the last stage to the first.
-    Training { tokens: u32, batch: u32 },
+    Training {
+        /// Tokens per sequence.
+        tokens: u32,
+        /// Sequences per batch (C in Δ = η · C · ℓ²).
+        batch: u32,
+    },
 }
 
 /// One task of the task set.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Task {
+    /// The task's index in the task set.
     pub id: TaskId,
+    /// Inference request or training task, with its size.
     pub kind: TaskKind,
     /// Submission: an inference request's arrival; a training task's submission (every
     /// training task is submitted at 0 and released by A-PP at run time).
@@ -41,6 +51,7 @@ pub struct Task {
 }
 
 impl Task {
+    /// Whether this is a training task (forward then backward) rather than an inference request.
     pub fn is_training(&self) -> bool {
         matches!(self.kind, TaskKind::Training { .. })
     }
@@ -58,8 +69,11 @@ impl Task {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, PartialOrd, Ord)]
 #[serde(rename_all = "kebab-case")]
 pub enum OpKind {
+    /// A forward (prefill) pass through one stage.
     Forward,
+    /// A training backward pass through one stage.
     Backward,
+    /// One decode iteration of the node's batch through one stage.
     Decode,
     /// Moving a forward's memory to the host before it runs (memory-wait timeout).
     Offload,
@@ -85,12 +99,17 @@ impl OpKind {
 /// One executed op: the timeline.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct OpRecord {
+    /// Node (co-location server) the op ran on, `0..nodes`.
     pub node: usize,
+    /// Pipeline stage (the node's GPU) the op ran on, `0..stages`.
     pub stage: usize,
+    /// What the op did.
     pub kind: OpKind,
     /// Tasks served: one for forward/backward/offload, the batch for decode, none for sync.
     pub tasks: TaskList,
+    /// Start of the op, in seconds since the start of the run.
     pub start_s: f64,
+    /// End of the op, in seconds since the start of the run (≥ `start_s`).
     pub end_s: f64,
 }
 
@@ -161,15 +180,22 @@ impl Default for LoggedTasks {
 /// One op of an [`OpLog`], read in place.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Op<'a> {
+    /// Node the op ran on, `0..nodes`.
     pub node: usize,
+    /// Pipeline stage (GPU of the node) the op ran on, `0..stages`.
     pub stage: usize,
+    /// What the op did.
     pub kind: OpKind,
+    /// Tasks served: one for forward/backward/offload/reload, the batch for decode, none for sync.
     pub tasks: &'a [TaskId],
+    /// Start of the op, in seconds since the start of the run.
     pub start_s: f64,
+    /// End of the op, in seconds since the start of the run.
     pub end_s: f64,
 }
 
 impl Op<'_> {
+    /// The op as an owned [`OpRecord`].
     pub fn to_record(&self) -> OpRecord {
         OpRecord {
             node: self.node,
@@ -187,8 +213,10 @@ impl OpLog {
     pub const ENTRY_BYTES: usize = std::mem::size_of::<LogEntry>();
     /// Nodes and stages an op may name (16 and 11 bits of its entry).
     pub const MAX_NODES: usize = 1 << 16;
+    /// Stages an op may name: indices below 2 048 (11 bits of its entry).
     pub const MAX_STAGES: usize = 1 << 11;
 
+    /// An empty log.
     pub fn new() -> Self {
         Self::default()
     }
@@ -198,10 +226,12 @@ impl OpLog {
         let _ = self.entries.try_reserve_exact(ops);
     }
 
+    /// Number of ops logged.
     pub fn len(&self) -> usize {
         self.entries.len()
     }
 
+    /// Whether no op has been logged.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
@@ -261,15 +291,18 @@ impl OpLog {
         });
     }
 
+    /// Logs one op given as a record (its task list stored as [`OpLog::tasks`] does).
     pub fn push_record(&mut self, op: &OpRecord) {
         let tasks = self.tasks(&op.tasks);
         self.push(op.node, op.stage, op.kind, tasks, op.start_s, op.end_s);
     }
 
+    /// The `k`-th op in logging order, if there is one.
     pub fn get(&self, k: usize) -> Option<Op<'_>> {
         self.entries.get(k).map(|e| self.view(e))
     }
 
+    /// Every op in logging order (the order the ops ended).
     pub fn iter(&self) -> OpIter<'_> {
         OpIter {
             log: self,
@@ -397,10 +430,12 @@ impl TaskList {
     /// Tasks held without an allocation (the record stays 64 bytes).
     pub const INLINE: usize = 5;
 
+    /// An empty list.
     pub fn new() -> Self {
         Self::from_slice(&[])
     }
 
+    /// A list holding `ids`, inline when there are at most [`TaskList::INLINE`].
     pub fn from_slice(ids: &[TaskId]) -> Self {
         match u8::try_from(ids.len()) {
             Ok(len) if ids.len() <= Self::INLINE => {
@@ -412,6 +447,7 @@ impl TaskList {
         }
     }
 
+    /// The tasks, in the order given.
     pub fn as_slice(&self) -> &[TaskId] {
         match &self.0 {
             TaskListRepr::Inline { len, ids } => &ids[..usize::from(*len)],
@@ -476,8 +512,11 @@ impl Serialize for TaskList {
 /// What happened to one task.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TaskOutcome {
+    /// The task this outcome is of.
     pub task: TaskId,
+    /// Whether it is a training task (else an inference request).
     pub training: bool,
+    /// Node the planner assigned it to; `None` if it was never placed.
     pub node: Option<usize>,
     /// When the task was submitted: a request's arrival, a training task's submission. The
     /// canonical objective counts every task's time from here.
@@ -485,24 +524,34 @@ pub struct TaskOutcome {
     /// When A-PP first offered a training task to the planners (at or after its submission);
     /// `None` for a request and for a training task never released.
     pub released_s: Option<f64>,
+    /// Start of its first forward on stage 0 (seconds); `None` if it never started.
     pub start_s: Option<f64>,
     /// End of the last stage's forward (inference: the response time R is this − arrival).
     pub prefill_end_s: Option<f64>,
+    /// Completion: an inference request's last decode iteration, a training task's stage-0
+    /// backward; `None` if it did not complete.
     pub end_s: Option<f64>,
+    /// Whether it was dropped after waiting `max_wait_s` for memory (`on_memory_timeout = "drop"`).
     pub dropped: bool,
+    /// Whether its memory was moved to the host after waiting `max_wait_s` (`on_memory_timeout =
+    /// "offload"`).
     pub offloaded: bool,
     /// Times of the decoded tokens.
     #[serde(skip)]
     pub token_times: Vec<f64>,
     /// Training tasks complete cluster-wide that the serving replica had not seen at prefill.
     pub staleness: Option<u64>,
+    /// Times a training task was deprioritised (deferred to the next inference arrival) before it
+    /// was placed.
     pub deferrals: u32,
 }
 
 /// The timeline of one planner's run on the discrete-event engine.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ColocationRun {
+    /// Every op executed, in the order they ended.
     pub ops: OpLog,
+    /// One outcome per task, indexed by `TaskId`.
     pub outcomes: Vec<TaskOutcome>,
 }
 
@@ -510,11 +559,17 @@ pub struct ColocationRun {
 /// memory model.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RunBounds {
+    /// Co-location nodes the run may use.
     pub nodes: usize,
+    /// Pipeline stages per node (one GPU each).
     pub stages: usize,
+    /// Memory of one GPU, in MiB.
     pub gpu_memory_mib: f64,
+    /// Model weights held on every stage, in MiB.
     pub weights_mib: f64,
+    /// KV cache per token in context of an active request, per stage, in MiB.
     pub kv_mib_per_token: f64,
+    /// Activations per token of an in-flight training task, per stage, in MiB.
     pub activation_mib_per_token: f64,
 }
 
@@ -526,8 +581,11 @@ pub fn slo_key(k: f64) -> String {
 /// Metrics of one planner's run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ColocationMetrics {
+    /// Tasks in the run (inference requests and training tasks, completed or not).
     pub tasks: u64,
+    /// Inference requests in the run (all of them, not only the steady-state window's).
     pub inference_requests: u64,
+    /// Completed (not dropped) tasks per second of makespan.
     pub throughput_tasks_per_s: f64,
     /// Prefill and decode tokens of inference requests per second.
     pub throughput_tokens_per_s: f64,
@@ -537,9 +595,15 @@ pub struct ColocationMetrics {
     /// Share of the window's requests with R ≤ k · SLO base, for k = 1, 5, 10 and the spec's
     /// `slo_factor` (τ_R), keyed `"{k}x"` (dropped = missed).
     pub slo_attainment: BTreeMap<String, f64>,
+    /// Median time to first token over the window's served requests: R, arrival to the end of the
+    /// last stage's prefill forward, in seconds.
     pub ttft_p50_s: Option<f64>,
+    /// 99th percentile of the time to first token, in seconds.
     pub ttft_p99_s: Option<f64>,
+    /// Median time between tokens over the window's served requests (the first token's gap counted
+    /// from the prefill's end), in seconds.
     pub tbt_p50_s: Option<f64>,
+    /// 99th percentile of the time between tokens, in seconds.
     pub tbt_p99_s: Option<f64>,
     /// Compute busy time (forward, backward, decode) of all GPUs / (nodes · stages ·
     /// makespan).
@@ -554,25 +618,36 @@ pub struct ColocationMetrics {
     pub utilization_active: f64,
     /// The steady-state window the request metrics count: arrivals in [start, end].
     pub window_start_s: f64,
+    /// See `window_start_s`.
     pub window_end_s: f64,
     /// Idle gaps between consecutive ops of a GPU / that GPU's span, summed over GPUs.
     pub bubble_rate: f64,
+    /// First arrival to the last op or task end, in seconds.
     pub makespan_s: f64,
+    /// Nodes to which at least one task was assigned.
     pub nodes_used: u64,
+    /// Tasks dropped after waiting for memory.
     pub dropped: u64,
+    /// Tasks whose memory was offloaded to the host.
     pub offloaded: u64,
+    /// Training tasks completed (not dropped).
     pub training_tasks_done: u64,
     /// A proxy for the paper's inference loss: training tasks complete cluster-wide that the
     /// serving replica had not received when the request was served, averaged over requests.
     pub staleness_mean: Option<f64>,
+    /// Canonical co-location objective of the run (DESIGN §6.4), lower is better: Σ slo_miss·[R >
+    /// τ_R] + Σ dropped + Σ (completion − arrival)/τ_R.
     pub objective: f64,
 }
 
 /// One task's outcome, in the JSON contract's shape.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TaskEvent {
+    /// Index of the task in the task set.
     pub task: u32,
+    /// `"inference"` or `"training"`.
     pub kind: &'static str,
+    /// Node the task was assigned to; `null` if it never was.
     pub node: Option<usize>,
     /// Submission: a request's arrival, a training task's submission (the objective counts
     /// from here).
@@ -580,12 +655,17 @@ pub struct TaskEvent {
     /// A training task's first A-PP release (absent for requests).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub released_s: Option<f64>,
+    /// Start of its first forward on stage 0, in seconds; `null` if it never started.
     pub start_s: Option<f64>,
+    /// Completion (last decode iteration, or stage-0 backward), in seconds; `null` if it did not
+    /// complete.
     pub end_s: Option<f64>,
     /// Inference: R ≤ τ_R; null for training.
     pub slo_met: Option<bool>,
+    /// Dropped for lack of memory (omitted when false).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub dropped: bool,
+    /// Offloaded to the host for lack of memory (omitted when false).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub offloaded: bool,
 }
@@ -593,31 +673,50 @@ pub struct TaskEvent {
 /// One planner's co-location plan, measured.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ColocationPlannerReport {
+    /// Registry name of the planner.
     pub name: String,
     /// What the plan is used for (not in the JSON contract: the name says it).
     #[serde(skip)]
     pub role: PlannerRole,
+    /// `heuristic` for a candidate; for `ilp`, whether its search proved the optimum.
     pub status: PlanStatus,
+    /// The run's canonical objective; `None` when the planner did not run.
     pub objective: Option<f64>,
+    /// (objective − bound) / max(1, |bound|) against the plan's `bound`; `None` when the planner
+    /// did not run.
     pub gap: Option<f64>,
+    /// Whether `gap` is an upper bound on the distance to the optimum (the plan's bound is a lower
+    /// bound, not a proven optimum).
     pub gap_is_bound: bool,
+    /// The planner's own proven lower bound on the objective, when it has one (`ilp` when optimal).
     pub bound: Option<f64>,
+    /// Wall time of the planner's run, in milliseconds (redacted in snapshots).
     pub runtime_ms: f64,
+    /// Why the planner did not run on this instance (absent when it ran).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skipped: Option<String>,
+    /// Metrics of the run; `None` when the planner did not run.
     pub metrics: Option<ColocationMetrics>,
+    /// Every task's outcome in task order; empty when the planner did not run.
     pub events: Vec<TaskEvent>,
 }
 
 /// The `plan` output of a co-location workload.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ColocationPlan {
+    /// Version of this output's layout; 1.
     pub schema_version: u32,
+    /// Always `"colocation"`: tells this plan apart from a preemption plan.
     pub kind: &'static str,
+    /// Name of the cluster.
     pub cluster: String,
+    /// The workload spec's `name`, when it has one.
     pub workload: Option<String>,
+    /// Seed of the task generation and of every run.
     pub seed: u64,
+    /// Co-location nodes: the spec's `nodes`, else every server of the cluster.
     pub nodes: usize,
+    /// Pipeline stages per node.
     pub stages: usize,
     /// τ_R in seconds.
     pub slo_s: f64,
@@ -633,6 +732,7 @@ pub struct ColocationPlan {
     pub bound_source: &'static str,
     /// Every lower bound computed, the best of which is `bound`.
     pub bounds: Vec<BoundReport>,
+    /// One report per planner, in the order they were named.
     pub planners: Vec<ColocationPlannerReport>,
     /// `plan --worst K`: per candidate, the tasks whose response differs most from `ilp`'s
     /// schedule (absent without `--worst`).
@@ -643,9 +743,12 @@ pub struct ColocationPlan {
 /// One lower bound of a co-location plan.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BoundReport {
+    /// Which bound (`request floors`, `stage relaxation`, `interval lp`, `memory floors`, `memory
+    /// stage relaxation`, `memory lp`).
     pub name: &'static str,
     /// `null` when it was not computed on this instance (`reason` says why).
     pub value: Option<f64>,
+    /// Why it was not computed on this instance (absent when it was).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// Redacted in snapshots.

@@ -9,6 +9,7 @@ pub enum PlanningError {
     /// The workload does not fit the cluster (cross-file findings).
     #[error("the workload does not fit the cluster")]
     Invalid(Vec<Finding>),
+    /// A planner name that is not in the registry of the workload's kind (exit 2).
     #[error("unknown planner `{0}`")]
     UnknownPlanner(String),
     /// A command-line value the workload cannot answer (an event or task that does not exist).
@@ -23,7 +24,9 @@ pub enum PlanningError {
     /// One of the errors above, raised while a named planner ran.
     #[error("planner `{planner}` failed: {error}")]
     Planner {
+        /// The planner that raised it.
         planner: String,
+        /// What went wrong.
         error: Box<PlanningError>,
     },
     /// A stop was requested ([`super::cancel::Cancel`]) before the run finished.
@@ -32,8 +35,12 @@ pub enum PlanningError {
     /// The independent verifier rejected a plan.
     #[error("the verifier rejected the plan of `{planner}` at {at}: {reason}")]
     Verification {
+        /// The planner whose plan was rejected.
         planner: String,
+        /// Where in the plan: a preemptor's name, `plan` or `metrics` for a preemption plan; `run`,
+        /// `metrics`, `optimum` or a capacity probe for a co-location run.
         at: String,
+        /// The rule the plan breaks.
         reason: String,
     },
 }

@@ -13,19 +13,29 @@ use crate::topology::Level;
 /// One preemptor's decision, explained (`coplan explain CLUSTER WORKLOAD --event N`).
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct EventExplanation {
+    /// Version of this output's layout; 1.
     pub schema_version: u32,
+    /// Always `"preemption-explain"`.
     pub kind: &'static str,
+    /// Name of the cluster.
     pub cluster: String,
+    /// The workload spec's `name`, when it has one.
     pub workload: Option<String>,
+    /// Seed of the generated churn fill, when the spec has one (`--seed`, else `[fill].seed`).
     pub seed: Option<u64>,
     /// 1-based position of the preemptor in the `[[preempt]]` list.
     pub event: usize,
+    /// Instance name of the preemptor.
     pub preemptor: String,
     /// The preemptor's workload class.
     pub class: String,
+    /// The preemptor's priority (higher is more important; may be negative).
     pub priority: i64,
+    /// GPUs the preemptor requests (may be 0).
     pub gpus: u32,
+    /// CPU cores the preemptor requests (may be 0).
     pub cores: u32,
+    /// The preemptor's topology QoS (`guaranteed` must land at its required level).
     pub topology_qos: TopologyQos,
     /// The best level any server type can hold the request at (`null`: none can).
     pub required_level: Option<Level>,
@@ -54,26 +64,32 @@ pub enum ColumnKind {
 pub struct DecisionColumn {
     /// The planner, or `ilp` for an optimum column.
     pub name: String,
+    /// A planner's own decision, or the per-event optimum.
     pub column: ColumnKind,
     /// The planners whose faced state this decision was taken on (in the order asked).
     pub state_of: Vec<String>,
     /// Server chosen (also for a refused pod, whose victims were evicted there).
     pub server: Option<String>,
+    /// Pods evicted for this decision, in the planner's order.
     pub victims: Vec<VictimFacts>,
     /// Level of the placement (or of the placement admission refused).
     pub level: Option<Level>,
     /// The level the pod needs on the chosen server.
     pub server_required_level: Option<Level>,
+    /// Whether the preemptor got a placement.
     pub placed: bool,
+    /// Placed, refused by admission after evicting, or not placed.
     pub outcome: EventOutcome,
     /// Placed at or better than its required level (the hit of the metrics).
     pub hit: bool,
     /// The pod's topology QoS holds: a guaranteed pod is placed at its required level, any
     /// other pod is placed.
     pub qos_met: bool,
+    /// The decision's canonical cost (DESIGN §5.4), term by term.
     pub terms: CostTerms,
     /// FlexTopo's Eq. 1 terms of the candidate it chose (FlexTopo columns only).
     pub flextopo_score: Option<ScoreRecord>,
+    /// How the planner searched for this decision.
     pub search: SearchRecord,
     /// For an optimum column: whether the solve proved it (`false`: stopped at the time limit).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -83,9 +99,13 @@ pub struct DecisionColumn {
 /// An evicted pod.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct VictimFacts {
+    /// Instance name of the evicted pod.
     pub name: String,
+    /// Its workload class.
     pub class: String,
+    /// Its priority (strictly below the preemptor's).
     pub priority: i64,
+    /// Its topology QoS.
     pub topology_qos: TopologyQos,
 }
 
@@ -101,6 +121,7 @@ pub struct CostTerms {
     pub topology: f64,
     /// `unplaced` when the pod is not placed.
     pub unplaced: f64,
+    /// The decision's canonical cost: the sum of the four terms.
     pub total: f64,
 }
 
@@ -119,11 +140,16 @@ impl CostTerms {
 /// FlexTopo's Eq. 1 of the chosen candidate: S = α·P + (1 − α)·T.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
 pub struct ScoreRecord {
+    /// α: the weight of the priority term P against the topology term T.
     pub alpha: f64,
+    /// P: the candidate's priority term normalised over the event's candidates to [0, 1] (1 for the
+    /// lowest Σ victim priority).
     pub priority_term: f64,
+    /// T: the topology score of the scored level, in [0, 1].
     pub topology_term: f64,
     /// The level T was scored at (`score_basis`).
     pub scored_level: Level,
+    /// S = α·P + (1 − α)·T; the highest S wins.
     pub score: f64,
 }
 
@@ -142,6 +168,7 @@ pub struct SearchRecord {
 /// A planner's decision against the optimum on its own state.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct TermDifference {
+    /// The planner whose decision this is.
     pub planner: String,
     /// Its cost minus the optimum's (≥ 0 when the optimum is proven).
     pub excess: f64,

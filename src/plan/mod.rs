@@ -16,8 +16,11 @@ use serde::Serialize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PlanStatus {
+    /// A heuristic planner's plan: feasible (verified), with no claim of optimality.
     Heuristic,
+    /// The solver proved the plan optimal.
     Optimal,
+    /// The solver stopped at its time limit: its best plan and best bound, no proof of optimality.
     TimeLimit,
     /// A solve stopped within the MIP gap the spec allows (`ilp_mip_gap` > 0): a feasible
     /// plan and a proven bound, no proof of optimality.
@@ -25,6 +28,7 @@ pub enum PlanStatus {
     /// The exact co-location search run over rolling windows of tasks: a strong feasible
     /// schedule, not an optimum.
     Windowed,
+    /// The planner did not run on this instance (e.g. too large for the exact model).
     Skipped,
     /// A solver stopped before it had any solution (no objective, no events).
     NoSolution,

@@ -5,6 +5,7 @@ pub mod apply;
 pub mod event_exact;
 pub mod exhaustive_classes;
 pub mod explain;
+pub mod fill_index;
 pub mod flextopo;
 pub mod flextopo_sourcing;
 pub mod ilp;

@@ -1,6 +1,7 @@
 //! The starting point of a preemption plan: the initial state (`[[running]]` pods, then
 //! `[fill]` by seeded churn) and the preemptor list.
 
+use super::fill_index::FillIndex;
 use crate::plan::preemption::Preemptor;
 use crate::rng::SeededRng;
 use crate::spec::Finding;
@@ -66,17 +67,17 @@ pub fn fill_by_churn(
     state: &mut ClusterState,
 ) {
     let mut rng = SeededRng::new(seed);
-    refill(cluster, spec, fill, goal, &mut rng, state, 0.0);
-    for round in 1..=fill.churn_rounds.max(0) {
-        churn_round(
-            cluster,
-            spec,
-            fill,
-            goal,
-            &mut rng,
-            state,
-            round as f64 * CHURN_ROUND_S,
-        );
+    let mut fill = Fill::new(cluster, spec, fill, goal, state);
+    fill.refill(&mut rng, state, 0.0);
+    for round in 1..=fill.spec.churn_rounds.max(0) {
+        fill.churn(&mut rng, state, round as f64 * CHURN_ROUND_S);
+        // Evicted pods leave their ids behind; renumbering once they outnumber the running
+        // ones keeps the pod table (and each round's pass over it) the size of the cluster
+        // however many rounds run.
+        if state.retired_ids() > state.pod_count().max(1024) {
+            state.renumber_pods();
+            fill.pods = fill_pods(spec, fill.spec, state);
+        }
     }
 }
 
@@ -112,148 +113,161 @@ pub fn churn_round(
     state: &mut ClusterState,
     start_s: f64,
 ) {
-    for id in fill_pods(spec, fill, state) {
-        if rng.unit() < CHURN_DEPARTURE_PROBABILITY {
-            let _ = state.evict(id);
-        }
-    }
-    refill(cluster, spec, fill, goal, rng, state, start_s);
+    Fill::new(cluster, spec, fill, goal, state).churn(rng, state, start_s);
 }
 
-fn used_gpu_share(cluster: &Cluster, state: &ClusterState) -> f64 {
-    let total = cluster.gpu_count();
-    if total == 0 {
-        return 1.0;
-    }
-    let free: u32 = state.servers().iter().map(|s| s.free_gpus().len()).sum();
-    (total as f64 - free as f64) / total as f64
-}
-
-fn refill(
-    cluster: &Cluster,
-    spec: &PreemptionSpec,
-    fill: &FillSpec,
+/// A fill in progress: what it reads of the spec, the fill pods running (ascending id: the
+/// order departures are drawn in) and where the next pod may go ([`FillIndex`]), all kept up
+/// to date pod by pod instead of recounted from the whole state at each step.
+struct Fill<'a> {
+    cluster: &'a Cluster,
+    spec: &'a FillSpec,
+    workload: &'a PreemptionSpec,
     goal: FillGoal,
-    rng: &mut SeededRng,
-    state: &mut ClusterState,
-    start_time_s: f64,
-) {
-    let mix: Vec<(usize, f64)> = spec
-        .workload
-        .iter()
-        .enumerate()
-        .filter_map(|(i, w)| fill.mix.get(&w.name).map(|&weight| (i, weight)))
-        .filter(|&(_, w)| w > 0.0)
-        .collect();
-    if mix.is_empty() {
-        return;
-    }
-    let weights: Vec<f64> = mix.iter().map(|&(_, w)| w).collect();
-    let mut blocked = vec![false; mix.len()];
-    let mut pods_running = match goal {
-        FillGoal::Utilization => 0,
-        FillGoal::Pods(_) => fill_pods(spec, fill, state).len(),
-    };
-    let short_of_goal = |state: &ClusterState, pods_running: usize| match goal {
-        FillGoal::Utilization => {
-            used_gpu_share(cluster, state) + 1e-9 < fill.target_gpu_utilization
-        }
-        FillGoal::Pods(n) => pods_running < n,
-    };
-    // Guard for mixes without GPUs, which never raise the GPU utilisation.
-    let mut budget = cluster.gpu_count()
-        + cluster.core_count()
-        + 16
-        + match goal {
-            FillGoal::Utilization => 0,
-            FillGoal::Pods(n) => n,
-        };
-    while short_of_goal(state, pods_running) && budget > 0 {
-        budget -= 1;
-        let open: Vec<f64> = weights
-            .iter()
-            .zip(&blocked)
-            .map(|(&w, &b)| if b { 0.0 } else { w })
-            .collect();
-        if open.iter().all(|&w| w <= 0.0) {
-            break;
-        }
-        let k = rng.weighted(&open);
-        let wi = mix[k].0;
-        let class = &spec.workload[wi];
-        let request = Request {
-            gpus: class.gpus.max(0) as u32,
-            cores: class.cores.max(0) as u32,
-        };
-        let Some((server, gpus, cores)) = choose(cluster, state, request, fill.allocator, rng)
-        else {
-            blocked[k] = true;
-            continue;
-        };
-        let name = state.next_name(wi, &class.name);
-        let pod = Pod::of_class(name, (wi, class), server, (gpus, cores), Some(start_time_s));
-        if state.add(cluster, pod).is_ok() {
-            pods_running += 1;
-        }
-    }
+    /// (workload index, weight) of each fill class with a positive weight.
+    mix: Vec<(usize, f64)>,
+    pods: Vec<PodId>,
+    index: FillIndex,
+    /// The cluster's GPUs (a sum over its servers: counted once, not at every step).
+    total_gpus: usize,
 }
 
-/// Where the topology-blind default scheduler puts a fill pod.
-fn choose(
-    cluster: &Cluster,
-    state: &ClusterState,
-    req: Request,
-    allocator: FillAllocator,
-    rng: &mut SeededRng,
-) -> Option<(ServerId, GpuSet, CoreSet)> {
-    let fits: Vec<ServerId> = (0..cluster.servers.len())
-        .map(|i| ServerId(i as u32))
-        .filter(|&s| {
-            let a = &state.servers()[s.index()];
-            a.free_gpus().len() >= req.gpus && a.free_cores().len() >= req.cores
-        })
-        .collect();
-    if fits.is_empty() {
-        return None;
+impl<'a> Fill<'a> {
+    fn new(
+        cluster: &'a Cluster,
+        workload: &'a PreemptionSpec,
+        spec: &'a FillSpec,
+        goal: FillGoal,
+        state: &ClusterState,
+    ) -> Self {
+        let mix = workload
+            .workload
+            .iter()
+            .enumerate()
+            .filter_map(|(i, w)| spec.mix.get(&w.name).map(|&weight| (i, weight)))
+            .filter(|&(_, w)| w > 0.0)
+            .collect();
+        Fill {
+            cluster,
+            spec,
+            workload,
+            goal,
+            mix,
+            pods: fill_pods(workload, spec, state),
+            index: FillIndex::new(state, spec.allocator),
+            total_gpus: cluster.gpu_count(),
+        }
     }
-    let server = match allocator {
-        FillAllocator::Random | FillAllocator::NumaAligned => fits[rng.below(fits.len())],
-        FillAllocator::BestFit => *fits.iter().min_by_key(|&&s| {
-            let a = &state.servers()[s.index()];
-            (a.free_gpus().len(), a.free_cores().len(), s)
-        })?,
-        FillAllocator::Spread => *fits.iter().min_by_key(|&&s| {
-            let a = &state.servers()[s.index()];
-            (
-                std::cmp::Reverse(a.free_gpus().len()),
-                std::cmp::Reverse(a.free_cores().len()),
-                s,
-            )
-        })?,
-    };
-    let a = &state.servers()[server.index()];
-    let (gpus, cores) = match allocator {
-        FillAllocator::Random => {
-            let g: Vec<usize> = a.free_gpus().iter().collect();
-            let c: Vec<usize> = a.free_cores().iter().collect();
-            (
-                GpuSet::from_ids(rng.sample(&g, req.gpus as usize)),
-                CoreSet::from_ids(rng.sample(&c, req.cores as usize)),
-            )
+
+    fn churn(&mut self, rng: &mut SeededRng, state: &mut ClusterState, start_s: f64) {
+        let mut staying = Vec::with_capacity(self.pods.len());
+        for &id in &self.pods {
+            if rng.unit() < CHURN_DEPARTURE_PROBABILITY {
+                if let Ok(pod) = state.evict(id) {
+                    self.index.refresh(state, pod.server);
+                }
+            } else {
+                staying.push(id);
+            }
         }
-        FillAllocator::NumaAligned => {
-            let g: Vec<usize> = a.free_gpus().iter().collect();
-            let gpus = GpuSet::from_ids(rng.sample(&g, req.gpus as usize));
-            let t = cluster.type_of(server);
-            (gpus, aligned_cores(t, gpus, a.free_cores(), req.cores)?)
+        self.pods = staying;
+        self.refill(rng, state, start_s);
+    }
+
+    fn used_gpu_share(&self) -> f64 {
+        let total = self.total_gpus;
+        if total == 0 {
+            return 1.0;
         }
-        // Lowest ids: the kubelet's default (non-topology) CPU and device assignment.
-        FillAllocator::BestFit | FillAllocator::Spread => (
-            a.free_gpus().lowest(req.gpus)?,
-            a.free_cores().lowest(req.cores)?,
-        ),
-    };
-    Some((server, gpus, cores))
+        (total as f64 - self.index.free_gpus() as f64) / total as f64
+    }
+
+    fn short_of_goal(&self) -> bool {
+        match self.goal {
+            FillGoal::Utilization => {
+                self.used_gpu_share() + 1e-9 < self.spec.target_gpu_utilization
+            }
+            FillGoal::Pods(n) => self.pods.len() < n,
+        }
+    }
+
+    fn refill(&mut self, rng: &mut SeededRng, state: &mut ClusterState, start_time_s: f64) {
+        if self.mix.is_empty() {
+            return;
+        }
+        let weights: Vec<f64> = self.mix.iter().map(|&(_, w)| w).collect();
+        let mut blocked = vec![false; self.mix.len()];
+        // Guard for mixes without GPUs, which never raise the GPU utilisation.
+        let mut budget = self.total_gpus
+            + self.cluster.core_count()
+            + 16
+            + match self.goal {
+                FillGoal::Utilization => 0,
+                FillGoal::Pods(n) => n,
+            };
+        while self.short_of_goal() && budget > 0 {
+            budget -= 1;
+            let open: Vec<f64> = weights
+                .iter()
+                .zip(&blocked)
+                .map(|(&w, &b)| if b { 0.0 } else { w })
+                .collect();
+            if open.iter().all(|&w| w <= 0.0) {
+                break;
+            }
+            let k = rng.weighted(&open);
+            let wi = self.mix[k].0;
+            let class = &self.workload.workload[wi];
+            let request = Request {
+                gpus: class.gpus.max(0) as u32,
+                cores: class.cores.max(0) as u32,
+            };
+            let Some((server, gpus, cores)) = self.choose(state, request, rng) else {
+                blocked[k] = true;
+                continue;
+            };
+            let name = state.next_name(wi, &class.name);
+            let pod = Pod::of_class(name, (wi, class), server, (gpus, cores), Some(start_time_s));
+            if let Ok(id) = state.add(self.cluster, pod) {
+                self.pods.push(id);
+                self.index.refresh(state, server);
+            }
+        }
+    }
+
+    /// Where the topology-blind default scheduler puts a fill pod: the server from the
+    /// index, then its GPUs and cores.
+    fn choose(
+        &mut self,
+        state: &ClusterState,
+        req: Request,
+        rng: &mut SeededRng,
+    ) -> Option<(ServerId, GpuSet, CoreSet)> {
+        let server = self.index.choose_server(req, rng)?;
+        let a = &state.servers()[server.index()];
+        let (gpus, cores) = match self.spec.allocator {
+            FillAllocator::Random => {
+                let g: Vec<usize> = a.free_gpus().iter().collect();
+                let c: Vec<usize> = a.free_cores().iter().collect();
+                (
+                    GpuSet::from_ids(rng.sample(&g, req.gpus as usize)),
+                    CoreSet::from_ids(rng.sample(&c, req.cores as usize)),
+                )
+            }
+            FillAllocator::NumaAligned => {
+                let g: Vec<usize> = a.free_gpus().iter().collect();
+                let gpus = GpuSet::from_ids(rng.sample(&g, req.gpus as usize));
+                let t = self.cluster.type_of(server);
+                (gpus, aligned_cores(t, gpus, a.free_cores(), req.cores)?)
+            }
+            // Lowest ids: the kubelet's default (non-topology) CPU and device assignment.
+            FillAllocator::BestFit | FillAllocator::Spread => (
+                a.free_gpus().lowest(req.gpus)?,
+                a.free_cores().lowest(req.cores)?,
+            ),
+        };
+        Some((server, gpus, cores))
+    }
 }
 
 /// Cores for a fill pod on the NUMA node of its first (lowest-id) GPU, then the lowest free
@@ -448,5 +462,229 @@ mod tests {
         assert_eq!(memo_of(&state, 1), (1, 5), "computed again");
         state.forget_memos();
         assert!(state.memo(other).is_empty());
+    }
+
+    /// The fill as first written, kept as the reference the indexed fill must reproduce
+    /// draw for draw: every step passes over every server (room, utilisation) and every
+    /// churn round over every pod id ever given.
+    mod reference {
+        use super::*;
+
+        pub fn fill(
+            cluster: &Cluster,
+            spec: &PreemptionSpec,
+            seed: u64,
+            goal: FillGoal,
+        ) -> ClusterState {
+            let mut state = running_state(cluster, spec).expect("valid running pods");
+            let fill = spec.fill.as_ref().expect("a fill");
+            let mut rng = SeededRng::new(seed);
+            refill(cluster, spec, fill, goal, &mut rng, &mut state, 0.0);
+            for round in 1..=fill.churn_rounds.max(0) {
+                for id in fill_pods(spec, fill, &state) {
+                    if rng.unit() < CHURN_DEPARTURE_PROBABILITY {
+                        let _ = state.evict(id);
+                    }
+                }
+                let start = round as f64 * CHURN_ROUND_S;
+                refill(cluster, spec, fill, goal, &mut rng, &mut state, start);
+            }
+            state
+        }
+
+        fn used_gpu_share(cluster: &Cluster, state: &ClusterState) -> f64 {
+            let total = cluster.gpu_count();
+            if total == 0 {
+                return 1.0;
+            }
+            let free: u32 = state.servers().iter().map(|s| s.free_gpus().len()).sum();
+            (total as f64 - free as f64) / total as f64
+        }
+
+        fn refill(
+            cluster: &Cluster,
+            spec: &PreemptionSpec,
+            fill: &FillSpec,
+            goal: FillGoal,
+            rng: &mut SeededRng,
+            state: &mut ClusterState,
+            start_time_s: f64,
+        ) {
+            let mix: Vec<(usize, f64)> = spec
+                .workload
+                .iter()
+                .enumerate()
+                .filter_map(|(i, w)| fill.mix.get(&w.name).map(|&weight| (i, weight)))
+                .filter(|&(_, w)| w > 0.0)
+                .collect();
+            if mix.is_empty() {
+                return;
+            }
+            let weights: Vec<f64> = mix.iter().map(|&(_, w)| w).collect();
+            let mut blocked = vec![false; mix.len()];
+            let mut running = match goal {
+                FillGoal::Utilization => 0,
+                FillGoal::Pods(_) => fill_pods(spec, fill, state).len(),
+            };
+            let mut budget = cluster.gpu_count()
+                + cluster.core_count()
+                + 16
+                + match goal {
+                    FillGoal::Utilization => 0,
+                    FillGoal::Pods(n) => n,
+                };
+            loop {
+                let short = match goal {
+                    FillGoal::Utilization => {
+                        used_gpu_share(cluster, state) + 1e-9 < fill.target_gpu_utilization
+                    }
+                    FillGoal::Pods(n) => running < n,
+                };
+                if !short || budget == 0 {
+                    break;
+                }
+                budget -= 1;
+                let open: Vec<f64> = weights
+                    .iter()
+                    .zip(&blocked)
+                    .map(|(&w, &b)| if b { 0.0 } else { w })
+                    .collect();
+                if open.iter().all(|&w| w <= 0.0) {
+                    break;
+                }
+                let k = rng.weighted(&open);
+                let wi = mix[k].0;
+                let class = &spec.workload[wi];
+                let req = Request {
+                    gpus: class.gpus.max(0) as u32,
+                    cores: class.cores.max(0) as u32,
+                };
+                let Some((server, gpus, cores)) = choose(cluster, state, req, fill.allocator, rng)
+                else {
+                    blocked[k] = true;
+                    continue;
+                };
+                let name = state.next_name(wi, &class.name);
+                let pod =
+                    Pod::of_class(name, (wi, class), server, (gpus, cores), Some(start_time_s));
+                if state.add(cluster, pod).is_ok() {
+                    running += 1;
+                }
+            }
+        }
+
+        fn choose(
+            cluster: &Cluster,
+            state: &ClusterState,
+            req: Request,
+            allocator: FillAllocator,
+            rng: &mut SeededRng,
+        ) -> Option<(ServerId, GpuSet, CoreSet)> {
+            let room = |s: ServerId| {
+                let a = &state.servers()[s.index()];
+                (a.free_gpus().len(), a.free_cores().len())
+            };
+            let fits: Vec<ServerId> = (0..cluster.servers.len())
+                .map(|i| ServerId(i as u32))
+                .filter(|&s| room(s).0 >= req.gpus && room(s).1 >= req.cores)
+                .collect();
+            if fits.is_empty() {
+                return None;
+            }
+            let server = match allocator {
+                FillAllocator::Random | FillAllocator::NumaAligned => fits[rng.below(fits.len())],
+                FillAllocator::BestFit => *fits.iter().min_by_key(|&&s| (room(s), s))?,
+                FillAllocator::Spread => *fits
+                    .iter()
+                    .min_by_key(|&&s| (std::cmp::Reverse(room(s)), s))?,
+            };
+            let a = &state.servers()[server.index()];
+            let g: Vec<usize> = a.free_gpus().iter().collect();
+            let c: Vec<usize> = a.free_cores().iter().collect();
+            let (gpus, cores) = match allocator {
+                FillAllocator::Random => (
+                    GpuSet::from_ids(rng.sample(&g, req.gpus as usize)),
+                    CoreSet::from_ids(rng.sample(&c, req.cores as usize)),
+                ),
+                FillAllocator::NumaAligned => {
+                    let gpus = GpuSet::from_ids(rng.sample(&g, req.gpus as usize));
+                    let t = cluster.type_of(server);
+                    (gpus, aligned_cores(t, gpus, a.free_cores(), req.cores)?)
+                }
+                FillAllocator::BestFit | FillAllocator::Spread => (
+                    a.free_gpus().lowest(req.gpus)?,
+                    a.free_cores().lowest(req.cores)?,
+                ),
+            };
+            Some((server, gpus, cores))
+        }
+    }
+
+    /// What a fill leaves running, whatever ids the pods hold.
+    fn running_pods(state: &ClusterState) -> Vec<Pod> {
+        state.pods().map(|(_, p)| p.clone()).collect()
+    }
+
+    fn mixed_cluster(per_type: i64) -> Cluster {
+        let pool = |server_type: &str, name_prefix: &str| PoolSpec {
+            server_type: server_type.into(),
+            count: per_type,
+            name_prefix: name_prefix.into(),
+            names: None,
+        };
+        Cluster::from_spec(&ClusterSpec {
+            kind: None,
+            name: "mixed".into(),
+            server_type: Vec::new(),
+            pool: vec![
+                pool("rtx4090-8g", "r"),
+                pool("a100-8g", "a"),
+                pool("gpu-2s4n8g", "g"),
+            ],
+        })
+    }
+
+    /// The indexed fill places every pod where the reference does, on every allocator,
+    /// with a mix of requests (one without GPUs), part and full utilisation, a pod-count
+    /// goal, and enough churn rounds that the pod ids are renumbered on the way.
+    #[test]
+    fn the_indexed_fill_reproduces_the_reference_fill_pod_for_pod() {
+        let cluster = mixed_cluster(7);
+        for allocator in ["random", "best-fit", "spread", "numa-aligned"] {
+            for (target, rounds, seed) in [(1.0, 3, 1), (0.6, 0, 2), (0.9, 120, 3)] {
+                let spec: PreemptionSpec = toml::from_str(&format!(
+                    "kind = \"preemption\"\n\
+                     [[workload]]\nname = \"one\"\npriority = 1\ngpus = 1\ncores = 7\npreemptible = true\n\
+                     [[workload]]\nname = \"two\"\npriority = 2\ngpus = 2\ncores = 20\npreemptible = true\n\
+                     [[workload]]\nname = \"cpu\"\npriority = 3\ngpus = 0\ncores = 5\npreemptible = true\n\
+                     [[running]]\nworkload = \"two\"\nnode = \"r0\"\ngpus = 2\ncores = 14\n\
+                     [fill]\nmix = {{ one = 3.0, two = 1.0, cpu = 0.5 }}\n\
+                     target_gpu_utilization = {target}\nallocator = \"{allocator}\"\n\
+                     churn_rounds = {rounds}\nseed = {seed}\n"
+                ))
+                .expect("valid spec");
+                let case = format!("{allocator}, target {target}, {rounds} rounds");
+                for goal in [FillGoal::Utilization, FillGoal::Pods(60)] {
+                    let indexed = initial_state_with(&cluster, &spec, None, goal).expect("fills");
+                    let reference = reference::fill(&cluster, &spec, seed, goal);
+                    assert!(indexed.pod_count() > 10, "{case}: the fill ran");
+                    assert_eq!(running_pods(&indexed), running_pods(&reference), "{case}");
+                    assert_eq!(indexed.servers().len(), reference.servers().len());
+                    for (a, b) in indexed.servers().iter().zip(reference.servers()) {
+                        assert_eq!(
+                            (a.free_gpus(), a.free_cores(), a.pods().len()),
+                            (b.free_gpus(), b.free_cores(), b.pods().len()),
+                            "{case}"
+                        );
+                    }
+                    if rounds > 100 {
+                        assert!(
+                            indexed.retired_ids() < reference.retired_ids(),
+                            "{case}: the ids were renumbered"
+                        );
+                    }
+                }
+            }
+        }
     }
 }

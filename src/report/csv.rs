@@ -71,6 +71,8 @@ fn metric_rows(sheet: &mut Sheet, scenario: &str, planner: &str, seed: &str, met
     }
 }
 
+/// Long-format CSV of a preemption plan: one row per planner and metric (nested metrics flattened
+/// to `<metric>_<key>`); the scenario is the workload's name, else `plan`.
 pub fn preemption_plan(report: &PreemptionPlan) -> String {
     let mut sheet = Sheet::new(&LONG_HEADER);
     let scenario = report.workload.clone().unwrap_or_else(|| "plan".into());
@@ -82,6 +84,8 @@ pub fn preemption_plan(report: &PreemptionPlan) -> String {
     sheet.text()
 }
 
+/// Long-format CSV of a co-location plan: one row per planner that ran and metric; the scenario is
+/// the workload's name, else `plan`.
 pub fn colocation_plan(report: &ColocationPlan) -> String {
     let mut sheet = Sheet::new(&LONG_HEADER);
     let scenario = report.workload.clone().unwrap_or_else(|| "plan".into());

@@ -16,6 +16,7 @@ pub struct SpecDiagnostic {
 }
 
 impl SpecDiagnostic {
+    /// A diagnostic of `issue` pointing into `text`, the TOML source read from `file_name`.
     pub fn new(issue: Issue, file_name: &str, text: &str) -> Self {
         SpecDiagnostic {
             issue,
@@ -105,8 +106,11 @@ pub fn render_invalid(invalid: &InvalidSpec, style: Style) -> String {
 /// A diagnostic without a source span (unreadable file, bad argument).
 #[derive(Debug)]
 pub struct PlainDiagnostic {
+    /// What went wrong, one line.
     pub message: String,
+    /// What the user can do about it, when there is something to say.
     pub help: Option<String>,
+    /// The miette diagnostic code, e.g. `coplan::input`.
     pub code: &'static str,
 }
 

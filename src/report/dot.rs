@@ -8,6 +8,9 @@ use crate::topology::Cluster;
 use crate::topology::graph::{TopoEdge, TopoNode, server_graphs};
 use crate::topology::state::ClusterState;
 
+/// Graphviz DOT of the cluster: one subgraph per server (sockets, NUMA nodes, core groups, cores,
+/// GPUs, with containment, localized and nearby edges); with `state`, used cores and GPUs are
+/// filled and labelled with their pod.
 pub fn topology(cluster: &Cluster, state: Option<&ClusterState>) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "digraph \"{}\" {{", escape(&cluster.name));

@@ -34,6 +34,7 @@ use crate::sim::fingerprint::{self, SweepInputs, SweptKey};
 use crate::sim::merge;
 use crate::sim::preemption::{self as preemption_sim, PreemptionSimulation, SimOptions};
 use crate::sim::sweep::{self, SetArg, SweepError, SweepOutput, Traces};
+use crate::spec::limits::MAX_SCENARIOS;
 use crate::spec::preemption::EventSolver;
 use crate::spec::{
     self, ColocationSpec, Expect, InvalidSpec, LoadedSpec, SourceFile, Spec, SpecKind,
@@ -523,6 +524,13 @@ pub fn prepare_sweep(
     let mut keys = BTreeSet::new();
     if let Some(repeated) = sets.iter().find(|s| !keys.insert(s.key.as_str())) {
         return Err(sweep_input(SweepError::RepeatedKey(repeated.key.clone())));
+    }
+    // Counted before the product is built: 10^9 scenarios once allocated 13.5 GB.
+    let count = sets
+        .iter()
+        .fold(1u64, |n, s| n.saturating_mul(s.values.len() as u64));
+    if count > MAX_SCENARIOS {
+        return Err(sweep_input(SweepError::TooManyScenarios(count)));
     }
     let shard = match shard {
         Some(s) => sweep::parse_shard(s).map_err(sweep_input)?,

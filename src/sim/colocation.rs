@@ -18,9 +18,13 @@ use crate::plan::error::PlanningError;
 use crate::spec::ColocationSpec;
 use crate::topology::Cluster;
 
+/// One co-location planner summarised over seeds.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct ColocationPlannerSummary {
+    /// The planner's registry name.
     pub name: String,
+    /// Metric → its summary over the seeds where it had a value (nested metrics flattened, e.g.
+    /// `slo_attainment_5x`; `gap` included).
     pub metrics: BTreeMap<String, Summary>,
     /// Metric → its value on each seed, in the order of the top-level `seeds`; null where the
     /// planner had no value on that seed. What `coplan diff` pairs seed by seed.
@@ -30,15 +34,24 @@ pub struct ColocationPlannerSummary {
 /// Per seed: per planner, metric → value.
 pub type SeedValues = (u64, Vec<(String, BTreeMap<String, f64>)>);
 
+/// `coplan simulate` output of a co-location workload.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct ColocationSimulation {
+    /// Version of this output's layout; 1.
     pub schema_version: u32,
+    /// Always `"simulation"`.
     pub kind: &'static str,
+    /// Always `"colocation"`.
     pub workload_kind: &'static str,
+    /// Name of the cluster.
     pub cluster: String,
+    /// The workload spec's `name`, when it has one.
     pub workload: Option<String>,
+    /// The seeds run, one task set each, in the order given.
     pub seeds: Vec<u64>,
+    /// One summary per planner, in the order asked.
     pub planners: Vec<ColocationPlannerSummary>,
+    /// Per-seed values, for long-format output (not in JSON: the summaries are).
     #[serde(skip)]
     pub per_seed: Vec<SeedValues>,
 }
@@ -74,6 +87,9 @@ fn flatten(p: &ColocationPlannerReport) -> BTreeMap<String, f64> {
     out
 }
 
+/// Plans the workload once per seed (in parallel, the result equal to a sequential run) with the
+/// named planners (`None`: `[planners].run`) and summarises each metric over the seeds; `progress`
+/// is called after each seed, `cancel` stops the run with `Interrupted`.
 pub fn simulate(
     cluster: &Cluster,
     spec: &ColocationSpec,

@@ -27,23 +27,28 @@ pub fn content_hash(text: &str) -> String {
 /// One `--set KEY=V1,V2,…` as recorded.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SweptKey {
+    /// The swept key as given (e.g. `pool.0.count`, `lemix.lambda1`).
     pub key: String,
+    /// Its values as given, in order.
     pub values: Vec<String>,
 }
 
 /// Everything a sweep's rows depend on besides the code of one version.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SweepInputs {
+    /// The coplan version that wrote the shard ([`VERSION`]).
     pub version: String,
     /// [`content_hash`] of the cluster file.
     pub cluster: String,
     /// [`content_hash`] of the workload file.
     pub workload: String,
+    /// Every `--set`, in command-line order.
     pub sets: Vec<SweptKey>,
     /// The seeds, as `1..=10` when they are a run of consecutive numbers, else listed.
     pub seeds: String,
     /// Cycles per seed (preemption); `None` for co-location, which has none.
     pub cycles: Option<u64>,
+    /// The planners run, in the order asked.
     pub planners: Vec<String>,
     /// `--solver`, when given (otherwise the workload file says, and its hash covers it).
     pub solver: Option<String>,

@@ -13,8 +13,11 @@ use super::sweep::{CSV_MAGIC, Row, SetArg, SweepOutput, scenarios};
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{file}:{line}: {message}")]
 pub struct MergeError {
+    /// The file as named on the command line (`merge` for a problem with the inputs as a whole).
     pub file: String,
+    /// 1-based line of the problem (0 when no line is at fault, e.g. no input file at all).
     pub line: usize,
+    /// What is wrong.
     pub message: String,
 }
 
@@ -29,6 +32,7 @@ fn merr(file: &str, line: usize, message: impl Into<String>) -> MergeError {
 /// One shard file as read: its output, where each row stands and what its header declares.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ShardFile {
+    /// The shard's header and rows.
     pub output: SweepOutput,
     /// The line of each of `output.rows`, from 1.
     pub lines: Vec<usize>,

@@ -26,8 +26,12 @@ use crate::topology::state::ClusterState;
 /// What to simulate; `None` = the spec's `[simulation]` / `[planners]` values.
 #[derive(Debug, Clone, Default)]
 pub struct SimOptions {
+    /// Seeds to run (`--seeds`), each with its own initial fill.
     pub seeds: Option<Vec<u64>>,
+    /// Cycles per seed (`--cycles`): each issues the `[[preempt]]` list from the same starting
+    /// state.
     pub cycles: Option<u64>,
+    /// Planners to compare, by registry name (`--planners`).
     pub planners: Option<Vec<String>>,
     /// `--solver` of a sweep: every scenario's `[planners] solver`.
     pub solver: Option<crate::spec::SolverBackend>,
@@ -39,23 +43,37 @@ pub struct SimOptions {
 /// The metric values of one seed: per planner, metric → mean over the seed's cycles.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SeedResult {
+    /// The seed these values are of.
     pub seed: u64,
+    /// Per planner, in the order asked: its name, metric → mean over the seed's cycles, and its
+    /// totals over the cycles.
     pub per_planner: Vec<(String, BTreeMap<String, f64>, Totals)>,
 }
 
 /// Sums over cycles (and, in a report, over seeds) for paper-style totals.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
 pub struct Totals {
+    /// Preemptors planned.
     pub preemptions: u64,
+    /// Preemptors placed.
     pub placed: u64,
+    /// Preemptors placed at or better than their required level.
     pub hits: u64,
+    /// Guaranteed preemptors planned.
     pub preemptions_guaranteed: u64,
+    /// Guaranteed preemptors that were hits.
     pub hits_guaranteed: u64,
+    /// Best-effort preemptors planned.
     pub preemptions_best_effort: u64,
+    /// Best-effort preemptors that were hits.
     pub hits_best_effort: u64,
+    /// Pods evicted.
     pub victims: u64,
+    /// Pods evicted for a preemptor that was then not placed.
     pub wasted_evictions: u64,
+    /// Victim subsets (or dry runs) the planner evaluated.
     pub subsets_evaluated: u64,
+    /// Wall time of the planner, in milliseconds (redacted in snapshots).
     pub runtime_ms: f64,
 }
 
@@ -101,8 +119,11 @@ impl Totals {
 /// One planner summarised over seeds.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct PreemptionPlannerSummary {
+    /// The planner's registry name.
     pub name: String,
+    /// Metric → its summary over seeds of the per-seed means over cycles.
     pub metrics: BTreeMap<String, Summary>,
+    /// Sums over every cycle of every seed (e.g. "hits 2225/5000").
     pub totals: Totals,
     /// Metric → its value on each seed, in the order of the top-level `seeds`; null where the
     /// planner had no value on that seed. What `coplan diff` pairs seed by seed.
@@ -112,12 +133,19 @@ pub struct PreemptionPlannerSummary {
 /// `coplan simulate` output of a preemption workload.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct PreemptionSimulation {
+    /// Version of this output's layout; 1.
     pub schema_version: u32,
+    /// Always `"simulation"`.
     pub kind: &'static str,
+    /// Name of the cluster.
     pub cluster: String,
+    /// The workload spec's `name`, when it has one.
     pub workload: Option<String>,
+    /// The seeds run, in the order given.
     pub seeds: Vec<u64>,
+    /// Cycles per seed.
     pub cycles: u64,
+    /// One summary per planner, in the order asked.
     pub planners: Vec<PreemptionPlannerSummary>,
     /// Per-seed values, for long-format output (not in JSON: the summaries are).
     #[serde(skip)]

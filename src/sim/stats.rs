@@ -7,12 +7,16 @@ use statrs::distribution::{ContinuousCDF, StudentsT};
 /// One metric summarised over seeds.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct Summary {
+    /// Mean of the values.
     pub mean: f64,
     /// Half-width of the 95 % confidence interval of the mean (t-distribution, n − 1 degrees of
     /// freedom); null with fewer than two seeds.
     pub ci95: Option<f64>,
+    /// Smallest value.
     pub min: f64,
+    /// Largest value.
     pub max: f64,
+    /// Number of values (seeds) summarised, ≥ 1.
     pub n: usize,
 }
 

@@ -22,23 +22,39 @@ pub const CSV_MAGIC: &str = "# coplan sweep";
 /// One `--set KEY=V1,V2,…`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SetArg {
+    /// The spec key to vary, a dotted path (`cluster.…`, `pool.…` and `server_type.…` address the
+    /// cluster, anything else the workload).
     pub key: String,
+    /// The values to try, trimmed, at least one; each parsed as a TOML value, else taken as a
+    /// string.
     pub values: Vec<String>,
 }
 
 /// Why a sweep could not run (input errors, exit 2, unless `Plan` says otherwise).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SweepError {
+    /// A `--set` argument that is not `KEY=V1,V2,…` (no `=`, an empty key or no value).
     #[error("`--set {0}`: expected KEY=V1,V2,…")]
     Syntax(String),
+    /// A `--set` key that names nothing the spec can hold.
     #[error("invalid sweep key `{key}`: {reason}")]
-    Key { key: String, reason: String },
-    #[error("invalid value `{value}` for `{key}`: {reason}")]
-    Value {
+    Key {
+        /// The key as given.
         key: String,
-        value: String,
+        /// Why the spec has no such key.
         reason: String,
     },
+    /// A `--set` value the key cannot take.
+    #[error("invalid value `{value}` for `{key}`: {reason}")]
+    Value {
+        /// The key it was given for.
+        key: String,
+        /// The value as given.
+        value: String,
+        /// Why the spec refuses it.
+        reason: String,
+    },
+    /// A `--shard` that is not `I/N` with 0 ≤ I < N.
     #[error("invalid shard `{0}`: expected I/N with 0 ≤ I < N")]
     Shard(String),
     /// The batch job's environment does not name a shard (or names it wrongly).
@@ -47,13 +63,23 @@ pub enum SweepError {
     /// The same key in two `--set`s: one scenario would have two values for it.
     #[error("`--set {0}=…` is given twice")]
     RepeatedKey(String),
+    /// The product of the `--set` values is above `MAX_SCENARIOS`.
+    #[error(
+        "the --set values make {0} scenarios, above the limit of {max} (docs/spec.md, \"Limits\")",
+        max = crate::spec::limits::MAX_SCENARIOS
+    )]
+    TooManyScenarios(u64),
+    /// A planning or simulation failure in some scenario.
     #[error(transparent)]
     Plan(#[from] PlanningError),
     /// A stop was requested: the scenarios of `finished` (of `total`, in `shard`) had run.
     #[error("interrupted")]
     Interrupted {
+        /// Indices of the scenarios that had finished.
         finished: Vec<usize>,
+        /// Scenarios in the whole sweep.
         total: usize,
+        /// The shard run: (index I, count N).
         shard: (usize, usize),
     },
     /// A scenario reads a trace that was not loaded for it.
@@ -61,6 +87,7 @@ pub enum SweepError {
     TraceNotLoaded(String),
 }
 
+/// Parses one `--set KEY=V1,V2,…` (values split at commas and trimmed; empty ones dropped).
 pub fn parse_set(arg: &str) -> Result<SetArg, SweepError> {
     let (key, values) = arg
         .split_once('=')
@@ -145,7 +172,9 @@ pub fn shard_from_env(
 /// One point of the product: its index and its `(key, value)` pairs in `--set` order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Scenario {
+    /// Position of the scenario in the product, from 0 (the first `--set` varies slowest).
     pub index: usize,
+    /// The `(key, value)` pairs of this scenario, in `--set` order.
     pub params: Vec<(String, String)>,
 }
 
@@ -182,6 +211,8 @@ fn target(key: &str) -> (bool, &str) {
     }
 }
 
+/// A `--set` value as TOML (`0.5`, `true`, `[1, 2]`, …); text that does not parse as TOML is a
+/// string.
 pub fn parse_value(text: &str) -> Value {
     match toml::from_str::<toml::Table>(&format!("v = {text}")) {
         Ok(mut t) => t.remove("v").unwrap_or_else(|| Value::String(text.into())),
@@ -238,7 +269,9 @@ fn set_path(root: &mut Value, key: &str, path: &str, value: Value) -> Result<(),
 /// The workload of one scenario, of either kind.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ScenarioWorkload {
+    /// A preemption workload.
     Preemption(Box<PreemptionSpec>),
+    /// A co-location workload.
     Colocation(Box<ColocationSpec>),
 }
 
@@ -305,20 +338,30 @@ pub fn apply(
 /// One long-format row.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Row {
+    /// Index of the scenario in the sweep's product.
     pub scenario: usize,
+    /// The scenario's `(key, value)` pairs, in `--set` order.
     pub params: Vec<(String, String)>,
+    /// The planner's registry name.
     pub planner: String,
+    /// The seed of this value.
     pub seed: u64,
+    /// The metric's name as in `simulate` (timing metrics are left out: they are not reproducible).
     pub metric: String,
+    /// The metric's value on this seed (preemption: the mean over the seed's cycles).
     pub value: f64,
 }
 
 /// Sweep output: its rows plus what `merge` needs to check completeness.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SweepOutput {
+    /// The swept keys, in `--set` order.
     pub keys: Vec<String>,
+    /// Scenarios in the whole sweep (every shard together).
     pub scenario_count: usize,
+    /// The shard this output holds: (index I, count N); scenario `s` belongs to shard `s mod N`.
     pub shard: (usize, usize),
+    /// One row per scenario of this shard, seed, planner and metric.
     pub rows: Vec<Row>,
     /// What the sweep ran on; `None` only for outputs built in memory without it (a shard
     /// file without it is refused by `merge`).

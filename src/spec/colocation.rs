@@ -392,8 +392,7 @@ pub struct ColocationPlanners {
     pub separate_split: Option<f64>,
     /// Weight sync interval of SEPARATE, in training tasks.
     pub separate_sync_every: i64,
-    /// Time budget of the exact `ilp` search and of the LP bound, in seconds (the windowed
-    /// search has none: its schedule must not depend on the machine).
+    /// Time budget of the `ilp` search (exact or windowed) and of the LP bound, in seconds.
     pub ilp_time_limit_s: f64,
     /// Relative MIP gap at which a solve may stop (0: prove optimality).
     pub ilp_mip_gap: f64,
@@ -416,8 +415,8 @@ pub struct ColocationPlanners {
 
 impl ColocationPlanners {
     /// The least and the most offers a window of the `ilp` search may hold: one is the
-    /// fastest; beyond twelve a window's tree (nodes^K leaves) is past any useful time.
-    pub const ILP_WINDOW_RANGE: (i64, i64) = (1, 12);
+    /// fastest; the most is the documented limit (a window's tree has nodes^K leaves).
+    pub const ILP_WINDOW_RANGE: (i64, i64) = (1, super::limits::MAX_ILP_WINDOW);
 
     /// K, the offers per window of the `ilp` search: `ilp_window` within
     /// [`ILP_WINDOW_RANGE`](Self::ILP_WINDOW_RANGE) (validation refuses any other value; the

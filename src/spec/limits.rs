@@ -19,6 +19,12 @@ pub const MAX_SEEDS: u64 = 10_000;
 /// `--cycles N` of `simulate`, `sweep` and `capacity`.
 pub const MAX_CYCLES: u64 = 1_000_000;
 
+/// Offers per window of the co-location `ilp` search (`[planners] ilp_window`). A window's
+/// tree has up to nodes^K leaves: on `colocation-small` (4 nodes, 2 stages) the whole search
+/// took 1.9 s at K = 2, 9.1 s at 4 and 41 s at 6 on 2 cores (the default time limit is 30 s),
+/// so above 4 a window mostly buys a `time_limit` status.
+pub const MAX_ILP_WINDOW: i64 = 4;
+
 /// `[[running]]` pods of one preemption workload: each costs about 2.6 KB while its file is
 /// parsed and checked (40,000 pods on `mixed-10k`: 0.38 s, 107 MB), so the limit keeps the
 /// largest accepted list near 130 MB.
@@ -27,8 +33,9 @@ pub const MAX_RUNNING_PODS: usize = 50_000;
 /// Preemptors of one preemption workload: the sum of its `[[preempt]] count`s.
 pub const MAX_PREEMPTORS: i64 = 100_000;
 
-/// `[fill] churn_rounds`.
-pub const MAX_CHURN_ROUNDS: i64 = 1_000_000;
+/// `[fill] churn_rounds`: a round costs about 0.2 ms (linear since the fill keeps an index of
+/// free capacity), so the largest accepted churn answers in about 2 s.
+pub const MAX_CHURN_ROUNDS: i64 = 10_000;
 
 /// GPUs and cores one pod may request: a pod lives on one server, and no server coplan models
 /// is larger (`spec::too-large`).
@@ -68,3 +75,6 @@ pub const MAX_SPEC_BYTES: u64 = 16 << 20;
 
 /// Bytes of one data file (a trace, an export, a profile, a shard output).
 pub const MAX_DATA_BYTES: u64 = 512 << 20;
+
+/// Scenarios of one `coplan sweep`: the product of its `--set` value counts.
+pub const MAX_SCENARIOS: u64 = 100_000;

@@ -278,12 +278,9 @@ pub fn deserialize_all<T: DeserializeOwned>(root: &Spanned<DeTable<'_>>) -> Stru
     // Most documents are valid: try the parsed tree once before keeping a copy to prune, so
     // a large valid spec is held twice at most (the tree and the deserializer's copy), not three
     // times.
-    match T::deserialize(toml::de::Deserializer::from(root.clone())) {
-        Ok(value) => {
-            out.value = Some(value);
-            return out;
-        }
-        Err(_) => {}
+    if let Ok(value) = T::deserialize(toml::de::Deserializer::from(root.clone())) {
+        out.value = Some(value);
+        return out;
     }
     let mut doc = root.clone();
     let mut pruned: Vec<(Range<usize>, String)> = Vec::new();

@@ -265,6 +265,37 @@ impl ClusterState {
         self.live
     }
 
+    /// Ids that evicted pods left behind (ids are not reused, so each eviction retires one
+    /// until [`renumber_pods`](Self::renumber_pods)).
+    pub fn retired_ids(&self) -> usize {
+        self.pods.len() - self.live
+    }
+
+    /// Gives the running pods the ids 0, 1, 2, … in their present id order, so that the
+    /// ids evicted pods left behind cost nothing more. Every order by id, and so every
+    /// tie-break, stays as it was; ids taken from the state before are void, and the scan
+    /// memos (which may hold some) are dropped.
+    pub fn renumber_pods(&mut self) {
+        let mut renamed = vec![PodId(u32::MAX); self.pods.len()];
+        let mut running = Vec::with_capacity(self.live);
+        for (old, pod) in std::mem::take(&mut self.pods).into_iter().enumerate() {
+            if pod.is_some() {
+                renamed[old] = PodId(running.len() as u32);
+                running.push(pod);
+            }
+        }
+        self.pods = running;
+        for alloc in &mut self.servers {
+            for id in &mut alloc.pods {
+                *id = renamed[id.index()];
+            }
+            for resident in &mut alloc.residents {
+                resident.id = renamed[resident.id.index()];
+            }
+        }
+        self.forget_memos();
+    }
+
     /// Drops every server's scan memo: the next decision scans every server afresh (what a
     /// first decision on a new state does).
     pub fn forget_memos(&mut self) {

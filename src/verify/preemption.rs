@@ -15,7 +15,10 @@ use crate::topology::{Cluster, Level, ServerType};
 /// Where and why a plan was rejected.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rejection {
+    /// Where the plan broke a rule: the preemptor's name, or `plan` / `metrics` for whole-plan
+    /// checks.
     pub event: String,
+    /// The rule broken, with the values found.
     pub reason: String,
 }
 
@@ -126,6 +129,15 @@ pub fn verify_plan(
             )
         })
         .collect();
+    // The pods of each server by name, so that checking a placement reads its server's pods,
+    // not every pod of the cluster (a pass per event grew with pods × preemptors).
+    let mut on_server: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (pod, rec) in &pods {
+        on_server
+            .entry(rec.server.clone())
+            .or_default()
+            .insert(pod.clone());
+    }
     let prios: Vec<i64> = spec.workload.iter().map(|w| w.priority).collect();
     let p_lo = prios.iter().copied().min().unwrap_or(0);
     let p_hi = prios.iter().copied().max().unwrap_or(0);
@@ -171,6 +183,9 @@ pub fn verify_plan(
             let Some(rec) = pods.remove(v) else {
                 return Err(reject(name, format!("victim {v} is not running")));
             };
+            if let Some(names) = on_server.get_mut(&rec.server) {
+                names.remove(v);
+            }
             if !rec.preemptible {
                 return Err(reject(name, format!("victim {v} is not preemptible")));
             }
@@ -227,9 +242,11 @@ pub fn verify_plan(
             {
                 return Err(reject(name, format!("an id lies outside {node}")));
             }
-            if let Some((holder, _)) = pods.iter().find(|(_, r)| {
-                r.server == *node && (!r.gpus.is_disjoint(&gpus) || !r.cores.is_disjoint(&cores))
-            }) {
+            let holder = on_server.get(node).into_iter().flatten().find(|pod| {
+                pods.get(*pod)
+                    .is_some_and(|r| !r.gpus.is_disjoint(&gpus) || !r.cores.is_disjoint(&cores))
+            });
+            if let Some(holder) = holder {
                 return Err(reject(
                     name,
                     format!("its GPUs or cores are still held by {holder}"),
@@ -285,6 +302,10 @@ pub fn verify_plan(
                 ));
             }
             cost += w.topology * (1.0 - score(spec, t, level));
+            on_server
+                .entry(node.clone())
+                .or_default()
+                .insert(name.to_string());
             pods.insert(
                 name.to_string(),
                 PodRecord {

@@ -2,6 +2,8 @@
 //! every planner of the spec is explained, and the explained decisions are the plan's own, term
 //! for term; `plan --worst K` lists the largest excesses, largest first.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic: that is its failure
+
 #[path = "../common/mod.rs"]
 mod common;
 // `explain --task` of a co-location workload, in the same test binary.

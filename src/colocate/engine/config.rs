@@ -8,19 +8,31 @@ use crate::spec::colocation::{ColocationSpec, MemoryTimeout, QueueOrder};
 /// Fixed parameters of a run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EngineConfig {
+    /// Co-location nodes: servers that each hold one pipeline-parallel replica of the model.
     pub nodes: usize,
+    /// Pipeline stages per node (≥ 1); stage s runs on the node's GPU s.
     pub stages: usize,
+    /// Profiled stage latencies (forward, backward, decode) of the model.
     pub latency: LatencyModel,
+    /// Memory of one GPU, in MiB.
     pub gpu_memory_mib: f64,
     /// κ · GPU memory.
     pub threshold_mib: f64,
+    /// Model weights held on every stage, in MiB.
     pub weights_mib: f64,
+    /// KV cache per token in context of an active inference request, per stage, in MiB.
     pub kv_mib_per_token: f64,
+    /// Activations per token of an in-flight training task, per stage, in MiB (freed by its
+    /// backward).
     pub activation_mib_per_token: f64,
+    /// T_max: how long a forward may wait for memory below the threshold before it is offloaded or
+    /// dropped, in seconds.
     pub max_wait_s: f64,
+    /// What happens to a forward that waited `max_wait_s` for memory: offload to the host or drop.
     pub on_timeout: MemoryTimeout,
     /// MiB per second of host offload (and of weight syncs).
     pub offload_mib_per_s: f64,
+    /// Continuous batching C: most inference requests in one node's decode batch (≥ 1).
     pub batch_max: usize,
     /// T_w.
     pub batch_wait_s: f64,
@@ -35,6 +47,8 @@ pub struct EngineConfig {
 }
 
 impl EngineConfig {
+    /// Derives the parameters from a spec for `nodes` nodes of `gpu_memory_mib` MiB GPUs;
+    /// `mean_prompt` (tokens) sets T_w from the full-pipeline prefill latency of the mean prompt.
     pub fn new(spec: &ColocationSpec, nodes: usize, gpu_memory_mib: f64, mean_prompt: f64) -> Self {
         let l = &spec.lemix;
         let latency = LatencyModel::from_profile(&spec.model);

@@ -11,6 +11,7 @@ use crate::plan::explain_colocation::OfferRecord;
 /// A planner's answer for an arriving task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Assignment {
+    /// Run the task on this node (index in `0..nodes`).
     Node(usize),
     /// Deprioritise a training task: offer it again at the next inference arrival.
     Defer,
@@ -18,10 +19,15 @@ pub enum Assignment {
 
 /// What planners may read of the running simulation.
 pub struct View<'a> {
+    /// Simulated time of the decision, in seconds since the start of the run.
     pub now: f64,
+    /// The run's fixed parameters.
     pub config: &'a EngineConfig,
+    /// Every task of the run, indexed by `TaskId`.
     pub tasks: &'a [Task],
     pub(super) nodes: &'a [Node],
+    /// Arrival time (s) of the next inference request after `now`, if any is still to come; a
+    /// training task may only be deferred while one is.
     pub next_inference_arrival: Option<f64>,
 }
 

@@ -113,6 +113,8 @@ struct Node {
     wake_at: Option<f64>,
 }
 
+/// The discrete-event simulator of one co-location run: node timelines, memory, decode batches and
+/// A-PP training release, driven by a planner's answers (see the module documentation).
 #[derive(Clone)]
 pub struct DiscreteEventEngine<'a> {
     cfg: &'a EngineConfig,
@@ -165,6 +167,7 @@ pub struct DiscreteEventEngine<'a> {
 /// See `DiscreteEventEngine::stage_load`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StageLoad {
+    /// Time (s) at which the stage's running op ends; `now` when it is idle.
     pub busy_until: f64,
     /// (task, is backward) of the op running.
     pub running: Option<(TaskId, bool)>,
@@ -173,6 +176,7 @@ pub struct StageLoad {
 }
 
 impl<'a> DiscreteEventEngine<'a> {
+    /// An engine at time 0 with every stage holding only the model weights and no task yet arrived.
     pub fn new(cfg: &'a EngineConfig, tasks: &'a [Task]) -> Self {
         let node = Node {
             stages: (0..cfg.stages)
@@ -328,6 +332,7 @@ impl<'a> DiscreteEventEngine<'a> {
         }
     }
 
+    /// Current simulated time, in seconds since the start of the run.
     pub fn now(&self) -> f64 {
         self.now
     }

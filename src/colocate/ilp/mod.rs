@@ -18,7 +18,8 @@
 //!
 //! Two searches walk it, each with its own state: `exact.rs` (up to `ilp_exact_max_tasks`
 //! tasks, every decision; `optimal`, or `time_limit` with the incumbent) and `windowed.rs`
-//! (above; rolling windows of `ilp_window` offers over nodes only, status `windowed`).
+//! (above; rolling windows of `ilp_window` offers over nodes only, status `windowed`, or
+//! `time_limit` when `ilp_time_limit_s` cut a window short).
 //!
 //! Its role: the optimum of the planners' space, beside the heuristics. When it is proven
 //! (`optimal`), no planner can score below it and every gap is measured against it; otherwise
@@ -82,7 +83,9 @@ pub enum Step {
 /// Where weight syncs may run: every `every` completed training tasks, on `serving`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SyncPoints {
+    /// Completed training tasks between two sync points (`separate_sync_every`, ≥ 1 in use).
     pub every: u64,
+    /// SEPARATE's serving (inference) nodes, which a sync updates.
     pub serving: Vec<usize>,
 }
 
@@ -106,9 +109,12 @@ impl SyncPoints {
 /// What the search found: every answer to the engine in order, and how sure it is.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SearchOutcome {
+    /// One answer per question the engine asked, in order; replayed, they rebuild the schedule.
     pub choices: Vec<Step>,
     /// The final objective of the chosen schedule.
     pub objective: f64,
+    /// `optimal` when the whole tree was searched, `time_limit` when stopped with the incumbent,
+    /// `windowed` for the rolling-window search.
     pub status: PlanStatus,
     /// Search nodes (engine states) expanded.
     pub expanded: u64,
@@ -371,5 +377,13 @@ pub fn solve(setup: &Setup) -> SearchOutcome {
     if setup.tasks.len() <= planners.ilp_exact_max_tasks.max(0) as usize {
         return exact::search(setup, &floors, tau, engine, first, deadline);
     }
-    windowed::search(setup, &floors, tau, engine, first, planners.window_offers())
+    windowed::search(
+        setup,
+        &floors,
+        tau,
+        engine,
+        first,
+        planners.window_offers(),
+        deadline,
+    )
 }

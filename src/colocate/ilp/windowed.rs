@@ -2,8 +2,10 @@
 //! K = `ilp_window` offers are searched exactly, each leaf scored by draining the tasks placed
 //! so far with no further arrival, and the first ⌈K / 2⌉ choices are kept (status
 //! `windowed`). Its state is its own: the placements on the current path and the drained
-//! cost of each node, kept across windows; it takes no time limit, so its schedule is the
-//! same on every machine.
+//! cost of each node, kept across windows. Within `ilp_time_limit_s` its schedule is the
+//! same on every machine; when the limit fires, each window from then on keeps its first
+//! dive (the least-backlog nodes) and the status is `time_limit`, so a run never takes much
+//! longer than the limit whatever the window and the tasks.
 
 use std::collections::HashMap;
 
@@ -14,6 +16,7 @@ use crate::colocate::metrics::objective_term;
 use crate::colocate::setup::Setup;
 use crate::plan::PlanStatus;
 use crate::plan::colocation::TaskId;
+use crate::solver::Deadline;
 
 /// Drained cost of a node by (node, version, window placements on it).
 type NodeCosts = HashMap<(usize, u64, Vec<(TaskId, u64)>), f64>;
@@ -31,6 +34,9 @@ struct WindowSearch<'s> {
     node_costs: NodeCosts,
     /// Per node, the number of rounds that committed a placement on it.
     versions: Vec<u64>,
+    deadline: Deadline,
+    /// Whether the time limit cut this window's search.
+    timed_out: bool,
 }
 
 impl WindowSearch<'_> {
@@ -84,8 +90,12 @@ impl<'s, 'a> Search<'s, 'a> for WindowSearch<'s> {
         (offer.is_none() || self.tree.path.len() >= self.offers).then(|| self.drained_cost(engine))
     }
 
-    /// Every window is searched to the end.
+    /// After the window's first dive, the time limit stops its search.
     fn out_of_time(&mut self) -> bool {
+        if !self.tree.best_path.is_empty() && self.deadline.expired() {
+            self.timed_out = true;
+            return true;
+        }
         false
     }
 
@@ -98,7 +108,8 @@ impl<'s, 'a> Search<'s, 'a> for WindowSearch<'s> {
     }
 }
 
-/// The rolling-window search from `engine` (positioned at `first`), windows of `k` offers.
+/// The rolling-window search from `engine` (positioned at `first`), windows of `k` offers,
+/// until `deadline`.
 pub(super) fn search<'a>(
     setup: &Setup,
     floors: &[TaskFloor],
@@ -106,6 +117,7 @@ pub(super) fn search<'a>(
     mut engine: DiscreteEventEngine<'a>,
     first: Option<TaskId>,
     k: usize,
+    deadline: Deadline,
 ) -> SearchOutcome {
     let keep = k.div_ceil(2);
     let mut choices = Vec::with_capacity(setup.tasks.len());
@@ -113,9 +125,10 @@ pub(super) fn search<'a>(
     let mut offer = first;
     let mut node_costs = NodeCosts::new();
     let mut versions = vec![0u64; setup.config.nodes];
+    let mut timed_out = false;
     while let Some(id) = offer {
-        // No clock here: every window is searched to the end, so the schedule is the same on
-        // every machine (the cost is linear in the tasks).
+        // A window's tree has up to nodes^K leaves: the clock, checked at every expansion,
+        // is what bounds it on large windows and many nodes.
         let window = k;
         let history = engine.take_history();
         let mut search = WindowSearch {
@@ -124,12 +137,15 @@ pub(super) fn search<'a>(
             placed: Vec::new(),
             node_costs: std::mem::take(&mut node_costs),
             versions: versions.clone(),
+            deadline,
+            timed_out: false,
         };
         let mut root = engine.clone();
         root.quiet();
         search.explore(root, Some(id));
         engine.restore_history(history);
         expanded += search.tree.expanded;
+        timed_out |= search.timed_out;
         let path = search.tree.best_path;
         node_costs = search.node_costs;
         let mut next = Some(id);
@@ -175,7 +191,11 @@ pub(super) fn search<'a>(
     SearchOutcome {
         choices,
         objective,
-        status: PlanStatus::Windowed,
+        status: if timed_out {
+            PlanStatus::TimeLimit
+        } else {
+            PlanStatus::Windowed
+        },
         expanded,
     }
 }

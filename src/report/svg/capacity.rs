@@ -17,7 +17,9 @@ use super::style::{
 /// The metric at one size, over seeds.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CapacityPoint {
+    /// The size (servers in the pool, …) the metric was measured at.
     pub size: u32,
+    /// Mean of the metric over the seeds.
     pub mean: f64,
     /// Half-width of the 95 % confidence interval of the mean.
     pub ci95: Option<f64>,
@@ -26,7 +28,9 @@ pub struct CapacityPoint {
 /// One planner's search.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CapacityCurve {
+    /// The planner's registry name, which also picks its colour.
     pub planner: String,
+    /// The metric at each size the search tried, in any order (drawn in size order).
     pub points: Vec<CapacityPoint>,
     /// The size that meets the target, when one does.
     pub answer: Option<u32>,
@@ -34,15 +38,20 @@ pub struct CapacityCurve {
     pub bracket: Option<(u32, u32)>,
 }
 
+/// The input of `coplan capacity --plot`: every planner's metric against the size, and the target.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CapacityChart {
+    /// The chart's title.
     pub title: String,
+    /// The metric on the value axis (its name in the results, e.g. `hit_rate`).
     pub metric: String,
+    /// The target the metric must reach, in the metric's own unit (a dashed line).
     pub target_value: f64,
     /// `>=` or `<=`.
     pub target_op: String,
     /// What the size counts, e.g. "servers in pool gpu-".
     pub size_label: String,
+    /// One curve per planner, in legend order.
     pub curves: Vec<CapacityCurve>,
 }
 
@@ -84,6 +93,7 @@ fn legend_label(curve: &CapacityCurve) -> String {
     }
 }
 
+/// The capacity chart as SVG text; a "no data" picture when no curve has a finite point.
 pub fn capacity(chart: &CapacityChart) -> Result<String, SvgError> {
     let curves: Vec<Vec<(f64, f64, f64, f64)>> = chart.curves.iter().map(drawable).collect();
     if curves.iter().all(Vec::is_empty) {

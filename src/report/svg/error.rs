@@ -6,6 +6,7 @@ use plotters::drawing::DrawingAreaErrorKind;
 /// is a bug rather than an input problem) or a request the input cannot answer.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SvgError {
+    /// The backend failed while drawing: a bug, not an input problem.
     #[error("drawing the SVG failed: {0}")]
     Draw(String),
     /// `--server NAME` names no server of the cluster; `suggestions` are the closest names.
@@ -15,9 +16,13 @@ pub enum SvgError {
         listing(.suggestions, *.total)
     )]
     UnknownServer {
+        /// The server name asked for.
         name: String,
+        /// Name of the cluster searched.
         cluster: String,
+        /// The closest server names, for the message.
         suggestions: Vec<String>,
+        /// Servers in the cluster (the listing ends with `…` when it shows fewer).
         total: usize,
     },
 }

@@ -17,6 +17,7 @@ pub struct Headline {
     /// The range the metric can take (after scaling); intervals are cut at it, since a
     /// t-interval over few seeds can reach past what a share or a count can be.
     pub floor: Option<f64>,
+    /// See `floor`.
     pub ceiling: Option<f64>,
 }
 
@@ -51,6 +52,7 @@ const fn amount(key: &'static str, title: &'static str, axis: &'static str) -> H
     }
 }
 
+/// Headline panels of preemption results: hit rates, victims, wasted evictions, objective.
 pub const PREEMPTION: [Headline; 6] = [
     share(
         "hit_rate",
@@ -80,6 +82,8 @@ pub const PREEMPTION: [Headline; 6] = [
     ),
 ];
 
+/// Headline panels of co-location results: utilisation, throughputs, SLO attainment at 5×, goodput,
+/// objective.
 pub const COLOCATION: [Headline; 6] = [
     share("gpu_utilization", "GPU utilisation", "busy GPU time (%)"),
     amount("throughput_tasks_per_s", "task throughput", "tasks/s"),

@@ -9,24 +9,34 @@ use super::error::SvgError;
 use crate::spec::colocation::COLOCATION_PLANNERS;
 use crate::spec::preemption::PREEMPTION_PLANNERS;
 
+/// The drawing area every printer draws on: an SVG written into a string.
 pub type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
 
 /// A generic family: the SVG names it and the viewer picks the face, while plotters lays text
 /// out with its own fixed metrics (no font files), so the layout is the same on every machine.
 pub const FONT: &str = "sans-serif";
+/// Font size of a picture's title, in pixels.
 pub const TITLE_SIZE: f64 = 22.0;
+/// Font size of a picture's subtitle, in pixels.
 pub const SUBTITLE_SIZE: f64 = 15.0;
+/// Font size of a panel's caption, in pixels.
 pub const CAPTION_SIZE: f64 = 16.0;
+/// Font size of axis and legend labels, in pixels.
 pub const LABEL_SIZE: f64 = 14.0;
+/// Font size of tick labels and notes, in pixels.
 pub const SMALL_SIZE: f64 = 12.0;
 /// Left and right margin of headers and legends.
 pub const MARGIN: i32 = 14;
 
+/// Colour of text and axes.
 pub const INK: RGBColor = RGBColor(0x22, 0x22, 0x22);
+/// Colour of secondary text (subtitles, notes).
 pub const MUTED: RGBColor = RGBColor(0x66, 0x66, 0x66);
+/// Colour of grid lines.
 pub const GRID: RGBColor = RGBColor(0xE3, 0xE3, 0xE3);
 /// A core or GPU no pod holds.
 pub const FREE: RGBColor = RGBColor(0xE6, 0xE6, 0xE6);
+/// Colour of outlines around cells and boxes.
 pub const OUTLINE: RGBColor = RGBColor(0x9A, 0x9A, 0x9A);
 
 /// Planner colours: distinct for the readers with the common colour-vision deficiencies in the
@@ -97,6 +107,7 @@ pub fn ink_on(background: RGBColor) -> RGBColor {
     if luma > 150.0 { INK } else { WHITE }
 }
 
+/// A text style of the shared font at `size` pixels in `colour`, anchored at (`h`, `v`).
 pub fn text(size: f64, colour: RGBColor, h: HPos, v: VPos) -> TextStyle<'static> {
     TextStyle {
         font: (FONT, size).into_font(),
@@ -202,10 +213,14 @@ pub enum Mark {
     Line,
 }
 
+/// One entry of a legend.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LegendEntry {
+    /// The entry's text.
     pub label: String,
+    /// Colour of the entry's mark.
     pub colour: RGBColor,
+    /// How the entry is marked (swatch or line).
     pub mark: Mark,
 }
 

@@ -6,6 +6,8 @@ use std::fmt::Write;
 use super::grid::{aligned, num};
 use crate::sim::capacity::{CapacityReport, Hold, PlannerCapacity, ProbeStatus, Verdict};
 
+/// The `coplan capacity` table: the fewest servers per planner for a pool search, else each
+/// planner's sustainable request rate.
 pub fn capacity(r: &CapacityReport) -> String {
     match r.searched {
         "servers" => pool_size(r),

@@ -15,6 +15,7 @@ pub fn pct(v: Option<f64>) -> String {
     v.map_or_else(|| "-".into(), |x| format!("{:.1}%", x * 100.0))
 }
 
+/// The status as the tables print it: its JSON name (`heuristic`, `optimal`, `time_limit`, …).
 pub fn status(s: PlanStatus) -> &'static str {
     match s {
         PlanStatus::Heuristic => "heuristic",

@@ -9,6 +9,7 @@ fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
+/// One-line summary of a valid spec file: its kind, name and sizes (`coplan validate`).
 pub fn summary(spec: &Spec) -> String {
     match spec {
         Spec::Cluster(c) => cluster(c),

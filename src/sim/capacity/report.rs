@@ -21,8 +21,11 @@ pub enum Hold {
 /// The pool a search resizes.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PoolRef {
+    /// Position of the pool in the cluster's `[[pool]]` list, from 0.
     pub index: usize,
+    /// The pool's `name_prefix`.
     pub name_prefix: String,
+    /// Name of the pool's server type.
     pub server_type: String,
     /// Its size in the spec.
     pub spec_count: u32,
@@ -56,6 +59,7 @@ impl ProbeStatus {
 pub struct CapacityProbe {
     /// Servers in the pool, or requests per second.
     pub value: f64,
+    /// Where this size stands against the target.
     pub status: ProbeStatus,
     /// The metric over seeds (preemption); null when no seed has a value.
     pub metric: Option<Summary>,
@@ -65,6 +69,7 @@ pub struct CapacityProbe {
     /// Mean backlog over the first and last thirds of the window (co-location).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub backlog_first: Option<f64>,
+    /// See `backlog_first`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub backlog_last: Option<f64>,
 }
@@ -84,9 +89,13 @@ pub enum Verdict {
 /// More servers, a worse metric: where the bisection's assumption broke.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Reversal {
+    /// The smaller size (or rate) of the pair.
     pub from: f64,
+    /// The larger size (or rate), where the metric is worse.
     pub to: f64,
+    /// Mean of the metric at `from`.
     pub mean_from: f64,
+    /// Mean of the metric at `to`.
     pub mean_to: f64,
     /// The target is met at `from` and missed at `to` (otherwise: the CIs do not overlap).
     pub target_lost: bool,
@@ -95,7 +104,9 @@ pub struct Reversal {
 /// One planner's answer and every probe behind it, by size.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PlannerCapacity {
+    /// The planner's registry name.
     pub planner: String,
+    /// Found, bracketed, or not reached within the range.
     pub verdict: Verdict,
     /// The fewest servers (preemption) or the highest sustainable rate (co-location).
     pub answer: Option<f64>,
@@ -105,29 +116,44 @@ pub struct PlannerCapacity {
     pub load_of_spec_rate: Option<f64>,
     /// Empty when the metric was monotone over the sizes tried.
     pub non_monotone: Vec<Reversal>,
+    /// Every size (or rate) tried, in ascending order.
     pub probes: Vec<CapacityProbe>,
 }
 
 /// `coplan capacity` output, either workload kind.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CapacityReport {
+    /// Version of this output's layout; 1.
     pub schema_version: u32,
+    /// Always `"capacity"`.
     pub kind: &'static str,
+    /// `preemption` or `colocation`.
     pub workload_kind: &'static str,
+    /// Name of the cluster.
     pub cluster: String,
+    /// The workload spec's `name`, when it has one.
     pub workload: Option<String>,
     /// `servers` (a pool's size) or `rate_rps` (the Poisson arrival rate).
     pub searched: &'static str,
+    /// The target a size must meet (preemption); `null` for a rate search.
     pub target: Option<Target>,
+    /// The resized pool (preemption); `null` for a rate search.
     pub pool: Option<PoolRef>,
+    /// What stays fixed while the pool is resized (preemption); `null` for a rate search.
     pub hold: Option<Hold>,
     /// Preemption: fill pods the spec's cluster holds per seed (the held load); empty otherwise.
     pub held_pods: Vec<usize>,
+    /// Seeds of every probe's simulation (preemption: one initial fill each).
     pub seeds: Vec<u64>,
+    /// Cycles per seed at every size (preemption); `null` for a rate search.
     pub cycles: Option<u64>,
     /// Co-location: requests per probe run.
     pub requests: Option<i64>,
+    /// Smallest size searched (`--min`, else the servers the `[[running]]` pods need); `null` for a
+    /// rate search.
     pub min: Option<u32>,
+    /// Largest size searched (`--max`, else four times the spec's count); `null` for a rate search.
     pub max: Option<u32>,
+    /// One answer per planner, in the order asked.
     pub planners: Vec<PlannerCapacity>,
 }

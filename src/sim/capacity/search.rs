@@ -25,11 +25,18 @@ pub const MAX_POOL_SERVERS: u32 = 100_000;
 /// The options of a pool-size search; `None` = the spec's values or the defaults.
 #[derive(Debug, Clone)]
 pub struct PoolSearch {
+    /// The metric, its side and its value a size must meet.
     pub target: Target,
+    /// The pool to resize: an index or a `name_prefix` (`None`: the cluster's only pool).
     pub pool: Option<String>,
+    /// Smallest size to try (`None`: the servers the `[[running]]` pods need).
     pub min: Option<u32>,
+    /// Largest size to try (`None`: four times the spec's count, at least `min`; at most
+    /// [`MAX_POOL_SERVERS`]).
     pub max: Option<u32>,
+    /// What stays fixed while the pool is resized.
     pub hold: Hold,
+    /// Seeds, cycles and planners of each size's simulation.
     pub simulation: SimOptions,
 }
 

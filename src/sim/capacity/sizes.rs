@@ -23,7 +23,12 @@ use crate::topology::Cluster;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Progress {
     /// A size starts: `cycles` cycles will follow.
-    Size { servers: u32, cycles: u64 },
+    Size {
+        /// Servers in the pool at this size.
+        servers: u32,
+        /// Cycles to run at this size, over all seeds together.
+        cycles: u64,
+    },
     /// One cycle of one seed is done.
     Cycle,
 }

@@ -35,8 +35,10 @@ pub const COUNT_METRICS: [&str; 5] = [
 /// `>=` or `<=`: which side of the value meets the target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum TargetOp {
+    /// The metric meets the target at or above the value.
     #[serde(rename = ">=")]
     AtLeast,
+    /// The metric meets the target at or below the value.
     #[serde(rename = "<=")]
     AtMost,
 }
@@ -44,12 +46,16 @@ pub enum TargetOp {
 /// `METRIC>=X` or `METRIC<=X`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Target {
+    /// The metric's name in the simulation results (e.g. `hit_rate`).
     pub metric: String,
+    /// Which side of `value` meets the target.
     pub op: TargetOp,
+    /// The threshold, in the metric's own unit (a share as a fraction: `0.99`).
     pub value: f64,
 }
 
 impl Target {
+    /// The operator as written on the command line: `>=` or `<=`.
     pub fn op_text(&self) -> &'static str {
         match self.op {
             TargetOp::AtLeast => ">=",

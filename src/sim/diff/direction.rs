@@ -8,11 +8,14 @@ use serde::Serialize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Better {
+    /// A larger value is better (hit rate, throughput, goodput, …).
     Higher,
+    /// A smaller value is better (victims, objective, gap, latency, …).
     Lower,
 }
 
 impl Better {
+    /// The direction as JSON and the tables write it: `higher` or `lower`.
     pub fn as_str(self) -> &'static str {
         match self {
             Better::Higher => "higher",

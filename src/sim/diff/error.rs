@@ -7,16 +7,25 @@ use std::fmt;
 /// What differs between two outputs that makes them incomparable.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Difference {
+    /// A preemption output compared with a co-location one.
     WorkloadKind {
+        /// A's workload kind.
         a: String,
+        /// B's workload kind.
         b: String,
     },
+    /// The two outputs ran different seeds, so they cannot be paired.
     Seeds {
+        /// A's seeds, in its order.
         a: Vec<u64>,
+        /// B's seeds, in its order.
         b: Vec<u64>,
     },
+    /// The two outputs compared different planners.
     Planners {
+        /// Planners only A has.
         only_a: Vec<String>,
+        /// Planners only B has.
         only_b: Vec<String>,
     },
 }
@@ -104,50 +113,85 @@ pub enum DiffError {
     /// Not JSON.
     #[error("{file}:{line}:{column}: {message}")]
     Syntax {
+        /// The file as named on the command line.
         file: String,
+        /// 1-based line of the error.
         line: usize,
+        /// 1-based column of the error.
         column: usize,
+        /// serde_json's message, without the position it appends.
         message: String,
     },
     /// JSON with a `kind` of `simulation` whose fields have the wrong shape.
     #[error("{file}:{line}:{column}: {message}")]
     Shape {
+        /// The file as named on the command line.
         file: String,
+        /// 1-based line of the error.
         line: usize,
+        /// 1-based column of the error.
         column: usize,
+        /// serde_json's message, without the position it appends.
         message: String,
     },
+    /// JSON that is not a `coplan simulate` output (another `kind`, no `kind`, not an object).
     #[error("`{file}` is not a `coplan simulate --format json` output: {reason}")]
-    NotSimulation { file: String, reason: String },
+    NotSimulation {
+        /// The file as named on the command line.
+        file: String,
+        /// What it is instead.
+        reason: String,
+    },
+    /// A simulate output without `per_seed` values, written by an older coplan.
     #[error(
         "`{file}` has no per-seed values (it was written by an older coplan): re-run `coplan simulate … --format json` to compare it"
     )]
-    NoPerSeed { file: String },
+    NoPerSeed {
+        /// The file as named on the command line.
+        file: String,
+    },
+    /// A simulate output that lists a seed or a planner twice, or whose `per_seed` values do not
+    /// match its seeds.
     #[error("`{file}`: {message}")]
-    Inconsistent { file: String, message: String },
+    Inconsistent {
+        /// The file as named on the command line.
+        file: String,
+        /// What is listed twice or does not match.
+        message: String,
+    },
+    /// The two outputs cannot be paired seed by seed.
     #[error(
         "`{a}` (A) and `{b}` (B) cannot be compared seed by seed: {}",
         differences.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
     )]
     Mismatch {
+        /// A's file name.
         a: String,
+        /// B's file name.
         b: String,
+        /// Everything that differs (workload kind, seeds, planners).
         differences: Vec<Difference>,
     },
+    /// `--fail-on-regression` names a metric that is not in both outputs.
     #[error(
         "--fail-on-regression: `{metric}` is not a metric of both outputs; they compare {}",
         compared.join(", ")
     )]
     UnknownMetric {
+        /// The metric named.
         metric: String,
+        /// The metrics both outputs carry.
         compared: Vec<String>,
     },
+    /// `--fail-on-regression` names a metric with no known better direction.
     #[error(
         "--fail-on-regression: `{metric}` has no known better direction, so it cannot regress; metrics that can: {}",
         gateable.join(", ")
     )]
     NoDirection {
+        /// The metric named.
         metric: String,
+        /// The metrics that have a direction and can gate.
         gateable: Vec<String>,
     },
 }

@@ -15,28 +15,37 @@ pub struct SimulationInput {
     /// The file it was read from, for messages.
     #[serde(skip)]
     pub file: String,
+    /// The output's `kind`; anything but `simulation` is refused before the typed read.
     pub kind: String,
     /// `colocation` in co-location outputs; preemption outputs have none.
     #[serde(default)]
     pub workload_kind: Option<String>,
+    /// Name of the cluster simulated.
     pub cluster: String,
+    /// The workload spec's `name`, when it has one.
     #[serde(default)]
     pub workload: Option<String>,
+    /// The seeds run, in the output's order (the order of every `per_seed` list).
     pub seeds: Vec<u64>,
     /// Cycles per seed (preemption outputs only).
     #[serde(default)]
     pub cycles: Option<u64>,
+    /// One entry per planner, in the output's order.
     pub planners: Vec<PlannerInput>,
 }
 
+/// One planner's summaries and per-seed values, as a simulate output writes them.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct PlannerInput {
+    /// The planner's registry name.
     pub name: String,
+    /// Metric → its summary over seeds (only the mean is read).
     pub metrics: BTreeMap<String, MeanInput>,
     /// Metric → one value per entry of `seeds`, null where the planner had none.
     pub per_seed: BTreeMap<String, Vec<Option<f64>>>,
 }
 
+/// The part of a metric's summary the comparison reads.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct MeanInput {
     /// Null only where a simulation wrote a non-finite mean (JSON has no NaN).

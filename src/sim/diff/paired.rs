@@ -8,7 +8,9 @@ use crate::sim::stats::t975;
 /// The paired differences' mean and 95 % confidence interval.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Paired {
+    /// Number of pairs (seeds with a value in both outputs).
     pub n: usize,
+    /// Mean of the differences B_i − A_i; `None` without any pair.
     pub mean: Option<f64>,
     /// `(low, high)`; `None` with fewer than two pairs.
     pub ci95: Option<(f64, f64)>,

@@ -27,6 +27,7 @@ pub enum Verdict {
 }
 
 impl Verdict {
+    /// The verdict as JSON and the tables write it (`better`, `no_change`, `no_ci`, …).
     pub fn as_str(self) -> &'static str {
         match self {
             Verdict::Better => "better",
@@ -44,7 +45,9 @@ impl Verdict {
 pub struct DiffSide {
     /// The path as given on the command line.
     pub file: String,
+    /// Name of the cluster the output was simulated on.
     pub cluster: String,
+    /// The workload spec's `name`, when it has one.
     pub workload: Option<String>,
     /// Cycles per seed (preemption outputs; null for co-location).
     pub cycles: Option<u64>,
@@ -53,7 +56,9 @@ pub struct DiffSide {
 /// One planner × metric.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct DiffRow {
+    /// The planner's registry name.
     pub planner: String,
+    /// The metric's name in the simulate output (e.g. `hit_rate`, `slo_attainment_5x`).
     pub metric: String,
     /// Which way is better: `higher`, `lower`, or null when the metric has no known direction.
     pub better: Option<Better>,
@@ -71,28 +76,37 @@ pub struct DiffRow {
     pub ci95_low: Option<f64>,
     /// Upper end of the 95 % confidence interval of the paired mean; null with n < 2.
     pub ci95_high: Option<f64>,
+    /// What the interval says: better, worse, no change, increased, decreased, or no interval.
     pub verdict: Verdict,
 }
 
 /// A row of a gated metric whose interval lies on the worse side of 0.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct Regression {
+    /// The planner's registry name.
     pub planner: String,
+    /// The regressed metric.
     pub metric: String,
+    /// Mean of the paired differences B_i − A_i.
     pub paired_mean: f64,
+    /// Lower end of its 95 % confidence interval.
     pub ci95_low: f64,
+    /// Upper end of its 95 % confidence interval.
     pub ci95_high: f64,
 }
 
 /// `coplan diff` output.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct DiffReport {
+    /// Version of this output's layout; 1.
     pub schema_version: u32,
     /// Always `diff`.
     pub kind: &'static str,
     /// `preemption` or `colocation`.
     pub workload_kind: String,
+    /// The baseline output (A).
     pub a: DiffSide,
+    /// The compared output (B): differences are B − A.
     pub b: DiffSide,
     /// The seeds of both outputs, in A's order.
     pub seeds: Vec<u64>,

@@ -344,11 +344,16 @@ pub fn colocation(spec: &ColocationSpec) -> Vec<Finding> {
         "`ilp_exact_max_tasks`",
     );
     let (least, most) = ColocationPlanners::ILP_WINDOW_RANGE;
-    out.in_range(
+    out.at_least(
         p!["planners", "ilp_window"],
-        pl.ilp_window as f64,
-        least as f64,
-        most as f64,
+        pl.ilp_window,
+        least,
+        "`ilp_window`",
+    );
+    out.at_most(
+        p!["planners", "ilp_window"],
+        pl.ilp_window,
+        most,
         "`ilp_window`",
     );
     out.at_least(
@@ -377,7 +382,7 @@ pub fn colocation_with_trace(
 /// The training tasks a workload makes for `inference` requests, within `MAX_TRAINING_TASKS`.
 fn training_tasks(out: &mut Findings, spec: &ColocationSpec, inference: i64) {
     let rate = spec.training.rate;
-    if !(rate >= 0.0 && rate < 1.0) {
+    if !(0.0..1.0).contains(&rate) {
         return; // the rate has its own finding
     }
     let training = crate::spec::colocation::training_count(inference.max(0) as usize, rate);

@@ -12,8 +12,12 @@ use crate::spec::colocation::ColocationObjective;
 pub struct MetricBasis<'a> {
     /// τ_R.
     pub tau_s: f64,
+    /// Pipeline stages (GPUs) per node, the denominator of the per-node utilisation.
     pub stages: usize,
+    /// Seconds after the first inference arrival before the steady-state window starts
+    /// (`[inference] warmup_s`).
     pub warmup_s: f64,
+    /// The weights of the canonical objective (`[objective]`).
     pub weights: &'a ColocationObjective,
 }
 
