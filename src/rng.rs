@@ -4,13 +4,16 @@
 use rand_chacha::ChaCha8Rng;
 use rand_chacha::rand_core::{Rng as _, SeedableRng};
 
+/// A deterministic random source: ChaCha8 seeded from one `u64`.
 pub struct SeededRng(ChaCha8Rng);
 
 impl SeededRng {
+    /// The generator of `seed`; equal seeds give equal sequences on every platform.
     pub fn new(seed: u64) -> Self {
         SeededRng(ChaCha8Rng::seed_from_u64(seed))
     }
 
+    /// The next 64 uniformly random bits.
     pub fn next_u64(&mut self) -> u64 {
         self.0.next_u64()
     }

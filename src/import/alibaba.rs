@@ -46,6 +46,7 @@ pub struct AlibabaOptions {
     pub server_types: BTreeMap<String, String>,
     /// QoS class → mapping, over the default table.
     pub qos: BTreeMap<String, QosMapping>,
+    /// What a fractional GPU request (`gpu_milli < 1000`) becomes.
     pub gpu_shares: GpuShares,
     /// QoS classes of the fill pods and of the preemptors of a sampled list (no `qos` column).
     pub sampled_qos: (String, String),

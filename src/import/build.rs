@@ -121,6 +121,7 @@ impl ClusterBuilder {
         self.types[index].name.clone()
     }
 
+    /// Number of nodes added so far.
     pub fn node_count(&self) -> usize {
         self.nodes.len()
     }
@@ -180,8 +181,11 @@ impl ClusterBuilder {
 /// How a pod class maps to the spec: priority, topology QoS and whether it may be evicted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct QosMapping {
+    /// PriorityClass value given to pods of the class.
     pub priority: i64,
+    /// Topology QoS the pods get when they preempt.
     pub topology_qos: TopologyQos,
+    /// Whether pods of the class may be evicted.
     pub preemptible: bool,
 }
 
@@ -256,6 +260,7 @@ impl ClassRegistry {
         name
     }
 
+    /// The workload classes, in order of first use.
     pub fn into_classes(self) -> Vec<WorkloadClass> {
         self.classes
     }
@@ -303,12 +308,16 @@ pub fn preemption_workload(
 /// Free GPUs and cores of every node, and the running pods placed on them.
 #[derive(Debug)]
 pub struct Ledger {
+    /// The layouts of the builder's server types, by type index.
     pub types: Vec<ServerType>,
     /// Per node: (name, type index, free GPUs, free cores).
     nodes: Vec<(String, usize, GpuSet, CoreSet)>,
     by_name: BTreeMap<String, usize>,
+    /// The pods placed so far, as `[[running]]` entries with explicit ids.
     pub running: Vec<RunningPod>,
+    /// GPUs of every node.
     pub gpus_total: u64,
+    /// GPUs held by the placed pods.
     pub gpus_used: u64,
 }
 
@@ -345,14 +354,17 @@ impl Ledger {
         }
     }
 
+    /// Index of the node named `name`.
     pub fn node_index(&self, name: &str) -> Option<usize> {
         self.by_name.get(name).copied()
     }
 
+    /// Name of node `node`.
     pub fn node_name(&self, node: usize) -> &str {
         &self.nodes[node].0
     }
 
+    /// Layout of node `node`'s server type.
     pub fn node_type(&self, node: usize) -> &ServerType {
         &self.types[self.nodes[node].1]
     }

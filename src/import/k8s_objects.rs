@@ -46,97 +46,143 @@ pub type Quantity = Spanned<QuantityText>;
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Object {
+    /// `kind`: `Node`, `Pod`, `NodeResourceTopology` or `List`; others are skipped.
     pub kind: Option<String>,
+    /// `apiVersion`, e.g. `v1` or `topology.node.k8s.io/v1alpha2`.
     pub api_version: Option<String>,
+    /// `metadata`.
     pub metadata: Metadata,
+    /// `spec` (Pod fields).
     pub spec: ObjectSpec,
+    /// `status` (Node and Pod fields).
     pub status: ObjectStatus,
     /// The objects of a `kind: List`.
     pub items: Vec<Spanned<Object>>,
     /// NodeResourceTopology.
     pub zones: Vec<Zone>,
+    /// NodeResourceTopology attributes, e.g. `topologyManagerPolicy`.
     pub attributes: Vec<Attribute>,
+    /// NodeResourceTopology (v1alpha1) Topology Manager policies, read when no attribute names one.
     pub topology_policies: Vec<String>,
 }
 
+/// The `metadata` of an object.
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Metadata {
+    /// Object name (a NodeResourceTopology is named after its node).
     pub name: Option<String>,
+    /// Namespace of a pod.
     pub namespace: Option<String>,
+    /// RFC 3339 creation time; orders Pending pods into the preemptor list.
     pub creation_timestamp: Option<Spanned<String>>,
+    /// Labels; `nvidia.com/gpu.product` gives a node's GPU model.
     pub labels: BTreeMap<String, serde_json::Value>,
 }
 
+/// The `spec` of a Pod.
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct ObjectSpec {
+    /// The node a pod is bound to; absent for a pod not yet scheduled.
     pub node_name: Option<String>,
+    /// The resolved PriorityClass value.
     pub priority: Option<i64>,
+    /// Name of the pod's PriorityClass.
     pub priority_class_name: Option<String>,
+    /// App containers; their requests add up.
     pub containers: Vec<Container>,
+    /// Init containers; the pod requests the largest of them when it exceeds the app sum.
     pub init_containers: Vec<Container>,
 }
 
+/// One container of a pod.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct Container {
+    /// Its resource requests and limits.
     pub resources: Resources,
 }
 
+/// A container's `resources`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct Resources {
+    /// Requests by resource name (`cpu`, `memory`, `nvidia.com/gpu`, …).
     pub requests: BTreeMap<String, Quantity>,
+    /// Limits by resource name; a limit stands in for a missing request.
     pub limits: BTreeMap<String, Quantity>,
 }
 
+/// The `status` of a Node or Pod.
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct ObjectStatus {
+    /// Node: resources pods may use, by name.
     pub allocatable: BTreeMap<String, Quantity>,
+    /// Node: total resources, read where `allocatable` lacks one.
     pub capacity: BTreeMap<String, Quantity>,
+    /// Pod: `Pending`, `Running`, `Succeeded`, `Failed` or `Unknown`.
     pub phase: Option<String>,
+    /// Pod: `Guaranteed`, `Burstable` or `BestEffort`.
     pub qos_class: Option<String>,
 }
 
+/// One zone of a NodeResourceTopology (a NUMA node when its type is `Node`).
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct Zone {
+    /// Zone name, e.g. `node-0`.
     pub name: String,
+    /// Zone type; zones of type `Node` are NUMA nodes, others are ignored.
     #[serde(rename = "type")]
     pub zone_type: String,
+    /// Distances to other zones (by zone name); they group NUMA nodes into sockets.
     pub costs: Vec<Cost>,
+    /// Resources of the zone; only `cpu` and `nvidia.com/gpu` are read.
     pub resources: Vec<ZoneResource>,
 }
 
+/// The distance from a zone to the zone `name`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct Cost {
+    /// Name of the other zone.
     pub name: String,
+    /// NUMA distance (as in `numactl -H`: 10 to itself, larger is farther).
     pub value: i64,
 }
 
+/// One resource of an NRT zone.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct ZoneResource {
+    /// Resource name (`cpu`, `nvidia.com/gpu`, …).
     pub name: String,
+    /// Total in the zone.
     pub capacity: Option<Quantity>,
+    /// What pods may use, read in place of `capacity` when present.
     pub allocatable: Option<Quantity>,
+    /// What is still free; allocatable minus available is in use.
     pub available: Option<Quantity>,
 }
 
+/// A name/value attribute of a NodeResourceTopology.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct Attribute {
+    /// Attribute name, e.g. `topologyManagerPolicy`.
     pub name: String,
+    /// Attribute value (a string for the known attributes).
     pub value: serde_json::Value,
 }
 
 /// One document of a file: its text and the line it starts on (1-based).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Document<'a> {
+    /// The text of the document.
     pub text: &'a str,
+    /// Line of the file the document starts on (1-based).
     pub first_line: usize,
 }
 

@@ -15,7 +15,9 @@
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("`{text}` is not a Kubernetes quantity: {why}")]
 pub struct QuantityError {
+    /// The text as written.
     pub text: String,
+    /// Why it does not parse.
     pub why: &'static str,
 }
 

@@ -27,6 +27,7 @@ pub struct ImportSummary {
     pub ignored_fields: BTreeMap<String, u64>,
     /// Names behind some counts (e.g. the nodes that got the default layout).
     pub lists: BTreeMap<String, Vec<String>>,
+    /// Warnings, in the order they arose.
     pub warnings: Vec<String>,
 }
 
@@ -37,6 +38,7 @@ fn bump(map: &mut BTreeMap<String, u64>, key: &str, n: u64) {
 }
 
 impl ImportSummary {
+    /// An empty account of an import of `files` by the importer `source`.
     pub fn new(source: &str, files: Vec<String>) -> Self {
         Self {
             source: source.to_string(),
@@ -45,34 +47,42 @@ impl ImportSummary {
         }
     }
 
+    /// Counts `n` more of `key` read (zero counts are not recorded).
     pub fn read(&mut self, key: &str, n: u64) {
         bump(&mut self.read, key, n);
     }
 
+    /// Counts `n` more of `key` mapped into the specs.
     pub fn mapped(&mut self, key: &str, n: u64) {
         bump(&mut self.mapped, key, n);
     }
 
+    /// Counts `n` more values of `key` that coplan chose.
     pub fn defaulted(&mut self, key: &str, n: u64) {
         bump(&mut self.defaulted, key, n);
     }
 
+    /// Counts `n` more values of `key` rounded.
     pub fn rounded(&mut self, key: &str, n: u64) {
         bump(&mut self.rounded, key, n);
     }
 
+    /// Counts `n` more of `key` left out.
     pub fn dropped(&mut self, key: &str, n: u64) {
         bump(&mut self.dropped, key, n);
     }
 
+    /// Counts `n` more occurrences of the unmodelled field `key`.
     pub fn ignored(&mut self, key: &str, n: u64) {
         bump(&mut self.ignored_fields, key, n);
     }
 
+    /// Adds a name to the list `key`.
     pub fn list(&mut self, key: &str, item: String) {
         self.lists.entry(key.to_string()).or_default().push(item);
     }
 
+    /// Records a warning.
     pub fn warn(&mut self, warning: String) {
         self.warnings.push(warning);
     }

@@ -12,10 +12,13 @@ use crate::topology::state::{ClusterState, Pod};
 /// An applied decision: its event, and what measurement and warm starts need besides.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Applied {
+    /// The event as reported: preemptor, server, victims, outcome and cost.
     pub event: PreemptionEvent,
     /// The decision as applied, by ids.
     pub ids: AppliedDecision,
+    /// The preemptor's topology QoS.
     pub qos: TopologyQos,
+    /// The evicted pods as they were before eviction.
     pub victims: Vec<Pod>,
     /// Server type penalty of the placement level, when placed.
     pub slowdown: Option<f64>,

@@ -114,6 +114,7 @@ pub struct FillIndex {
 }
 
 impl FillIndex {
+    /// The index of `state` as it is now, ordered for `allocator`.
     pub fn new(state: &ClusterState, allocator: FillAllocator) -> Self {
         let rooms: Vec<Room> = state
             .servers()

@@ -28,6 +28,7 @@ pub struct Flextopo {
 }
 
 impl Flextopo {
+    /// FlexTopo with the given sourcing (`flextopo-imp` or `flextopo-exhaustive`).
     pub fn new(sourcing: Sourcing) -> Self {
         Flextopo { sourcing }
     }

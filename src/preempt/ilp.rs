@@ -22,7 +22,9 @@ pub const COST_EPS: f64 = 1e-9;
 /// The per-event optimum on one state.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EventOptimum {
+    /// Canonical cost of the optimal decision.
     pub cost: f64,
+    /// The optimal decision (server and victims; none when every choice leaves it unplaced).
     pub decision: Decision,
     /// `false` when a solve stopped at the time limit (the cost is then an upper bound).
     pub proven: bool,
@@ -44,8 +46,11 @@ pub fn deadline(problem: &Problem<'_>) -> Deadline {
 pub enum ServerMilp {
     /// Its best victim set, the set's replayed cost, and whether the solve proved it optimal.
     Found {
+        /// Canonical cost of the event with these victims, replayed through the node allocator.
         cost: f64,
+        /// The victim set, ascending id.
         victims: Vec<PodId>,
+        /// Whether the solve proved it optimal on this server.
         proven: bool,
     },
     /// No admitted placement, whatever is evicted.

@@ -12,8 +12,10 @@ use crate::plan::error::PlanningError;
 use crate::topology::state::{ClusterState, Resident};
 use crate::topology::{CoreSet, GpuSet, PodId, Request, ServerId};
 
+/// The `k8s-default` planner: Kubernetes/Gödel default preemption, topology-blind (DESIGN §5.2).
 pub struct K8sDefault;
 
+/// Whether a request fits the free GPUs and cores by count alone, ignoring topology.
 pub fn fits_by_counts(g: GpuSet, c: CoreSet, req: Request) -> bool {
     g.len() >= req.gpus && c.len() >= req.cores
 }

@@ -12,6 +12,9 @@ use crate::plan::error::PlanningError;
 use crate::spec::preemption::TopologyQos;
 use crate::topology::{CoreSet, GpuSet, ServerId};
 
+/// The `k8s-nrt` planner: default preemption whose dry run on a node counts a guaranteed pod
+/// as fitting only where the allocator reaches its required level (the
+/// `NodeResourceTopologyMatch` filter); node choice and tie-breaks as `k8s-default`.
 pub struct K8sNrt;
 
 impl PreemptionPlanner for K8sNrt {

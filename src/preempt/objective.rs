@@ -7,14 +7,19 @@ use crate::topology::{Level, ServerType};
 /// Weights, the priority range and the topology scores, fixed for one spec.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CostModel {
+    /// The `[objective]` weights of the spec.
     pub weights: PreemptionObjective,
+    /// The `[flextopo] topology_score` setting that gives T(level).
     pub scores: TopologyScore,
     /// Lowest and highest priority among the spec's workloads.
     pub p_lo: i64,
+    /// P_hi of the canonical cost: the highest priority among the spec's workloads.
     pub p_hi: i64,
 }
 
 impl CostModel {
+    /// The cost model of `spec`: its weights, topology scores and priority range (0..0 when the
+    /// spec has no workload).
     pub fn new(spec: &PreemptionSpec) -> Self {
         let prios = spec.workload.iter().map(|w| w.priority);
         CostModel {

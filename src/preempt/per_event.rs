@@ -14,6 +14,8 @@ use crate::plan::preemption::Preemptor;
 use crate::spec::preemption::EventSolver;
 use crate::topology::state::ClusterState;
 
+/// The `ilp` planner: for each preemptor in turn, the exact minimum of the canonical cost on
+/// the state it faces (the per-event reference; search or MILP per `[planners] event_solver`).
 pub struct IlpPerEvent;
 
 impl PreemptionPlanner for IlpPerEvent {

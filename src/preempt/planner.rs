@@ -23,8 +23,11 @@ pub struct AppliedDecision {
 /// What a batch planner returns: one decision per preemptor, plus its solver status and bound.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BatchDecision {
+    /// One decision per preemptor, in list order.
     pub decisions: Vec<Decision>,
+    /// The solver's status: `optimal` only when proven.
     pub status: PlanStatus,
+    /// Best proven lower bound of the summed objective, when one exists.
     pub bound: Option<f64>,
     /// Objective the solver reported, for the verifier to compare with the replay.
     pub objective: Option<f64>,
@@ -33,6 +36,7 @@ pub struct BatchDecision {
 /// A preemption planner. Sequential planners implement [`decide`](Self::decide); a planner that
 /// decides the whole list at once overrides [`decide_batch`](Self::decide_batch).
 pub trait PreemptionPlanner: Sync {
+    /// The planner's name in specs, `--planners` and reports (e.g. `flextopo-imp`).
     fn name(&self) -> &'static str;
 
     /// What the plan is used for: a candidate, or a reference the others are measured by.

@@ -19,8 +19,11 @@ pub const PARALLEL_MIN_SERVERS: usize = 1024;
 /// The fixed context of one plan: cluster, spec and cost model.
 #[derive(Debug, Clone)]
 pub struct Problem<'a> {
+    /// The resolved cluster.
     pub cluster: &'a Cluster,
+    /// The preemption workload being planned.
     pub spec: &'a PreemptionSpec,
+    /// The canonical objective (DESIGN §5.4) every decision is priced by.
     pub cost: CostModel,
     /// Clusters of at least this many servers spread the per-server work of a decision over
     /// rayon's threads ([`PARALLEL_MIN_SERVERS`]; tests move it to compare both paths).
@@ -30,6 +33,7 @@ pub struct Problem<'a> {
 }
 
 impl<'a> Problem<'a> {
+    /// The context of a plan of `spec` on `cluster`, with default parallelism and no stop request.
     pub fn new(cluster: &'a Cluster, spec: &'a PreemptionSpec) -> Self {
         Problem {
             cluster,
@@ -118,6 +122,7 @@ impl<'a> Problem<'a> {
         self.spec.simulation.admission == Admission::Bind || self.meets_qos(server, p, level)
     }
 
+    /// Every server id, ascending.
     pub fn servers(&self) -> impl Iterator<Item = ServerId> + use<> {
         (0..self.cluster.servers.len() as u32).map(ServerId)
     }
@@ -164,15 +169,20 @@ impl QosTest {
 /// One preemptor to decide, on the state it faces.
 #[derive(Debug, Clone, Copy)]
 pub struct DecisionPoint<'a> {
+    /// The plan's fixed context.
     pub problem: &'a Problem<'a>,
+    /// The allocation state the preemptor faces (earlier decisions applied).
     pub state: &'a ClusterState,
+    /// The pod to place.
     pub preemptor: &'a Preemptor,
 }
 
 /// A planner's choice for one preemptor: a server and the victims to evict there, or none.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Decision {
+    /// The chosen server; `None` leaves the preemptor unplaced.
     pub server: Option<ServerId>,
+    /// Pods to evict on that server, ascending id (empty when it fits without eviction).
     pub victims: Vec<PodId>,
     /// Subsets of victims tried (a deterministic cost unit).
     pub subsets_evaluated: u64,
@@ -196,6 +206,7 @@ pub struct Decision {
 /// FlexTopo's Eq. 1 of one candidate: S = α·P + (1 − α)·T.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ScoreTerms {
+    /// α ∈ [0, 1]: weight of P against T (`[flextopo] alpha`).
     pub alpha: f64,
     /// P ∈ [0, 1]: fewer, less important victims score higher (`priority_norm`).
     pub priority_term: f64,
@@ -203,6 +214,7 @@ pub struct ScoreTerms {
     pub topology_term: f64,
     /// The level T was scored at (`score_basis`: the placement's, or the victims' union's).
     pub scored_level: Level,
+    /// S = α·P + (1 − α)·T; the highest wins.
     pub score: f64,
 }
 
@@ -237,6 +249,7 @@ pub struct ChainKey {
 }
 
 impl ChainKey {
+    /// The key of evicting `victims` (looked up in `state`) on `server`.
     pub fn new(
         cluster: &Cluster,
         state: &ClusterState,
@@ -354,6 +367,7 @@ impl ChainKey {
         (key, lowest_sum)
     }
 
+    /// The full chain: the numeric keys, then the sorted lists of victim names, ascending.
     pub fn compare(&self, other: &ChainKey, state: &ClusterState) -> Ordering {
         self.compare_numeric(other).then_with(|| {
             victim_names(state, &self.victims).cmp(&victim_names(state, &other.victims))

@@ -47,10 +47,12 @@ const DEFAULT_COLOCATION_SEEDS: u64 = 10;
 
 /// What `validate` found: the valid files, the invalid ones, the unreadable ones.
 pub struct Validation {
+    /// The files that loaded and validated, in argument order.
     pub valid: Vec<LoadedSpec>,
     /// The work each valid file asks for, where it is large (one entry per `valid` file; a
     /// preemption workload's needs the cluster among the files).
     pub estimates: Vec<Option<WorkEstimate>>,
+    /// The files with spec errors, each with its located issues.
     pub invalid: Vec<InvalidSpec>,
     /// (message, help) of each file that could not be read.
     pub unreadable: Vec<(String, Option<String>)>,
@@ -149,7 +151,9 @@ pub fn topology(
 
 /// The plan of either workload kind.
 pub enum PlanResult {
+    /// A preemption plan.
     Preemption(PreemptionPlan),
+    /// A co-location plan.
     Colocation(ColocationPlan),
 }
 
@@ -208,7 +212,9 @@ pub fn plan(
 
 /// What `explain` explains: a preemption event or a co-location task.
 pub enum Explanation {
+    /// A preemption event's explanation.
     Event(EventExplanation),
+    /// A co-location task's explanation.
     Task(TaskExplanation),
 }
 
@@ -257,7 +263,9 @@ pub fn explain(
 
 /// The simulation of either workload kind.
 pub enum SimulationResult {
+    /// A preemption simulation.
     Preemption(PreemptionSimulation),
+    /// A co-location simulation.
     Colocation(ColocationSimulation),
 }
 
@@ -307,16 +315,23 @@ pub fn simulate(
 /// `coplan capacity`'s options; which apply depends on the workload kind.
 #[derive(Debug, Clone, Default)]
 pub struct CapacityArgs {
+    /// Planners to run (`--planners`); default: the workload's `[planners].run`.
     pub planners: Option<Vec<String>>,
     /// Co-location: the seed of the probe runs.
     pub seed: Option<u64>,
     /// Preemption: `METRIC>=X` / `METRIC<=X`.
     pub target: Option<String>,
+    /// Preemption: the pool to resize, by index or `name_prefix` (needed with several pools).
     pub pool: Option<String>,
+    /// Preemption: the smallest pool size to try.
     pub min: Option<u32>,
+    /// Preemption: the largest pool size to try.
     pub max: Option<u32>,
+    /// Preemption: seeds 1..=K (default: the workload's `[simulation].seeds`).
     pub seeds: Option<u64>,
+    /// Preemption: cycles per seed (default: `[simulation].cycles`).
     pub cycles: Option<u64>,
+    /// Preemption: what stays fixed as the pool changes (the fill's pods or its GPU utilisation).
     pub hold: Hold,
     /// A stop request ends a preemption search between probes, seeds and cycles.
     pub cancel: Cancel,
@@ -712,8 +727,11 @@ pub fn merge_files(files: &[PathBuf]) -> Result<SweepOutput, SessionError> {
 
 /// One planner's run of a co-location workload, for its timeline.
 pub struct Timeline {
+    /// The planner's run: its events on every node and stage.
     pub run: ColocationRun,
+    /// Nodes (pipeline replicas) of the run.
     pub nodes: usize,
+    /// Pipeline stages per node.
     pub stages: usize,
 }
 

@@ -12,7 +12,9 @@ pub enum SessionError {
     /// Other invalid input: an unreadable file, a bad argument or name.
     #[error("{message}")]
     Input {
+        /// What is wrong.
         message: String,
+        /// How to fix it, when there is advice to give.
         help: Option<String>,
     },
     /// A stop was requested (Ctrl-C) and the run ended early, writing nothing; the message
@@ -25,6 +27,7 @@ pub enum SessionError {
 }
 
 impl SessionError {
+    /// An input error with a message and optional help.
     pub fn input(message: impl Into<String>, help: Option<String>) -> Self {
         SessionError::Input {
             message: message.into(),

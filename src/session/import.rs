@@ -59,15 +59,20 @@ pub fn import_k8s(paths: &[PathBuf]) -> Result<Imported, SessionError> {
 pub struct AlibabaArgs {
     /// `T` (seconds) or `peak`.
     pub at: Option<String>,
+    /// `--next`: the pods created after the moment (or after the fill) that become preemptors.
     pub next: usize,
+    /// `--fill`: share of GPUs a sampled list fills to.
     pub fill: f64,
     /// `MODEL=TYPE` each.
     pub server_types: Vec<String>,
     /// `CLASS=PRIORITY:TOPOLOGY[:preemptible]` each.
     pub qos: Vec<String>,
+    /// `--gpu-shares drop`: leave out pods requesting a fraction of a GPU instead of giving them
+    /// a whole one.
     pub drop_gpu_shares: bool,
     /// `FILL,NEXT`.
     pub sampled_qos: String,
+    /// `--as-sequence`: read a timed list as an arrival sequence (fill, then the next pods).
     pub as_sequence: bool,
 }
 

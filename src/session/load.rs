@@ -80,8 +80,11 @@ pub fn load_cluster(path: &Path) -> Result<Cluster, SessionError> {
 
 /// A workload of either kind, checked against its cluster, with what it reads.
 pub enum Workload {
+    /// A preemption workload.
     Preemption(Box<PreemptionSpec>),
+    /// A co-location workload.
     Colocation {
+        /// The workload spec.
         spec: Box<ColocationSpec>,
         /// The requests of `[inference] trace`, when it names one.
         trace: Option<Vec<TraceRequest>>,
@@ -90,7 +93,9 @@ pub enum Workload {
 
 /// A cluster and a workload, both valid and checked against each other.
 pub struct Pair {
+    /// The resolved cluster.
     pub cluster: Cluster,
+    /// The workload.
     pub workload: Workload,
     /// The workload file, for later findings (the initial state of a preemption workload is
     /// built when planning) and for paths relative to it.
@@ -98,6 +103,7 @@ pub struct Pair {
 }
 
 impl Pair {
+    /// The kind of the workload.
     pub fn kind(&self) -> SpecKind {
         match self.workload {
             Workload::Preemption(_) => SpecKind::Preemption,

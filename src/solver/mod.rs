@@ -46,6 +46,7 @@ impl Deadline {
         Deadline { settings, ..self }
     }
 
+    /// The backend and MIP gap every solve under this deadline uses.
     pub fn settings(&self) -> &SolverSettings {
         &self.settings
     }
@@ -58,6 +59,7 @@ impl Deadline {
         self.limit_s - self.started.elapsed().as_secs_f64()
     }
 
+    /// Whether the budget is spent (or a stop was requested).
     pub fn expired(&self) -> bool {
         self.remaining_s() < 0.0
     }
@@ -66,6 +68,7 @@ impl Deadline {
 /// Which backend solves, and when a MIP may stop short of a proof.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SolverSettings {
+    /// The MILP/LP backend.
     pub backend: SolverBackend,
     /// Relative MIP gap at which a solve may stop (0: prove optimality).
     pub mip_gap: f64,
@@ -83,7 +86,9 @@ impl Default for SolverSettings {
 /// How a solve ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SolveStatus {
+    /// Proven optimal (within the solver's tolerances).
     Optimal,
+    /// Stopped by the time limit with an incumbent; `bound` may hold a proven lower bound.
     TimeLimit,
     /// Stopped within the requested relative MIP gap: an incumbent and a proven bound, no proof
     /// of optimality.
@@ -93,24 +98,31 @@ pub enum SolveStatus {
 /// The outcome of a solve that produced an incumbent.
 #[derive(Debug, Clone)]
 pub struct Solved {
+    /// How the solve ended.
     pub status: SolveStatus,
     /// Values of the variables asked for, in order.
     pub values: Vec<f64>,
+    /// Objective value of the incumbent, constant term included.
     pub objective: f64,
     /// Best proven lower bound (minimisation); equal to the objective when optimal.
     pub bound: Option<f64>,
 }
 
+/// Why a solve produced no incumbent.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SolveError {
+    /// The time limit fired before any feasible solution was found.
     #[error("the time limit was reached before any feasible solution was found")]
     NoIncumbent,
+    /// The model has no feasible solution.
     #[error("the model is infeasible")]
     Infeasible,
+    /// The requested backend was not compiled in; holds its name (the cargo feature).
     #[error(
         "the solver `{0}` is not built into this binary (rebuild with `cargo build --release --features {0}`)"
     )]
     NotBuilt(&'static str),
+    /// Any other solver failure, with the solver's message.
     #[error("{0}")]
     Other(String),
 }
@@ -131,10 +143,15 @@ impl Solution for Zero {
 /// A model to minimise: its variables, objective and constraints, the variables whose values
 /// are wanted back (in order) and an optional warm start.
 pub struct Model<'a> {
+    /// The decision variables.
     pub vars: ProblemVariables,
+    /// The linear expression to minimise.
     pub objective: Expression,
+    /// The constraints.
     pub constraints: Vec<Constraint>,
+    /// Variables whose values are returned in [`Solved::values`], in this order.
     pub keep: &'a [Variable],
+    /// A feasible assignment to start the search from (variable, value).
     pub warm_start: Option<Vec<(Variable, f64)>>,
 }
 

@@ -27,14 +27,20 @@ pub struct ColocationSpec {
     /// Number of nodes (pipeline replicas); absent = every server of the cluster.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nodes: Option<i64>,
+    /// `[model]`: the latency and memory profile of one replica.
     pub model: ModelProfile,
+    /// `[inference]`: the request stream.
     pub inference: InferenceSpec,
+    /// `[training]`: the training task stream (absent = no training).
     #[serde(default)]
     pub training: TrainingSpec,
+    /// `[lemix]`: LeMix policy settings, shared by every planner that uses them.
     #[serde(default)]
     pub lemix: LemixSettings,
+    /// `[objective]`: weights of the canonical co-location cost.
     #[serde(default)]
     pub objective: ColocationObjective,
+    /// `[planners]`: which planners run and their budgets.
     #[serde(default)]
     pub planners: ColocationPlanners,
 }
@@ -43,6 +49,7 @@ pub struct ColocationSpec {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ModelProfile {
+    /// Model name for reports (e.g. `llama-8b`).
     pub name: String,
     /// Pipeline stages per node (stage s on GPU s), ≥ 1.
     pub stages: i64,
@@ -150,8 +157,11 @@ fn default_slo_factor() -> f64 {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RequestSpec {
+    /// Arrival time in seconds from the start of the run.
     pub arrival_s: f64,
+    /// Prompt length in tokens (prefill).
     pub prompt_tokens: i64,
+    /// Tokens to generate (decode iterations).
     pub output_tokens: i64,
 }
 
@@ -159,11 +169,13 @@ pub struct RequestSpec {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Arrival {
+    /// How inter-arrival times are drawn.
     pub process: ArrivalProcess,
     /// Mean arrival rate, requests per second (> 0).
     pub rate_rps: f64,
 }
 
+/// Shape of the synthetic inter-arrival times.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ArrivalProcess {
@@ -173,6 +185,7 @@ pub enum ArrivalProcess {
     Uniform,
 }
 
+/// File format of an inference trace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum TraceFormat {
@@ -184,12 +197,17 @@ pub enum TraceFormat {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TokenDist {
+    /// Shape of the distribution.
     pub dist: DistKind,
+    /// Mean, in tokens.
     pub mean: f64,
+    /// Standard deviation, in tokens (ignored by `constant`; default 0).
     #[serde(default)]
     pub sd: f64,
+    /// Lowest count after rounding (default 1; never below 1).
     #[serde(default = "one_token")]
     pub min: i64,
+    /// Highest count after rounding.
     pub max: i64,
 }
 
@@ -198,6 +216,7 @@ fn one_token() -> i64 {
 }
 
 impl TokenDist {
+    /// A lognormal with this mean and standard deviation (tokens), clipped to [1, max].
     pub fn lognormal(mean: f64, sd: f64, max: i64) -> Self {
         Self {
             dist: DistKind::Lognormal,
@@ -209,11 +228,15 @@ impl TokenDist {
     }
 }
 
+/// Shape of a token-count distribution.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum DistKind {
+    /// Lognormal with the given mean and standard deviation.
     Lognormal,
+    /// Always `mean`.
     Constant,
+    /// Uniform with the given mean and standard deviation (half-width sd·√3).
     Uniform,
 }
 
@@ -232,7 +255,9 @@ pub fn training_count(inference: usize, rate: f64) -> usize {
 pub struct TrainingSpec {
     /// Training share of all tasks in [0, 1): n_train = round(count · rate / (1 − rate)).
     pub rate: f64,
+    /// Sequences per training task (C in the latency model, ≥ 1).
     pub batch_size: i64,
+    /// Tokens per sequence of a training task (ℓ in the latency model).
     pub tokens: TokenDist,
 }
 
@@ -250,17 +275,23 @@ impl Default for TrainingSpec {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct LemixSettings {
+    /// λ1: weight of the predicted response time R in the LeMix node score.
     pub lambda1: f64,
+    /// λ2: weight of the length consistency LC in the LeMix node score.
     pub lambda2: f64,
+    /// τ: the floor of the idleness term, IP = −max(II/S − gap, τ).
     pub tau: f64,
     /// false = released-code quirk (stages planned independently).
     pub chain_stages: bool,
+    /// How training is deferred while inference arrivals remain.
     pub deprioritize: Deprioritize,
     /// κ: share of GPU memory usable before tasks wait.
     pub memory_threshold: f64,
     /// T_max: wait this long for memory, then offload or drop.
     pub max_wait_s: f64,
+    /// What a task does once it has waited `max_wait_s` for memory.
     pub on_memory_timeout: MemoryTimeout,
+    /// Bandwidth of offloading to host memory, GB/s (10⁹ bytes per second).
     pub offload_gbps: f64,
     /// Continuous batching: at most this many requests per batch.
     pub batch_max: i64,
@@ -297,14 +328,19 @@ impl Default for LemixSettings {
     }
 }
 
+/// When LeMix defers a training task behind inference.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Deprioritize {
+    /// Defer when the next inference request would miss τ_R behind this task (the paper).
     Lookahead,
+    /// Defer when the task's own predicted response exceeds τ_R (the released code).
     Threshold,
+    /// Never defer.
     Off,
 }
 
+/// Order in which a stage runs its ready operations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum QueueOrder {
@@ -314,10 +350,13 @@ pub enum QueueOrder {
     TaskId,
 }
 
+/// What a task waiting for memory does after `max_wait_s`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum MemoryTimeout {
+    /// Move the data to host memory and charge the transfer back in when it is needed.
     Offload,
+    /// Drop the task (cost `[objective].dropped`).
     Drop,
 }
 
@@ -325,7 +364,9 @@ pub enum MemoryTimeout {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct ColocationObjective {
+    /// Cost per inference request whose prefill response time exceeds τ_R.
     pub slo_miss: f64,
+    /// Cost per dropped task (inference or training).
     pub dropped: f64,
 }
 
@@ -368,6 +409,7 @@ pub struct ColocationPlanners {
     pub ilp_slot_s: f64,
     /// Accepted for specs written for the earlier time-indexed model; not used.
     pub ilp_max_binaries: i64,
+    /// Seed of the synthetic arrivals and token lengths (`--seed` overrides it).
     pub seed: u64,
 }
 

@@ -9,12 +9,16 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum SpecKind {
+    /// A cluster: server types and pools (also a file without `kind`).
     Cluster,
+    /// A preemption workload.
     Preemption,
+    /// A co-location workload.
     Colocation,
 }
 
 impl SpecKind {
+    /// The kebab-case value of the `kind` key.
     pub fn as_str(self) -> &'static str {
         match self {
             SpecKind::Cluster => "cluster",
@@ -60,6 +64,7 @@ pub enum SolverBackend {
 }
 
 impl SolverBackend {
+    /// The name used by `--solver` and `[planners] solver`: `microlp` or `highs`.
     pub fn name(self) -> &'static str {
         match self {
             SolverBackend::Microlp => "microlp",

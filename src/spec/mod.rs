@@ -20,20 +20,27 @@ pub use source::{Finding, Issue, SourceFile, SpanIndex};
 /// What a command expects a file argument to be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Expect {
+    /// Any kind (`coplan validate`).
     Any,
+    /// A cluster file.
     Cluster,
+    /// A workload file (preemption or co-location).
     Workload,
 }
 
 /// A parsed spec of any kind.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Spec {
+    /// A cluster spec.
     Cluster(ClusterSpec),
+    /// A preemption workload.
     Preemption(Box<PreemptionSpec>),
+    /// A co-location workload.
     Colocation(Box<ColocationSpec>),
 }
 
 impl Spec {
+    /// The kind of file it was read from.
     pub fn kind(&self) -> SpecKind {
         match self {
             Spec::Cluster(_) => SpecKind::Cluster,
@@ -46,7 +53,9 @@ impl Spec {
 /// A spec with the source it came from, so later (cross-file) checks can point into it.
 #[derive(Debug, Clone)]
 pub struct LoadedSpec {
+    /// The file's name and text, for diagnostics.
     pub source: SourceFile,
+    /// The parsed, validated spec.
     pub spec: Spec,
 }
 
@@ -73,7 +82,9 @@ impl<'a, 'i> LazySpans<'a, 'i> {
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("{} invalid: {} error(s)", source_file.name, issues.len())]
 pub struct InvalidSpec {
+    /// The file the issues point into.
     pub source_file: SourceFile,
+    /// Every issue found, located in the source where its key could be found.
     pub issues: Vec<Issue>,
 }
 

@@ -94,6 +94,7 @@ pub enum TopologyQos {
 }
 
 impl TopologyQos {
+    /// The kebab-case name used in specs and output.
     pub fn as_str(self) -> &'static str {
         match self {
             TopologyQos::Guaranteed => "guaranteed",
@@ -126,7 +127,9 @@ pub struct RunningPod {
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum IdsOrCount {
+    /// How many; the node allocator picks the ids.
     Count(i64),
+    /// Explicit ids on the server.
     Ids(Vec<i64>),
 }
 
@@ -206,6 +209,7 @@ pub enum FillAllocator {
 }
 
 impl FillAllocator {
+    /// The kebab-case name used in specs and output.
     pub fn as_str(self) -> &'static str {
         match self {
             FillAllocator::Random => "random",
@@ -220,6 +224,7 @@ impl FillAllocator {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PreemptEntry {
+    /// Name of the workload class of the preemptors.
     pub workload: String,
     /// Number of instances (≥ 1).
     #[serde(default = "one_i64")]
@@ -293,8 +298,11 @@ impl Default for FlextopoSettings {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LevelScores {
+    /// Score of a single-NUMA placement.
     pub numa: f64,
+    /// Score of a single-socket placement.
     pub socket: f64,
+    /// Score of a cross-socket placement.
     pub cross_socket: f64,
 }
 
@@ -302,10 +310,13 @@ pub struct LevelScores {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum TopologyScore {
+    /// One score per level.
     Scores(LevelScores),
+    /// A named rule (`"calibrated"`).
     Named(TopologyScoreName),
 }
 
+/// A named topology-score rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum TopologyScoreName {
@@ -361,9 +372,13 @@ pub enum ScoreBasis {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct PreemptionObjective {
+    /// Cost of a preemptor left unplaced.
     pub unplaced: f64,
+    /// Cost per evicted pod.
     pub per_victim: f64,
+    /// Weight of each victim's priority, normalised to [0, 1) over the spec's priority range.
     pub victim_priority: f64,
+    /// Weight of 1 − T(level) for a placed preemptor.
     pub topology: f64,
 }
 
@@ -411,6 +426,7 @@ pub enum EventSolver {
 }
 
 impl EventSolver {
+    /// The kebab-case name used in specs and output: `exact` or `milp`.
     pub fn name(self) -> &'static str {
         match self {
             EventSolver::Exact => "exact",
@@ -473,7 +489,9 @@ impl Default for SimulationSettings {
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum Seeds {
+    /// Seeds 1..=N.
     Count(u64),
+    /// These seeds, in this order.
     List(Vec<u64>),
 }
 
@@ -518,6 +536,7 @@ impl<'de> Deserialize<'de> for Seeds {
 }
 
 impl Seeds {
+    /// The seeds to run, in order.
     pub fn values(&self) -> Vec<u64> {
         match self {
             Seeds::Count(n) => (1..=*n).collect(),
@@ -531,8 +550,10 @@ impl Seeds {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ResetMode {
+    /// Preemptors leave and the cluster is refilled by churn from the current state.
     #[default]
     Refill,
+    /// The seed's starting state is restored exactly.
     Restore,
 }
 

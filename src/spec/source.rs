@@ -12,11 +12,14 @@ use toml::de::{DeTable, DeValue};
 /// A spec file's name (as the user gave it) and its text.
 #[derive(Debug, Clone)]
 pub struct SourceFile {
+    /// The file name as the user gave it (or the name of a generated file), for messages.
     pub name: String,
+    /// The whole text of the file.
     pub text: Arc<str>,
 }
 
 impl SourceFile {
+    /// A source from its name and text.
     pub fn new(name: impl Into<String>, text: impl Into<Arc<str>>) -> Self {
         Self {
             name: name.into(),
@@ -39,10 +42,13 @@ impl SourceFile {
 pub struct Issue {
     /// Stable short code, e.g. `spec::unknown-key`.
     pub code: &'static str,
+    /// One-line description of the problem.
     pub message: String,
     /// Text under the underlined span.
     pub label: String,
+    /// Further advice on fixing it, printed below the snippet.
     pub help: Option<String>,
+    /// Byte range of the offending text (`0..0` when it cannot be located).
     pub span: Range<usize>,
 }
 
@@ -50,14 +56,20 @@ pub struct Issue {
 /// the loader resolves the path against the file's [`SpanIndex`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct Finding {
+    /// Stable short code, e.g. `spec::unknown-key`.
     pub code: &'static str,
+    /// Key path of the offending value, e.g. `server_type[1].gpu_numa[3]`.
     pub path: String,
+    /// One-line description of the problem.
     pub message: String,
+    /// Text under the underlined span.
     pub label: String,
+    /// Further advice on fixing it.
     pub help: Option<String>,
 }
 
 impl Finding {
+    /// A finding at `path` without help text.
     pub fn new(
         code: &'static str,
         path: impl Into<String>,
@@ -73,6 +85,7 @@ impl Finding {
         }
     }
 
+    /// Adds the help text.
     pub fn help(mut self, help: impl Into<String>) -> Self {
         self.help = Some(help.into());
         self
@@ -100,9 +113,12 @@ pub fn path(parts: &[PathPart<'_>]) -> String {
     out
 }
 
+/// One step of a key path.
 #[derive(Debug, Clone, Copy)]
 pub enum PathPart<'a> {
+    /// A table key (`.key`).
     Key(&'a str),
+    /// An array index (`[i]`).
     Index(usize),
 }
 
@@ -133,6 +149,7 @@ pub struct SpanIndex {
 }
 
 impl SpanIndex {
+    /// Indexes every key and array element of a parsed document.
     pub fn build(root: &Spanned<DeTable<'_>>) -> Self {
         let mut index = SpanIndex::default();
         index.walk_table(String::new(), root.get_ref());
@@ -189,10 +206,12 @@ impl SpanIndex {
         }
     }
 
+    /// Whether the document has an entry at exactly `path`.
     pub fn contains(&self, path: &str) -> bool {
         self.entries.contains_key(path)
     }
 
+    /// Locates a finding: its span is the value at its path (or the nearest enclosing entry).
     pub fn resolve(&self, finding: Finding) -> Issue {
         Issue {
             code: finding.code,
@@ -236,6 +255,7 @@ const MAX_STRUCTURAL_ERRORS: usize = 50;
 pub struct Structural<T> {
     /// The value of the document after pruning the errors, when one could be built.
     pub value: Option<T>,
+    /// Every structural error found.
     pub issues: Vec<Issue>,
     /// Spans of wrong-typed values that were replaced by a neutral placeholder.
     pub placeholders: Vec<Range<usize>>,

@@ -18,8 +18,10 @@ pub type GpuSet = Bits<1>;
 pub type CoreSet = Bits<4>;
 
 impl<const W: usize> Bits<W> {
+    /// Largest id plus one that the set can hold; larger ids are ignored by `insert`.
     pub const CAPACITY: usize = 64 * W;
 
+    /// The set with no id.
     pub const fn empty() -> Self {
         Bits([0; W])
     }
@@ -33,6 +35,7 @@ impl<const W: usize> Bits<W> {
         b
     }
 
+    /// The set of `ids`; ids at or above [`Self::CAPACITY`] are dropped.
     pub fn from_ids(ids: impl IntoIterator<Item = usize>) -> Self {
         let mut b = Self::empty();
         for i in ids {
@@ -41,30 +44,36 @@ impl<const W: usize> Bits<W> {
         b
     }
 
+    /// Adds id `i` (no-op at or above [`Self::CAPACITY`]).
     pub fn insert(&mut self, i: usize) {
         if i < Self::CAPACITY {
             self.0[i / 64] |= 1u64 << (i % 64);
         }
     }
 
+    /// Removes id `i`.
     pub fn remove(&mut self, i: usize) {
         if i < Self::CAPACITY {
             self.0[i / 64] &= !(1u64 << (i % 64));
         }
     }
 
+    /// Whether id `i` is in the set.
     pub fn contains(&self, i: usize) -> bool {
         i < Self::CAPACITY && self.0[i / 64] & (1u64 << (i % 64)) != 0
     }
 
+    /// Number of ids in the set.
     pub fn len(&self) -> u32 {
         self.0.iter().map(|w| w.count_ones()).sum()
     }
 
+    /// Whether the set has no id.
     pub fn is_empty(&self) -> bool {
         self.0.iter().all(|&w| w == 0)
     }
 
+    /// Intersection.
     pub fn and(self, other: Self) -> Self {
         let mut out = self;
         for (a, b) in out.0.iter_mut().zip(other.0) {
@@ -73,6 +82,7 @@ impl<const W: usize> Bits<W> {
         out
     }
 
+    /// Union.
     pub fn or(self, other: Self) -> Self {
         let mut out = self;
         for (a, b) in out.0.iter_mut().zip(other.0) {
@@ -81,6 +91,7 @@ impl<const W: usize> Bits<W> {
         out
     }
 
+    /// Difference: the ids of `self` not in `other`.
     pub fn minus(self, other: Self) -> Self {
         let mut out = self;
         for (a, b) in out.0.iter_mut().zip(other.0) {
@@ -89,10 +100,12 @@ impl<const W: usize> Bits<W> {
         out
     }
 
+    /// Whether every id of `self` is in `other`.
     pub fn is_subset(&self, other: &Self) -> bool {
         self.minus(*other).is_empty()
     }
 
+    /// Whether the two sets share an id.
     pub fn intersects(&self, other: &Self) -> bool {
         !self.and(*other).is_empty()
     }
@@ -120,6 +133,7 @@ impl<const W: usize> Bits<W> {
         Some(Self::from_ids(self.iter().take(n as usize)))
     }
 
+    /// Ids in ascending order.
     pub fn to_vec(&self) -> Vec<u32> {
         self.iter().map(|i| i as u32).collect()
     }

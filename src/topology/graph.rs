@@ -11,12 +11,44 @@ use super::{Cluster, ServerId};
 /// A vertex of the FlexTopo graph.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TopoNode {
-    Server { name: String, server_type: String },
-    Socket { id: usize },
-    Numa { id: usize },
-    CoreGroup { numa: usize, index: usize },
-    Core { id: usize, used_by: Option<String> },
-    Gpu { id: usize, used_by: Option<String> },
+    /// The root: one server.
+    Server {
+        /// Server name.
+        name: String,
+        /// Name of its server type.
+        server_type: String,
+    },
+    /// A CPU socket.
+    Socket {
+        /// Socket index on the server.
+        id: usize,
+    },
+    /// A NUMA node (numbered socket-major).
+    Numa {
+        /// NUMA node index on the server.
+        id: usize,
+    },
+    /// A FlexTopo CoreGroup: `core_group_size` consecutive cores of one NUMA node.
+    CoreGroup {
+        /// The NUMA node it belongs to.
+        numa: usize,
+        /// Its position within that NUMA node, from 0.
+        index: usize,
+    },
+    /// A CPU core.
+    Core {
+        /// Core id on the server.
+        id: usize,
+        /// Instance name of the pod holding it; `None` when free or no state is given.
+        used_by: Option<String>,
+    },
+    /// A GPU.
+    Gpu {
+        /// GPU id on the server.
+        id: usize,
+        /// Instance name of the pod holding it; `None` when free or no state is given.
+        used_by: Option<String>,
+    },
 }
 
 /// An edge of the FlexTopo graph.
@@ -31,6 +63,7 @@ pub enum TopoEdge {
 }
 
 impl TopoEdge {
+    /// The edge kind's name in DOT and JSON output: `contains`, `localized`, `nearby`.
     pub fn as_str(self) -> &'static str {
         match self {
             TopoEdge::Contains => "contains",
@@ -40,6 +73,7 @@ impl TopoEdge {
     }
 }
 
+/// A server's FlexTopo graph: vertices are [`TopoNode`]s, edges [`TopoEdge`]s.
 pub type TopoGraph = DiGraph<TopoNode, TopoEdge>;
 
 /// Builds the graph of one server; `state` adds used-by marks.

@@ -20,6 +20,7 @@ macro_rules! typed_id {
         pub struct $name(pub $inner);
 
         impl $name {
+            /// The id as an index into the table it points into.
             pub fn index(self) -> usize {
                 self.0 as usize
             }
@@ -57,14 +58,19 @@ typed_id!(
 )]
 #[serde(rename_all = "kebab-case")]
 pub enum Level {
+    /// All of it within one NUMA node (the best level).
     Numa,
+    /// Within one socket, across several of its NUMA nodes.
     Socket,
+    /// Across sockets (the worst level).
     CrossSocket,
 }
 
 impl Level {
+    /// Every level, best first (the order the node allocator tries them in).
     pub const ALL: [Level; 3] = [Level::Numa, Level::Socket, Level::CrossSocket];
 
+    /// The kebab-case name used in specs and output: `numa`, `socket`, `cross-socket`.
     pub fn as_str(self) -> &'static str {
         match self {
             Level::Numa => "numa",
@@ -92,29 +98,43 @@ impl fmt::Display for Level {
 /// A request of whole GPUs and cores.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Request {
+    /// Whole GPUs requested (may be 0).
     pub gpus: u32,
+    /// Whole CPU cores requested (may be 0).
     pub cores: u32,
 }
 
 /// The GPUs and cores of one domain (a NUMA node, a socket, or the whole server).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Domain {
+    /// GPU ids of the domain.
     pub gpus: GpuSet,
+    /// Core ids of the domain.
     pub cores: CoreSet,
 }
 
 /// A resolved, validated server type with its domains precomputed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServerType {
+    /// Server type name, unique in the cluster spec (e.g. `rtx4090-8g`).
     pub name: String,
+    /// GPU model label (e.g. `A100`); informational only.
     pub gpu_model: Option<String>,
+    /// Memory of each GPU, in MiB.
     pub gpu_memory_mib: u64,
+    /// CPU sockets per server (≥ 1).
     pub sockets: usize,
+    /// NUMA nodes per socket (≥ 1); NUMA nodes are numbered socket-major.
     pub numa_per_socket: usize,
+    /// Cores per NUMA node (≥ 1); NUMA j holds cores j·cores_per_numa … (j+1)·cores_per_numa − 1.
     pub cores_per_numa: usize,
+    /// Cores per FlexTopo CoreGroup (the `CoreGroup` vertices of the graph); defaults to
+    /// `cores_per_numa`.
     pub core_group_size: usize,
     /// NUMA node of each GPU.
     pub gpu_numa: Vec<usize>,
+    /// Measured slowdown of a placement at each level relative to a single-NUMA one (≥ 1.0,
+    /// monotone).
     pub penalty: Penalty,
     numa: Vec<Domain>,
     socket: Vec<Domain>,
@@ -171,34 +191,42 @@ impl ServerType {
         }
     }
 
+    /// Number of NUMA nodes (`sockets · numa_per_socket`).
     pub fn numa_count(&self) -> usize {
         self.numa.len()
     }
 
+    /// Number of GPUs per server (may be 0).
     pub fn gpu_count(&self) -> usize {
         self.gpu_numa.len()
     }
 
+    /// Number of CPU cores per server.
     pub fn core_count(&self) -> usize {
         self.numa.len() * self.cores_per_numa
     }
 
+    /// The socket that holds NUMA node `numa`.
     pub fn socket_of_numa(&self, numa: usize) -> usize {
         numa / self.numa_per_socket
     }
 
+    /// The NUMA node that holds core `core`.
     pub fn numa_of_core(&self, core: usize) -> usize {
         core / self.cores_per_numa
     }
 
+    /// The GPUs and cores of NUMA node `numa`.
     pub fn numa_domain(&self, numa: usize) -> &Domain {
         &self.numa[numa]
     }
 
+    /// The GPUs and cores of socket `socket`.
     pub fn socket_domain(&self, socket: usize) -> &Domain {
         &self.socket[socket]
     }
 
+    /// Every GPU and core of the server.
     pub fn whole(&self) -> &Domain {
         &self.whole
     }
@@ -250,8 +278,11 @@ impl Domain {
 /// Where the node allocator put a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Placement {
+    /// GPU ids taken.
     pub gpus: GpuSet,
+    /// Core ids taken.
     pub cores: CoreSet,
+    /// The smallest domain containing all of them.
     pub level: Level,
 }
 
@@ -291,6 +322,8 @@ pub fn place(
     None
 }
 
+/// Picks `n` of the `free` cores for a pod holding `gpus`: the lowest ids on those GPUs'
+/// NUMA nodes first, then the lowest others; `None` when fewer than `n` are free.
 pub fn pick_cores(t: &ServerType, gpus: GpuSet, free: CoreSet, n: u32) -> Option<CoreSet> {
     let near = gpus
         .iter()
@@ -305,15 +338,20 @@ pub fn pick_cores(t: &ServerType, gpus: GpuSet, free: CoreSet, n: u32) -> Option
 /// A server of the cluster.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Server {
+    /// Server name, unique in the cluster (e.g. `node-07`).
     pub name: String,
+    /// Its server type in [`Cluster::types`].
     pub type_id: ServerTypeId,
 }
 
 /// The resolved cluster: server types and servers in pool order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Cluster {
+    /// Cluster name from the spec.
     pub name: String,
+    /// The server types that pools use, in first-use order.
     pub types: Vec<ServerType>,
+    /// Every server of every pool, in pool order; indexed by [`ServerId`].
     pub servers: Vec<Server>,
     by_name: BTreeMap<String, ServerId>,
     /// Position of each server in ascending name order (for name tie-breaks without strings).
@@ -366,18 +404,22 @@ impl Cluster {
         self.name_rank[id.index()]
     }
 
+    /// The server with this name, if any.
     pub fn server_id(&self, name: &str) -> Option<ServerId> {
         self.by_name.get(name).copied()
     }
 
+    /// The server with this id; panics on an id from another cluster.
     pub fn server(&self, id: ServerId) -> &Server {
         &self.servers[id.index()]
     }
 
+    /// The layout of a server's type.
     pub fn type_of(&self, id: ServerId) -> &ServerType {
         &self.types[self.servers[id.index()].type_id.index()]
     }
 
+    /// Total GPUs of the cluster.
     pub fn gpu_count(&self) -> usize {
         self.servers
             .iter()
@@ -385,6 +427,7 @@ impl Cluster {
             .sum()
     }
 
+    /// Total CPU cores of the cluster.
     pub fn core_count(&self) -> usize {
         self.servers
             .iter()

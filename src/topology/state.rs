@@ -17,10 +17,15 @@ pub struct Pod {
     pub name: String,
     /// Index of its workload class in the spec.
     pub workload: usize,
+    /// Kubernetes PriorityClass value of its workload class; higher is more important.
     pub priority: i64,
+    /// Whether a higher-priority preemptor may evict it.
     pub preemptible: bool,
+    /// The server it runs on.
     pub server: ServerId,
+    /// GPU ids it holds on that server.
     pub gpus: GpuSet,
+    /// Core ids it holds on that server.
     pub cores: CoreSet,
     /// Absent = latest (for the start-time tie-break).
     pub start_time_s: Option<f64>,
@@ -64,10 +69,12 @@ pub struct ServerAlloc {
 }
 
 impl ServerAlloc {
+    /// GPUs not held by any pod.
     pub fn free_gpus(&self) -> GpuSet {
         self.free_gpus
     }
 
+    /// Cores not held by any pod.
     pub fn free_cores(&self) -> CoreSet {
         self.free_cores
     }
@@ -131,6 +138,7 @@ impl ScanMemo {
         self.0.iter().filter(|s| s.get().is_some()).count()
     }
 
+    /// Whether no result is kept.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -151,11 +159,17 @@ impl std::fmt::Debug for ScanMemo {
 /// What the planners' per-server scans read of a resident pod.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Resident {
+    /// The pod's id in the state's pod table.
     pub id: PodId,
+    /// Its PriorityClass value.
     pub priority: i64,
+    /// Whether it may be evicted.
     pub preemptible: bool,
+    /// GPU ids it holds.
     pub gpus: GpuSet,
+    /// Core ids it holds.
     pub cores: CoreSet,
+    /// Its start time in seconds; absent = latest (for the start-time tie-break).
     pub start_time_s: Option<f64>,
 }
 
@@ -179,13 +193,19 @@ pub struct ClusterState {
 /// Why a state change was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StateError {
+    /// A GPU or core is already held by another pod.
     #[error("{what} {id} on {server} is already used by {holder}")]
     Taken {
+        /// `"GPU"` or `"core"`.
         what: &'static str,
+        /// The GPU or core id.
         id: usize,
+        /// Name of the server.
         server: String,
+        /// Instance name of the pod holding it (or why none is found).
         holder: String,
     },
+    /// No running pod has this id (never added, or already evicted).
     #[error("no pod {0:?}")]
     NoPod(PodId),
 }
@@ -227,6 +247,7 @@ impl ClusterState {
         &self.servers
     }
 
+    /// The running pod with this id; `None` once evicted.
     pub fn pod(&self, id: PodId) -> Option<&Pod> {
         self.pods.get(id.index()).and_then(|p| p.as_deref())
     }
@@ -239,6 +260,7 @@ impl ClusterState {
             .filter_map(|(i, p)| p.as_deref().map(|p| (PodId(i as u32), p)))
     }
 
+    /// Number of running pods.
     pub fn pod_count(&self) -> usize {
         self.live
     }

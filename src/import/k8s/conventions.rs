@@ -18,9 +18,13 @@ pub const SYSTEM_RESERVED_PRIORITY: i64 = 2_000_001_000;
 /// The kubelet Topology Manager policy of a node, as its NRT object reports it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum TopologyPolicy {
+    /// `none`: no alignment.
     None,
+    /// `best-effort`: prefers aligned placements, admits any.
     BestEffort,
+    /// `restricted`: refuses a pod whose preferred alignment cannot be met.
     Restricted,
+    /// `single-numa-node`: refuses a pod that does not fit one NUMA node.
     SingleNumaNode,
 }
 
@@ -42,6 +46,7 @@ impl TopologyPolicy {
         }
     }
 
+    /// The policy's kubelet name, e.g. `single-numa-node`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::None => "none",
@@ -55,8 +60,11 @@ impl TopologyPolicy {
 /// The pod QoS classes of Kubernetes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum QosClass {
+    /// Every container has CPU and memory limits equal to its requests.
     Guaranteed,
+    /// Some container has a request or limit, but not Guaranteed.
     Burstable,
+    /// No container has any request or limit.
     BestEffort,
 }
 

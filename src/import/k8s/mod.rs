@@ -35,8 +35,13 @@ use crate::spec::{ClusterSpec, PreemptionSpec};
 /// What an import produced.
 #[derive(Debug, Clone)]
 pub struct Imported {
+    /// The generated cluster: one server type per distinct node layout (identical layouts share
+    /// one), every node under its own name.
     pub cluster: ClusterSpec,
+    /// The generated preemption workload: Running pods as `[[running]]`, Pending pods as
+    /// `[[preempt]]` in creation order.
     pub workload: PreemptionSpec,
+    /// Counts of what was read, mapped, defaulted, rounded and dropped.
     pub summary: ImportSummary,
     /// Comment lines for the top of both files: where they came from.
     pub comments: Vec<String>,

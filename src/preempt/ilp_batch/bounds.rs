@@ -56,6 +56,7 @@ pub struct ServerBounds {
 }
 
 impl ServerBounds {
+    /// Reads what the bounds of `server`'s subproblems need from the `initial` state.
     pub fn new(
         problem: &Problem<'_>,
         initial: &ClusterState,

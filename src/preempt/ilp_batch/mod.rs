@@ -37,6 +37,8 @@ use crate::plan::{PlanStatus, PlannerRole};
 use crate::solver::{Deadline, SolverSettings};
 use crate::topology::state::ClusterState;
 
+/// The `ilp-batch` planner: one exact optimum of the whole preemptor list (the batch
+/// reference every gap is measured against).
 pub struct IlpBatch;
 
 impl PreemptionPlanner for IlpBatch {

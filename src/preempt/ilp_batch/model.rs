@@ -21,6 +21,7 @@ pub struct Class {
     pub rep: usize,
 }
 
+/// Groups the preemptors by workload class, in order of first appearance.
 pub fn classes(preemptors: &[Preemptor]) -> Vec<Class> {
     let mut out: Vec<Class> = Vec::new();
     let mut of_workload: BTreeMap<usize, usize> = BTreeMap::new();
@@ -40,10 +41,15 @@ pub fn classes(preemptors: &[Preemptor]) -> Vec<Class> {
 /// `count` instances of `class` placed in domain `domain` of `server`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Placed {
+    /// Index of the class in the list from [`classes`].
     pub class: usize,
+    /// The server.
     pub server: ServerId,
+    /// Index of the domain in [`domains_of`] of the server's type.
     pub domain: usize,
+    /// Level of that domain.
     pub level: Level,
+    /// Instances placed there (0 in the model's variable list; the solved count in a solution).
     pub count: u32,
 }
 
@@ -51,11 +57,15 @@ pub struct Placed {
 /// evicted pods, objective, status and best bound.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BatchSolution {
+    /// Where instances were placed (count > 0 only).
     pub placed: Vec<Placed>,
     /// (class, server): an instance left unplaced whose eviction rights were used on a server.
     pub refused: Vec<(usize, ServerId)>,
+    /// Pods evicted.
     pub evicted: Vec<PodId>,
+    /// Canonical cost of the solution, including the unplaced instances.
     pub objective: f64,
+    /// Whether the solve was proven optimal or stopped at a limit.
     pub status: PlanStatus,
     /// Best proven lower bound of the objective.
     pub bound: Option<f64>,
@@ -69,6 +79,7 @@ pub fn domains_of(t: &ServerType) -> Vec<(Level, Domain)> {
         .collect()
 }
 
+/// Whether `inner` lies within `outer` (its GPUs and cores both subsets).
 pub fn inside(inner: &Domain, outer: &Domain) -> bool {
     inner.gpus.is_subset(&outer.gpus) && inner.cores.is_subset(&outer.cores)
 }
@@ -84,7 +95,9 @@ pub fn domain_capacity(d: &Domain, p: &Preemptor, limit: usize) -> u32 {
 /// The model restricted to some servers: either "at most the class sizes" over all servers
 /// (monolithic), or "exactly these counts" on one server (a subproblem).
 pub enum Counts<'a> {
+    /// Each class places at most its size over the servers given (the monolithic model).
     AtMost,
+    /// Each class places (or refuses) exactly `k[class]` instances on the one server given.
     Exactly(&'a [u32]),
 }
 
@@ -101,6 +114,8 @@ pub struct Model {
     pub victims: Vec<(PodId, Variable)>,
 }
 
+/// Builds the batch MILP over `servers` from the `initial` state: integer placements per
+/// (class, server, domain), eviction and refusal binaries, laminar domain capacities.
 pub fn build(
     problem: &Problem<'_>,
     initial: &ClusterState,

@@ -11,6 +11,7 @@ use crate::spec::source::Finding;
 
 /// Largest server the allocator's bit sets hold.
 pub const MAX_GPUS_PER_SERVER: i64 = 64;
+/// Most cores per server: the capacity of [`CoreSet`](crate::topology::CoreSet).
 pub const MAX_CORES_PER_SERVER: i64 = 256;
 
 /// Single-file checks of a cluster spec.
