@@ -6,6 +6,8 @@
 //!
 //! `cargo bench --bench large_inputs [-- --repeats N] [--only fill,churn,topology,plan]`
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic: that is its failure
+
 use std::process::Command;
 use std::time::Instant;
 
