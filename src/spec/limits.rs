@@ -38,7 +38,6 @@ pub const MAX_RUNNING_PODS: usize = 50_000;
 /// Preemptors of one preemption workload: the sum of its `[[preempt]] count`s.
 pub const MAX_PREEMPTORS: i64 = 100_000;
 
-
 /// GPUs and cores one pod may request: a pod lives on one server, and no server coplan models
 /// is larger (`spec::too-large`).
 pub const MAX_POD_GPUS: i64 = 64;
