@@ -50,7 +50,7 @@ pub fn colocation(spec: &ColocationSpec) -> Vec<Finding> {
     out.at_most(
         p!["model", "stages"],
         m.stages,
-        crate::spec::validate::MAX_GPUS_PER_SERVER,
+        super::cluster::MAX_GPUS_PER_SERVER,
         "`stages`",
     );
     out.positive(p!["model", "eta_forward"], m.eta_forward, "`eta_forward`");
