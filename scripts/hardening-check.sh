@@ -63,3 +63,9 @@ for case in $I/merge-*.case; do
   # shellcheck disable=SC2086
   check "$(basename "$case" .case)" $args
 done
+# Bounded rather than refused: the paths that were superlinear, at the sizes they were found at.
+check "ilp_window = 13" plan examples/clusters/a100-x16.toml $I/ilp-window-above-limit.toml
+check "topology --format json, mixed-10k" topology examples/clusters/mixed-10k.toml --format json
+check "plan, 20 000 servers (fill, 3 planners, verify)" plan benches/inputs/mixed-20k.toml benches/inputs/paper-preemption-unpinned.toml --format json
+sed 's/^churn_rounds = 3$/churn_rounds = 1000/' examples/workloads/paper-preemption.toml > "$tmp/churn-1000.toml"
+check "churn_rounds = 1000 (the limit), paper cluster" plan examples/clusters/paper-4090-x100.toml "$tmp/churn-1000.toml" --planners k8s-default

@@ -3,6 +3,11 @@
 
 mod cli;
 
+/// The planners and the fill allocate many small objects (pods, names, candidate lists); the
+/// system allocator spent a fifth of a 20,000-server `plan` in malloc and free.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::process::ExitCode;

@@ -204,7 +204,12 @@ pub fn topology(cluster: &Cluster, state: Option<&ClusterState>) -> String {
         schema_version: 1,
         servers: ServersView { cluster, state },
     };
-    let mut bytes = Vec::new();
+    // Sized up front (about 150 bytes per core or GPU are written; pages reserved beyond what
+    // is written are never touched): growing by doubling held the text twice at its last copy,
+    // 216 MB of memory for the 108 MB of mixed-10k.
+    let items = cluster.gpu_count() + cluster.core_count();
+    let pods = state.map_or(0, |s| s.pods().count());
+    let mut bytes = Vec::with_capacity(256 * items + 2048 * (cluster.servers.len() + pods) + 4096);
     let written = serde_json::to_writer_pretty(&mut bytes, &view);
     match (written, String::from_utf8(bytes)) {
         (Ok(()), Ok(mut text)) => {
