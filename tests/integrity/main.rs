@@ -4,9 +4,16 @@
 //! points at the file and line it is about. The malformed shards are the fixtures of
 //! `tests/fixtures/invalid/shards/`, each with a `*.case` file naming its command.
 
+//!
+//! Ctrl-C (the `interrupt` module) shares this test binary: both check what coplan promises when
+//! its inputs or its run are cut short.
+
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic: that is its failure
 
+#[path = "../common/mod.rs"]
 mod common;
+#[cfg(unix)]
+mod interrupt;
 
 use std::path::PathBuf;
 

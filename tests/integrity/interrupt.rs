@@ -2,16 +2,11 @@
 //! 130, writes no `--out` (an older one stays as it was), and a sweep says which scenarios
 //! had finished.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic: that is its failure
-#![cfg(unix)]
-
-mod common;
-
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::root;
+use crate::common::root;
 
 const CLUSTER: &str = "examples/clusters/gpu-2s4n8g-x4.toml";
 const WORKLOAD: &str = "tests/fixtures/valid/sim-small.toml";
