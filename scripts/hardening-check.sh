@@ -49,7 +49,7 @@ with open(sys.argv[1], 'w') as f:
     for i in range(1_000_000):
         f.write(f'[[running]]\nworkload = "b"\nnode = "r4090-{i % 6000:04d}"\n')
 PY
-check "1e6 running pods (66 MB)" plan examples/clusters/mixed-10k.toml "$tmp/pods.toml"
+check "1e6 running pods (48 MB file)" plan examples/clusters/mixed-10k.toml "$tmp/pods.toml"
 check "spec from /dev/zero" validate /dev/zero
 set_values() { seq -s, 1 "$1"; }
 check "sweep of 1e9 scenarios" sweep $V/tiny-cluster.toml $V/sim-small.toml \
