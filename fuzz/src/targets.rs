@@ -14,8 +14,8 @@ use coplan::import::k8s::{self, Imported};
 use coplan::preempt::scenario;
 use coplan::report;
 use coplan::session::error::SessionError;
-use coplan::session::import::{AlibabaArgs, alibaba_options, check_generated};
-use coplan::session::load::{line_error, located_error};
+use coplan::session::import::{AlibabaArgs, alibaba_options, check_generated, import_error};
+use coplan::session::load::line_error;
 use coplan::sim::merge;
 use coplan::spec::{self, Expect, InvalidSpec, LoadedSpec, SourceFile, Spec};
 use coplan::topology::Cluster;
@@ -225,28 +225,34 @@ fn spec_cluster(input: &[u8]) -> Verdict {
 /// spec bound them, but a fuzz execution must stay in milliseconds.
 const DEEP_MAX_SERVERS: usize = 64;
 
-fn spec_preemption(input: &[u8]) -> Verdict {
+/// The cluster and the workload of a spec target's input (`cluster %% workload`, or a workload
+/// alone against the built-in cluster, which also stands in for an invalid cluster so the
+/// workload is still checked).
+fn cluster_and_workload(input: &[u8]) -> Result<(Cluster, LoadedSpec), Verdict> {
     let text = text_of(input);
     let files = parts(&text);
     let (cluster_text, workload_text) = match files.as_slice() {
         [c, w, ..] => (*c, *w),
         [w] => (DEFAULT_CLUSTER, *w),
-        [] => return Fine("empty".into()),
+        [] => return Err(Fine("empty".into())),
     };
     let cluster = match load_cluster("cluster.toml", cluster_text) {
         Ok(c) => c,
-        Err(Finding(f)) => return Finding(f),
-        Err(Fine(_)) => match load_cluster("default.toml", DEFAULT_CLUSTER) {
-            Ok(c) => c,
-            Err(v) => return v,
-        },
+        Err(Finding(f)) => return Err(Finding(f)),
+        Err(Fine(_)) => load_cluster("default.toml", DEFAULT_CLUSTER)?,
     };
-    let loaded = match spec::load(
+    let loaded = spec::load(
         SourceFile::new("workload.toml", workload_text),
         Expect::Workload,
-    ) {
-        Ok(l) => l,
-        Err(e) => return invalid_verdict(&e),
+    )
+    .map_err(|e| invalid_verdict(&e))?;
+    Ok((cluster, loaded))
+}
+
+fn spec_preemption(input: &[u8]) -> Verdict {
+    let (cluster, loaded) = match cluster_and_workload(input) {
+        Ok(pair) => pair,
+        Err(v) => return v,
     };
     let Spec::Preemption(w) = &loaded.spec else {
         return Fine("other-kind".into());
@@ -280,27 +286,9 @@ fn spec_preemption(input: &[u8]) -> Verdict {
 }
 
 fn spec_colocation(input: &[u8]) -> Verdict {
-    let text = text_of(input);
-    let files = parts(&text);
-    let (cluster_text, workload_text) = match files.as_slice() {
-        [c, w, ..] => (*c, *w),
-        [w] => (DEFAULT_CLUSTER, *w),
-        [] => return Fine("empty".into()),
-    };
-    let cluster = match load_cluster("cluster.toml", cluster_text) {
-        Ok(c) => c,
-        Err(Finding(f)) => return Finding(f),
-        Err(Fine(_)) => match load_cluster("default.toml", DEFAULT_CLUSTER) {
-            Ok(c) => c,
-            Err(v) => return v,
-        },
-    };
-    let loaded = match spec::load(
-        SourceFile::new("workload.toml", workload_text),
-        Expect::Workload,
-    ) {
-        Ok(l) => l,
-        Err(e) => return invalid_verdict(&e),
+    let (cluster, loaded) = match cluster_and_workload(input) {
+        Ok(pair) => pair,
+        Err(v) => return v,
     };
     let Spec::Colocation(w) = &loaded.spec else {
         return Fine("other-kind".into());
@@ -413,26 +401,7 @@ fn import_vidur(input: &[u8]) -> Verdict {
 
 /// An importer's error, located as `coplan import` locates it.
 fn import_verdict(sources: &[SourceFile], e: ImportError) -> Verdict {
-    match e {
-        ImportError::Input { message, .. } => Fine(format!("input:{}", shape(&message))),
-        ImportError::At {
-            file,
-            line,
-            column,
-            message,
-            label,
-            help,
-        } => match sources.get(file) {
-            Some(source) => session_verdict(&located_error(
-                source,
-                (line, column),
-                &message,
-                ("import::malformed", &label),
-                &help,
-            )),
-            None => Finding(format!("an import error names file {file}: {message}")),
-        },
-    }
+    session_verdict(&import_error(sources, e))
 }
 
 /// What an import writes must load, validate and fit its cluster.

@@ -17,8 +17,8 @@ use crate::spec::{self, ColocationSpec, Expect, SourceFile, Spec};
 use crate::topology::Cluster;
 use crate::topology::state::running_state;
 
-/// An importer's error against the files it read.
-fn import_error(sources: &[SourceFile], e: ImportError) -> SessionError {
+/// An importer's error against the files it read: located in the file it names.
+pub fn import_error(sources: &[SourceFile], e: ImportError) -> SessionError {
     match e {
         ImportError::Input { message, help } => SessionError::input(message, help),
         ImportError::At {

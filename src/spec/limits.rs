@@ -38,11 +38,13 @@ pub const MAX_RUNNING_PODS: usize = 50_000;
 /// Preemptors of one preemption workload: the sum of its `[[preempt]] count`s.
 pub const MAX_PREEMPTORS: i64 = 100_000;
 
-/// GPUs and cores one pod may request: a pod lives on one server, and no server coplan models
-/// is larger (`spec::too-large`).
-pub const MAX_POD_GPUS: i64 = 64;
+/// GPUs and cores one pod may request: the range of the allocator's request (a `u32`), which
+/// the importers read Kubernetes and Alibaba requests into. A pod larger than every server is
+/// valid and stays unplaced, as a scheduler would leave it pending; the limit only keeps sums
+/// over pods far from overflow.
+pub const MAX_POD_GPUS: i64 = u32::MAX as i64;
 /// See [`MAX_POD_GPUS`].
-pub const MAX_POD_CORES: i64 = 256;
+pub const MAX_POD_CORES: i64 = u32::MAX as i64;
 
 /// `[flextopo] max_subset_evaluations`: the exhaustive searches' budget per decision.
 pub const MAX_SUBSET_EVALUATIONS: u64 = 100_000_000;
@@ -66,8 +68,9 @@ pub const MAX_BATCH: i64 = 4_096;
 /// the verifier checks them with.
 pub const MAX_OPERATION_S: f64 = 1e6;
 
-/// Seconds: `now_s`, `start_time_s`, arrival times, `warmup_s`, `max_wait_s`, `app_timeout_s`:
-/// ten years.
+/// Seconds of a co-location workload (arrival times, `warmup_s`, `max_wait_s`,
+/// `app_timeout_s`): ten years, where a plan's times still hold to the nanosecond its verifier
+/// checks.
 pub const MAX_SECONDS: f64 = 3.2e8;
 
 /// Bytes of one spec file (TOML), checked before it is read: a valid spec costs about 40 times
@@ -79,3 +82,7 @@ pub const MAX_DATA_BYTES: u64 = 512 << 20;
 
 /// Scenarios of one `coplan sweep`: the product of its `--set` value counts.
 pub const MAX_SCENARIOS: u64 = 100_000;
+
+/// Seconds of a preemption workload's clock (`now_s`, `start_time_s`): they may be Unix times
+/// (a Kubernetes import reads creation timestamps), so up to the year 2286.
+pub const MAX_TIMESTAMP_S: f64 = 1e10;

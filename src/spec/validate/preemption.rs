@@ -3,7 +3,7 @@
 
 use crate::spec::limits::{
     MAX_CHURN_ROUNDS, MAX_CYCLES, MAX_POD_CORES, MAX_POD_GPUS, MAX_PREEMPTORS, MAX_RUNNING_PODS,
-    MAX_SECONDS, MAX_SEEDS, MAX_SUBSET_EVALUATIONS, MAX_TIME_LIMIT_S,
+    MAX_SEEDS, MAX_SUBSET_EVALUATIONS, MAX_TIME_LIMIT_S, MAX_TIMESTAMP_S,
 };
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -79,7 +79,7 @@ pub fn preemption(spec: &PreemptionSpec) -> Vec<Finding> {
         ))
     };
     if let Some(t) = spec.now_s {
-        out.seconds(p!["now_s"], t, MAX_SECONDS, "`now_s`");
+        out.seconds(p!["now_s"], t, MAX_TIMESTAMP_S, "`now_s`");
     }
     if spec.running.len() > MAX_RUNNING_PODS {
         // Located at the first pod past the limit: the list itself has no single span.
@@ -129,7 +129,7 @@ pub fn preemption(spec: &PreemptionSpec) -> Vec<Finding> {
             out.seconds(
                 p!["running", i, "start_time_s"],
                 t,
-                MAX_SECONDS,
+                MAX_TIMESTAMP_S,
                 "`start_time_s`",
             );
         }
