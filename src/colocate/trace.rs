@@ -7,7 +7,7 @@ use crate::spec::colocation::{
     RequestSpec, TrainingSpec,
 };
 use crate::spec::kind::SpecKind;
-use crate::spec::limits::{MAX_REQUESTS, MAX_TOKENS};
+use crate::spec::limits::{MAX_REQUESTS, MAX_SECONDS, MAX_TOKENS};
 
 /// One request of a trace, with its arrival relative to the trace's first request.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -127,8 +127,14 @@ pub fn parse_azure(
                 "timestamps must not go back before the first request".into()
             ));
         }
+        let arrival_s = (t - t0) / rate_scale;
+        if arrival_s.is_nan() || arrival_s > MAX_SECONDS {
+            return Err(err(format!(
+                "this request arrives {arrival_s:e} s after the first (at rate scale {rate_scale}), above the limit of {MAX_SECONDS:e} s (docs/spec.md, \"Limits\")"
+            )));
+        }
         out.push(TraceRequest {
-            arrival_s: (t - t0) / rate_scale,
+            arrival_s,
             prompt_tokens: prompt.max(1),
             output_tokens: output,
         });
@@ -278,6 +284,16 @@ mod tests {
         let fast = parse_azure(SAMPLE, 2.0, Some(2)).expect("valid");
         assert_eq!(fast.len(), 2);
         assert!((fast[1].arrival_s - 4.314579 / 2.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn an_arrival_beyond_the_time_limit_is_a_row_error() {
+        let text = "TIMESTAMP,ContextTokens,GeneratedTokens\n\
+            2023-11-16 18:15:46.0000000,10,1\n\
+            2223-11-16 18:15:46.0000000,10,1\n";
+        let e = parse_azure(text, 1.0, None).unwrap_err();
+        assert_eq!(e.line, 3, "{}", e.message);
+        assert!(e.message.contains("above the limit"), "{}", e.message);
     }
 
     #[test]
