@@ -340,6 +340,32 @@ fn a_time_limited_exact_search_reports_time_limit() {
     assert!(ilp.objective.expect("an incumbent") >= bound - 1e-9);
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// The exact search starts from the best candidate's schedule, so even stopped at once by
+    /// its time limit, `ilp` never scores above a candidate planner.
+    #[test]
+    fn a_stopped_exact_search_is_no_worse_than_any_candidate(
+        nodes in 1..=3i64, stages in 1..=2i64, count in 4..=10i64,
+        rate in prop::sample::select(vec![0.0, 0.3, 0.5]),
+        out in 1..=4i64, seed in 1..100u64, depri in 0..3usize,
+        kv in prop::sample::select(vec![0.5, 400.0]), drop in any::<bool>(),
+        sync_every in 1..=2i64,
+    ) {
+        let mut spec = tiny(nodes, stages, count, rate, out, depri, kv, drop, sync_every);
+        spec.planners.ilp_time_limit_s = 1e-6;
+        let report = plan(&cluster(), &spec, None, None, Some(seed)).expect("runs and verifies");
+        let ilp = report.planners.iter().find(|p| p.name == "ilp").expect("ilp listed");
+        let ilp_objective = ilp.objective.expect("an incumbent");
+        for p in report.planners.iter().filter(|p| p.name != "ilp") {
+            let obj = p.objective.expect("objective");
+            prop_assert!(ilp_objective <= obj + 1e-9,
+                "ilp ({:?}) {} above {} {}", ilp.status, ilp_objective, p.name, obj);
+        }
+    }
+}
+
 /// Above `ilp_exact_max_tasks` the search runs rolling windows and says so.
 #[test]
 fn beyond_the_exact_size_ilp_runs_windows() {

@@ -4,10 +4,9 @@
 //! limit: `optimal` when the tree is exhausted within `ilp_time_limit_s`, else `time_limit`
 //! with the incumbent.
 
-use super::{Search, SearchOutcome, SyncPoints, Tree};
+use super::{Search, SearchOutcome, Step, SyncPoints, Tree};
 use crate::colocate::bounds::TaskFloor;
 use crate::colocate::engine::DiscreteEventEngine;
-use crate::colocate::metrics::objective_term;
 use crate::colocate::setup::Setup;
 use crate::plan::PlanStatus;
 use crate::plan::colocation::TaskId;
@@ -33,13 +32,9 @@ impl<'s, 'a> Search<'s, 'a> for ExactSearch<'s> {
         offer: Option<TaskId>,
     ) -> Option<f64> {
         let t = &self.tree;
-        offer.is_none().then(|| {
-            engine
-                .outcomes()
-                .iter()
-                .map(|o| objective_term(o, t.tau, &t.setup.spec.objective))
-                .sum()
-        })
+        offer
+            .is_none()
+            .then(|| super::run_cost(t.setup, t.tau, engine.outcomes()))
     }
 
     /// After the first complete dive, the time limit stops the search.
@@ -60,10 +55,15 @@ pub(super) fn search(
     mut engine: DiscreteEventEngine<'_>,
     first: Option<TaskId>,
     deadline: Deadline,
+    incumbent: Option<(f64, Vec<Step>)>,
 ) -> SearchOutcome {
     let points = SyncPoints::of(setup);
     let mut tree = Tree::new(setup, floors, tau);
     tree.syncs = points.as_ref();
+    if let Some((cost, path)) = incumbent {
+        tree.best = cost;
+        tree.best_path = path;
+    }
     let mut search = ExactSearch {
         tree,
         deadline,

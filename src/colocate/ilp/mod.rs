@@ -10,7 +10,9 @@
 //!
 //! `ilp` searches that tree depth first, cloning the engine at each question (the walk,
 //! `Search::explore`, is shared):
-//! - the first dive follows the least-backlog node, which gives the first incumbent;
+//! - the first incumbent is the best of the candidate planners' schedules (each planner's
+//!   answers recorded and replayed as a path of the tree, so it is a leaf like any other), or
+//!   the first dive, which follows the least-backlog node, when none is better;
 //! - a subtree is cut when the floor of its partial run (finished tasks at their score, the
 //!   others at their floor from now, `bounds::partial_floor`) reaches the incumbent;
 //! - nodes whose state is identical (never used, or drained to the same state) are
@@ -31,8 +33,12 @@ mod windowed;
 
 use super::bounds::{TaskFloor, memory_task_floors, partial_floor};
 use super::engine::{Assignment, DiscreteEventEngine, Dispatcher, View};
+use super::lemix::{LemixPlanner, LemixScore};
+use super::metrics::objective_term;
+use super::mix_luf::MixLufPlanner;
+use super::mix_rr::MixRrPlanner;
 use super::planner::{ColocationPlanner, PlannerRun};
-use super::separate::Separate;
+use super::separate::{Separate, SeparatePlanner};
 use super::setup::Setup;
 use crate::plan::colocation::{Task, TaskId};
 use crate::plan::error::PlanningError;
@@ -175,6 +181,80 @@ impl Dispatcher for ScriptedSyncs<'_> {
         self.given.push(sync);
         sync.then(|| self.points.serving.clone())
     }
+}
+
+/// A candidate's dispatcher whose answers are kept as a path of the tree: every offer's
+/// answer, and at each sync point whether it synced.
+struct Recorder<'d> {
+    inner: &'d mut dyn Dispatcher,
+    syncs: Option<&'d SyncPoints>,
+    steps: Vec<Step>,
+}
+
+impl Dispatcher for Recorder<'_> {
+    fn assign(&mut self, view: &View<'_>, task: &Task) -> Assignment {
+        let answer = self.inner.assign(view, task);
+        self.steps.push(Step::Offer(answer));
+        answer
+    }
+
+    fn on_training_done(&mut self, completed: u64) -> Option<Vec<usize>> {
+        let answer = self.inner.on_training_done(completed);
+        if self.syncs.is_some_and(|p| p.at(completed)) {
+            self.steps.push(Step::Sync(answer.is_some()));
+        }
+        answer
+    }
+}
+
+/// The sum of the objective terms of a run's tasks: what a leaf of the tree costs.
+fn run_cost(setup: &Setup, tau: f64, outcomes: &[crate::plan::colocation::TaskOutcome]) -> f64 {
+    outcomes
+        .iter()
+        .map(|o| objective_term(o, tau, &setup.spec.objective))
+        .sum()
+}
+
+/// The cheapest of the candidate planners' schedules as a path of the tree, with its cost.
+/// Each planner's answers are recorded, then replayed the way `ilp` replays its own (`Replay`),
+/// and the replay is what is scored: the path is a leaf of the tree by construction, whatever
+/// the planner answered (a sync on other nodes than SEPARATE's serving ones would not be).
+fn best_candidate(setup: &Setup, tau: f64) -> Option<(f64, Vec<Step>)> {
+    let points = SyncPoints::of(setup);
+    let candidates: [&dyn ColocationPlanner; 5] = [
+        &SeparatePlanner,
+        &MixRrPlanner,
+        &MixLufPlanner,
+        &LemixPlanner::new(LemixScore::Faithful),
+        &LemixPlanner::new(LemixScore::Balanced),
+    ];
+    let mut best: Option<(f64, Vec<Step>)> = None;
+    for planner in candidates {
+        let Some(mut inner) = planner.dispatcher(setup) else {
+            continue;
+        };
+        let mut recorder = Recorder {
+            inner: inner.as_mut(),
+            syncs: points.as_ref(),
+            steps: Vec::new(),
+        };
+        let mut engine = DiscreteEventEngine::new(&setup.config, &setup.tasks);
+        engine.quiet();
+        let _ = engine.run(&mut recorder);
+        let steps = recorder.steps;
+        let mut replay = Replay {
+            steps: steps.clone().into(),
+            syncs: points.clone(),
+        };
+        let mut engine = DiscreteEventEngine::new(&setup.config, &setup.tasks);
+        engine.quiet();
+        let run = engine.run(&mut replay);
+        let cost = run_cost(setup, tau, &run.outcomes);
+        if best.as_ref().is_none_or(|(b, _)| cost < *b - EPS) {
+            best = Some((cost, steps));
+        }
+    }
+    best
 }
 
 /// The search places tasks itself; this only answers the engine's questions (no syncs).
@@ -375,7 +455,8 @@ pub fn solve(setup: &Setup) -> SearchOutcome {
     let mut engine = DiscreteEventEngine::new(&setup.config, &setup.tasks);
     let first = engine.advance(&mut NoSync);
     if setup.tasks.len() <= planners.ilp_exact_max_tasks.max(0) as usize {
-        return exact::search(setup, &floors, tau, engine, first, deadline);
+        let incumbent = best_candidate(setup, tau);
+        return exact::search(setup, &floors, tau, engine, first, deadline, incumbent);
     }
     windowed::search(
         setup,
