@@ -322,6 +322,51 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    /// Requests that decode together in groups (up to 4 per batch, 4–12 tokens each, arriving
+    /// while earlier ones decode), so that the search's cut counts what each member's iterations take
+    /// for the others (`bounds::shared_decode_s`): the exact `ilp` still equals an enumeration
+    /// of every decision, each run from scratch.
+    #[test]
+    fn exact_ilp_equals_the_enumeration_when_requests_decode_in_groups(
+        nodes in 1..=2i64, stages in 1..=2i64, count in 3..=5i64,
+        rate in prop::sample::select(vec![0.0, 0.3]),
+        out in 4..=12i64, seed in 1..100u64, depri in 0..3usize,
+        sync_every in 1..=2i64,
+    ) {
+        let mut spec = tiny(nodes, stages, count, rate, out, depri, 0.5, false, sync_every);
+        // Lengths uniform on [4, out]: members leave their group at different iterations.
+        let tokens = &mut spec.inference.output_tokens;
+        tokens.dist = coplan::spec::colocation::DistKind::Uniform;
+        tokens.mean = (4 + out) as f64 / 2.0;
+        tokens.sd = (out - 4) as f64 / 12f64.sqrt();
+        tokens.min = 4;
+        tokens.max = out;
+        spec.lemix.batch_max = 4;
+        // Short prefills and long decodes: later requests arrive while earlier ones decode.
+        spec.model.eta_forward = 1.0e-6;
+        if let Some(a) = spec.inference.arrival.as_mut() {
+            a.rate_rps = 6.0;
+        }
+        let findings = coplan::spec::validate::colocation(&spec);
+        prop_assert!(findings.is_empty(), "{:?}", findings);
+        let c = cluster();
+        let s = coplan::colocate::setup::setup(&c, &spec, None, Some(seed));
+        prop_assume!(s.tasks.len() <= 7);
+        let Some(best) = best_over_every_decision(&s, &DecisionSpace::of(&s), 20_000) else {
+            return Err(TestCaseError::reject("too many decision strings"));
+        };
+        let report = plan(&c, &spec, None, None, Some(seed)).expect("runs and verifies");
+        let ilp = report.planners.iter().find(|p| p.name == "ilp").expect("ilp listed");
+        prop_assert_eq!(ilp.status, coplan::plan::PlanStatus::Optimal);
+        let optimal = ilp.objective.expect("ran");
+        prop_assert!((optimal - best).abs() <= 1e-6 * best.max(1.0),
+            "ilp {} against the enumeration {}", optimal, best);
+    }
+}
+
 /// A time-limited exact search reports `time_limit` with its incumbent (a verified schedule),
 /// and the plan's bound stays a valid lower bound of it.
 #[test]

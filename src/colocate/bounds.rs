@@ -932,6 +932,11 @@ pub fn partial_floor(
     let slo_miss = setup.spec.objective.slo_miss;
     let miss = |r: f64| if r > tau + 1e-12 { slo_miss } else { 0.0 };
     let mut terms = vec![0.0; setup.tasks.len()];
+    let shared = if may_drop {
+        Vec::new()
+    } else {
+        shared_decode_s(setup, engine)
+    };
     for (((task, floor), o), term) in setup
         .tasks
         .iter()
@@ -967,7 +972,8 @@ pub fn partial_floor(
                         // The iteration of the next token may be in flight: count the ones
                         // after it.
                         let next = engine.generated(task.id) as usize + 1;
-                        let left = floor.decode_after.get(next).copied().unwrap_or(0.0);
+                        let left = floor.decode_after.get(next).copied().unwrap_or(0.0)
+                            + shared.get(task.id.index()).copied().unwrap_or(0.0);
                         miss(p - o.arrival_s) + (since + left).max(floor.total_s()) / tau
                     }
                     None => {
@@ -992,6 +998,59 @@ pub fn partial_floor(
         }
     }
     sum
+}
+
+/// Per request decoding in a group: what its counted decode iterations (those after the one
+/// that may be in flight, as in `partial_floor`) take beyond its idle-cluster floor because
+/// they serve the other members too. A group's members leave it only when they finish (or
+/// are dropped, which the caller excludes), and each iteration serves all of them, so member
+/// m, with rem_m counted iterations left and c_m tokens of context now, is in the first
+/// rem_m of the group's counted iterations with at least c_m + j tokens in the j-th; each
+/// such iteration costs δ_1 per token of every member on each of the S stages. Request r's
+/// iterations then take at least S · δ_1 · Σ_{m ≠ r} Σ_{j=1}^{k} (c_m + j), k = min(rem_r,
+/// rem_m), beyond its own floor. Indexed by task; 0 for every other task.
+fn shared_decode_s(setup: &Setup, engine: &DiscreteEventEngine<'_>) -> Vec<f64> {
+    let cfg = &setup.config;
+    let per_token = cfg.stages as f64 * cfg.latency.decode_per_token_s;
+    let mut shared = vec![0.0; setup.tasks.len()];
+    if per_token <= 0.0 {
+        return shared;
+    }
+    // (task, counted iterations left, context tokens now) of each member.
+    let mut members: Vec<(usize, u64, f64)> = Vec::new();
+    for node in 0..cfg.nodes {
+        for group in engine.decode_groups(node) {
+            if group.len() < 2 {
+                continue;
+            }
+            members.clear();
+            for &id in group {
+                let TaskKind::Inference {
+                    prompt_tokens,
+                    output_tokens,
+                } = setup.tasks[id.index()].kind
+                else {
+                    continue;
+                };
+                let generated = engine.generated(id);
+                let left = u64::from(output_tokens).saturating_sub(u64::from(generated) + 1);
+                let context = f64::from(prompt_tokens) + f64::from(generated);
+                members.push((id.index(), left, context));
+            }
+            for &(r, left_r, _) in &members {
+                let mut extra = 0.0;
+                for &(m, left_m, context_m) in &members {
+                    if m == r {
+                        continue;
+                    }
+                    let k = left_r.min(left_m) as f64;
+                    extra += k * context_m + k * (k + 1.0) / 2.0;
+                }
+                shared[r] += per_token * extra;
+            }
+        }
+    }
+    shared
 }
 
 /// What the training tasks not placed yet add to their terms in `partial_floor` by sharing

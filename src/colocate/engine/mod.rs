@@ -347,6 +347,16 @@ impl<'a> DiscreteEventEngine<'a> {
         self.generated[id.index()]
     }
 
+    /// The members of each decode group of a node. A group's members stay in it until they
+    /// finish (or are dropped), and each of its iterations serves all of them at once.
+    pub fn decode_groups(&self, node: usize) -> impl Iterator<Item = &[TaskId]> {
+        self.nodes[node]
+            .decode
+            .groups
+            .iter()
+            .map(|g| g.members.as_slice())
+    }
+
     /// Whether A-PP has released a training task (its `arrival_s` is then its release).
     pub fn released(&self, id: TaskId) -> bool {
         self.offers[id.index()] > 0
