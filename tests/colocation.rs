@@ -278,6 +278,38 @@ fn tiny(
     spec
 }
 
+/// Plans `spec` and checks that the exact `ilp` is proven and equals an independent
+/// enumeration of every decision, each run from scratch: (the plan, its optimum, the
+/// enumeration's best).
+fn proven_against_enumeration(
+    spec: &ColocationSpec,
+    seed: u64,
+) -> Result<(ColocationPlan, f64, f64), TestCaseError> {
+    let findings = coplan::spec::validate::colocation(spec);
+    prop_assert!(findings.is_empty(), "{:?}", findings);
+    let c = cluster();
+    let s = coplan::colocate::setup::setup(&c, spec, None, Some(seed));
+    prop_assume!(s.tasks.len() <= 7);
+    let Some(best) = best_over_every_decision(&s, &DecisionSpace::of(&s), 20_000) else {
+        return Err(TestCaseError::reject("too many decision strings"));
+    };
+    let report = plan(&c, spec, None, None, Some(seed)).expect("runs and verifies");
+    let ilp = report
+        .planners
+        .iter()
+        .find(|p| p.name == "ilp")
+        .expect("ilp listed");
+    prop_assert_eq!(ilp.status, coplan::plan::PlanStatus::Optimal);
+    let optimal = ilp.objective.expect("ran");
+    prop_assert!(
+        (optimal - best).abs() <= 1e-6 * best.max(1.0),
+        "ilp {} against the enumeration {}",
+        optimal,
+        best
+    );
+    Ok((report, optimal, best))
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
@@ -295,20 +327,8 @@ proptest! {
     ) {
         let mut spec = tiny(nodes, stages, count, rate, out, depri, kv, drop, sync_every);
         spec.inference.output_tokens.min = 1;
-        let findings = coplan::spec::validate::colocation(&spec);
-        prop_assert!(findings.is_empty(), "{:?}", findings);
-        let c = cluster();
-        let s = coplan::colocate::setup::setup(&c, &spec, None, Some(seed));
-        prop_assume!(s.tasks.len() <= 7);
-        let Some(best) = best_over_every_decision(&s, &DecisionSpace::of(&s), 20_000) else {
-            return Err(TestCaseError::reject("too many decision strings"));
-        };
-        let report = plan(&c, &spec, None, None, Some(seed)).expect("runs and verifies");
+        let (report, optimal, best) = proven_against_enumeration(&spec, seed)?;
         let ilp = report.planners.iter().find(|p| p.name == "ilp").expect("ilp listed");
-        prop_assert_eq!(ilp.status, coplan::plan::PlanStatus::Optimal);
-        let optimal = ilp.objective.expect("ran");
-        prop_assert!((optimal - best).abs() <= 1e-6 * best.max(1.0),
-            "ilp {} against the enumeration {}", optimal, best);
         prop_assert_eq!(ilp.bound, Some(optimal));
         prop_assert_eq!(report.bound, Some(optimal));
         let proven = report.bounds.iter().filter_map(|b| b.value).fold(f64::NEG_INFINITY, f64::max);
@@ -350,20 +370,7 @@ proptest! {
         if let Some(a) = spec.inference.arrival.as_mut() {
             a.rate_rps = 6.0;
         }
-        let findings = coplan::spec::validate::colocation(&spec);
-        prop_assert!(findings.is_empty(), "{:?}", findings);
-        let c = cluster();
-        let s = coplan::colocate::setup::setup(&c, &spec, None, Some(seed));
-        prop_assume!(s.tasks.len() <= 7);
-        let Some(best) = best_over_every_decision(&s, &DecisionSpace::of(&s), 20_000) else {
-            return Err(TestCaseError::reject("too many decision strings"));
-        };
-        let report = plan(&c, &spec, None, None, Some(seed)).expect("runs and verifies");
-        let ilp = report.planners.iter().find(|p| p.name == "ilp").expect("ilp listed");
-        prop_assert_eq!(ilp.status, coplan::plan::PlanStatus::Optimal);
-        let optimal = ilp.objective.expect("ran");
-        prop_assert!((optimal - best).abs() <= 1e-6 * best.max(1.0),
-            "ilp {} against the enumeration {}", optimal, best);
+        proven_against_enumeration(&spec, seed)?;
     }
 }
 
