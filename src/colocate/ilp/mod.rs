@@ -40,7 +40,7 @@ use super::mix_rr::MixRrPlanner;
 use super::planner::{ColocationPlanner, PlannerRun};
 use super::separate::{Separate, SeparatePlanner};
 use super::setup::Setup;
-use crate::plan::colocation::{Task, TaskId};
+use crate::plan::colocation::{Task, TaskId, TaskOutcome};
 use crate::plan::error::PlanningError;
 use crate::plan::{PlanStatus, PlannerRole};
 use crate::solver::Deadline;
@@ -208,7 +208,7 @@ impl Dispatcher for Recorder<'_> {
 }
 
 /// The sum of the objective terms of a run's tasks: what a leaf of the tree costs.
-fn run_cost(setup: &Setup, tau: f64, outcomes: &[crate::plan::colocation::TaskOutcome]) -> f64 {
+fn run_cost(setup: &Setup, tau: f64, outcomes: &[TaskOutcome]) -> f64 {
     outcomes
         .iter()
         .map(|o| objective_term(o, tau, &setup.spec.objective))
@@ -221,6 +221,8 @@ fn run_cost(setup: &Setup, tau: f64, outcomes: &[crate::plan::colocation::TaskOu
 /// the planner answered (a sync on other nodes than SEPARATE's serving ones would not be).
 fn best_candidate(setup: &Setup, tau: f64) -> Option<(f64, Vec<Step>)> {
     let points = SyncPoints::of(setup);
+    // The registry's candidates, listed here because the registry builds `ilp` (importing it
+    // would close a cycle); a planner added there and not here only leaves the seed weaker.
     let candidates: [&dyn ColocationPlanner; 5] = [
         &SeparatePlanner,
         &MixRrPlanner,
