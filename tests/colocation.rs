@@ -6,11 +6,14 @@
 mod common;
 
 use common::decisions::{DecisionSpace, best_over_every_decision};
+use coplan::colocate::bounds::{memory_task_floors, partial_floor};
+use coplan::colocate::engine::{Assignment, DiscreteEventEngine, Dispatcher, View};
+use coplan::colocate::metrics::objective_term;
 use coplan::colocate::planner::PlannerRun;
 use coplan::colocate::planning::plan;
 use coplan::colocate::registry;
 use coplan::colocate::setup::setup;
-use coplan::plan::colocation::{ColocationPlan, ColocationRun};
+use coplan::plan::colocation::{ColocationPlan, ColocationRun, Task};
 use coplan::spec::colocation::{Deprioritize, MemoryTimeout};
 use coplan::spec::{ClusterSpec, ColocationSpec};
 use coplan::topology::Cluster;
@@ -371,6 +374,126 @@ proptest! {
             a.rate_rps = 6.0;
         }
         proven_against_enumeration(&spec, seed)?;
+    }
+}
+
+/// Answers the engine at random: a node or (while an inference arrival is ahead) deferral for
+/// each offer, and each sync point synced or not.
+struct RandomWalk {
+    rng: coplan::rng::SeededRng,
+    space: DecisionSpace,
+}
+
+impl RandomWalk {
+    fn answer(&mut self, view_defers: bool, training: bool) -> Assignment {
+        let defer = training && view_defers;
+        let pick = self.rng.below(self.space.nodes + usize::from(defer));
+        if pick < self.space.nodes {
+            Assignment::Node(pick)
+        } else {
+            Assignment::Defer
+        }
+    }
+}
+
+impl Dispatcher for RandomWalk {
+    fn assign(&mut self, view: &View<'_>, task: &Task) -> Assignment {
+        self.answer(view.next_inference_arrival.is_some(), task.is_training())
+    }
+
+    fn on_training_done(&mut self, completed: u64) -> Option<Vec<usize>> {
+        if !completed.is_multiple_of(self.space.sync_every.max(1)) {
+            return None;
+        }
+        (self.rng.below(2) == 1).then(|| self.space.serving.clone())
+    }
+}
+
+/// Walks `walks` random schedules of `s` and checks that the cut of the exact search
+/// (`bounds::partial_floor`) at every offer along each is at most what the schedule scores:
+/// the run is one completion of every state on its way.
+fn floors_hold_along_random_walks(
+    s: &coplan::colocate::setup::Setup,
+    seed: u64,
+    walks: u64,
+) -> Result<(), TestCaseError> {
+    let tau = (s.spec.inference.slo_factor * s.slo_base_s).max(1e-12);
+    let floors = memory_task_floors(s);
+    for walk in 0..walks {
+        let mut walker = RandomWalk {
+            rng: coplan::rng::SeededRng::new(seed * 1000 + walk),
+            space: DecisionSpace::of(s),
+        };
+        let mut engine = DiscreteEventEngine::new(&s.config, &s.tasks);
+        engine.quiet();
+        let mut seen: Vec<f64> = Vec::new();
+        while let Some(id) = engine.advance(&mut walker) {
+            seen.push(partial_floor(s, &floors, &engine, false));
+            let task = s.tasks[id.index()];
+            let answer = walker.answer(
+                engine.view().next_inference_arrival.is_some(),
+                task.is_training(),
+            );
+            engine.place(id, answer, None);
+        }
+        let run = engine.finish();
+        let cost: f64 = run
+            .outcomes
+            .iter()
+            .map(|o| objective_term(o, tau, &s.spec.objective))
+            .sum();
+        for (k, floor) in seen.iter().enumerate() {
+            prop_assert!(
+                *floor <= cost + 1e-6 * cost.abs().max(1.0),
+                "walk {}: the floor {} at offer {} is above the schedule's {}",
+                walk,
+                floor,
+                k,
+                cost
+            );
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    /// The exact search's cut is a lower bound of every completion of the state it cuts: on
+    /// random instances (long prefills and training ops beside decoding requests, memory
+    /// pressure, offloads and drops, deferral and syncs) and on the measured Llama-3-8B profile,
+    /// the floor at every offer of a random schedule is at most the schedule's objective.
+    #[test]
+    fn the_search_floor_bounds_every_completion_of_random_schedules(
+        nodes in 1..=3i64, stages in 1..=3i64, count in 3..=12i64,
+        rate in prop::sample::select(vec![0.0, 0.3, 0.6]),
+        out in 2..=12i64, seed in 1..1000u64, depri in 0..3usize,
+        kv in prop::sample::select(vec![0.5, 40.0, 400.0]), drop in any::<bool>(),
+        sync_every in 1..=2i64, measured in any::<bool>(),
+    ) {
+        let spec = if measured {
+            let mut spec = instance(nodes, stages, count + 8, rate, 0.0625, 0.8, false, 8, 0.5, depri, true);
+            spec.inference.output_tokens.max = 64;
+            spec.inference.output_tokens.mean = 2.0 * out as f64;
+            spec.planners.separate_sync_every = sync_every;
+            spec
+        } else {
+            let mut spec = tiny(nodes, stages, count, rate, out, depri, kv, drop, sync_every);
+            let tokens = &mut spec.inference.output_tokens;
+            tokens.dist = coplan::spec::colocation::DistKind::Uniform;
+            tokens.mean = (1 + out) as f64 / 2.0;
+            tokens.sd = (out - 1) as f64 / 12f64.sqrt();
+            tokens.min = 1;
+            tokens.max = out;
+            spec.lemix.batch_max = 4;
+            if let Some(a) = spec.inference.arrival.as_mut() {
+                a.rate_rps = 2.0;
+            }
+            spec
+        };
+        let c = cluster();
+        let s = coplan::colocate::setup::setup(&c, &spec, None, Some(seed));
+        floors_hold_along_random_walks(&s, seed, 8)?;
     }
 }
 

@@ -12,37 +12,18 @@ use std::time::Instant;
 
 use good_lp::{Expression, ProblemVariables, constraint, variable};
 
+mod interference;
+mod task_floor;
+
+use self::interference::interference;
+pub use self::task_floor::TaskFloor;
+use self::task_floor::tau;
 use super::engine::DiscreteEventEngine;
 use super::metrics::objective_term;
 use super::setup::Setup;
 use crate::plan::colocation::{Task, TaskId, TaskKind};
 use crate::solver::{self, Deadline, SolveStatus, SolverSettings};
 use crate::spec::colocation::MemoryTimeout;
-
-/// What every schedule gives a task at least, measured on an idle cluster.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TaskFloor {
-    /// A request's prefill through every stage, S · Δ_F(1, prompt); a training task's S
-    /// forwards and S backwards.
-    pub first_s: f64,
-    /// Per decode iteration k of a request: its full-pipeline latency with the request alone,
-    /// S · (δ_0 + δ_1 · (prompt + k)); suffix sums, so `decode_after[k]` is the floor of
-    /// iterations k.. (length output + 1).
-    pub decode_after: Vec<f64>,
-    /// `slo_miss` when the prefill alone exceeds τ_R (a certain miss), else 0.
-    pub certain_miss: f64,
-}
-
-impl TaskFloor {
-    /// The idle-cluster time from arrival (release) to completion.
-    pub fn total_s(&self) -> f64 {
-        self.first_s + self.decode_after.first().copied().unwrap_or(0.0)
-    }
-}
-
-fn tau(setup: &Setup) -> f64 {
-    (setup.spec.inference.slo_factor * setup.slo_base_s).max(1e-12)
-}
 
 /// Per task: its floors (see `TaskFloor`).
 pub fn task_floors(setup: &Setup) -> Vec<TaskFloor> {
@@ -932,17 +913,19 @@ pub fn partial_floor(
     let slo_miss = setup.spec.objective.slo_miss;
     let miss = |r: f64| if r > tau + 1e-12 { slo_miss } else { 0.0 };
     let mut terms = vec![0.0; setup.tasks.len()];
+    let mut decoding_at_floor = vec![false; setup.tasks.len()];
     let shared = if may_drop {
         Vec::new()
     } else {
         shared_decode_s(setup, engine)
     };
-    for (((task, floor), o), term) in setup
+    for ((((task, floor), o), term), at_floor) in setup
         .tasks
         .iter()
         .zip(floors)
         .zip(engine.outcomes())
         .zip(terms.iter_mut())
+        .zip(decoding_at_floor.iter_mut())
     {
         *term = if o.dropped || o.end_s.is_some() {
             objective_term(o, tau, &setup.spec.objective)
@@ -974,6 +957,7 @@ pub fn partial_floor(
                         let next = engine.generated(task.id) as usize + 1;
                         let left = floor.decode_after.get(next).copied().unwrap_or(0.0)
                             + shared.get(task.id.index()).copied().unwrap_or(0.0);
+                        *at_floor = since + left >= floor.total_s();
                         miss(p - o.arrival_s) + (since + left).max(floor.total_s()) / tau
                     }
                     None => {
@@ -988,11 +972,39 @@ pub fn partial_floor(
     }
     let mut sum: f64 = terms.iter().sum();
     if !may_drop {
-        for node in 0..setup.config.nodes {
-            for stage in 0..setup.config.stages {
-                sum += queue_floor(setup, floors, engine, &terms, node, stage);
-            }
+        let cfg = &setup.config;
+        let queues: Vec<f64> = (0..cfg.nodes)
+            .map(|node| {
+                (0..cfg.stages)
+                    .map(|stage| queue_floor(setup, floors, engine, &terms, node, stage))
+                    .sum()
+            })
+            .collect();
+        // The queue floors and the interference of queued ops both charge the queued ops'
+        // tasks for waiting: per node, the larger of the two. What a running op or a request
+        // not placed yet adds is charged to decoding requests and unplaced ones only. One
+        // stage for every node (each decoding request counts the ops of one stage).
+        let with_unplaced = !placed_only;
+        let mut best = queues.iter().sum::<f64>();
+        for stage in 0..cfg.stages {
+            let i = interference(
+                setup,
+                floors,
+                engine,
+                &decoding_at_floor,
+                stage,
+                with_unplaced,
+            );
+            let total = queues
+                .iter()
+                .zip(&i.queued)
+                .zip(&i.running)
+                .map(|((q, iq), ir)| q.max(*iq) + ir)
+                .sum::<f64>()
+                + i.unplaced;
+            best = best.max(total);
         }
+        sum += best;
         if !placed_only {
             sum += unplaced_training_floor(setup, engine, &terms);
         }

@@ -1,0 +1,272 @@
+//! The decode-interference floor of `partial_floor`: what forwards and backwards on a node
+//! cost the requests decoding there.
+//!
+//! A decoding request's group visits each stage once per iteration, and between two visits to
+//! stage s it passes the S − 1 other stages, at least π = (S − 1) · (δ_0 + δ_1 · G) with G the
+//! group's largest context. An op X of duration d that runs on stage s of the same node
+//! between two of those visits (or between now and the first counted one) stretches that gap
+//! from its floor to at least d, so the request completes at least (d − π)⁺ later than its
+//! floor; several such ops add, each less π. Or X runs after the request's last counted visit
+//! to s, and X's own task waits until then. Per op, the cheaper of the two alternatives at
+//! every start time the op could take is a lower bound on what it adds.
+
+use super::task_floor::{TaskFloor, tau};
+use crate::colocate::engine::DiscreteEventEngine;
+use crate::colocate::setup::Setup;
+use crate::plan::colocation::{TaskId, TaskKind};
+
+/// A request decoding on a node, as one stage's interference sees it.
+struct Decoder {
+    /// The earliest its last counted iteration can start on the stage.
+    last_visit_s: f64,
+    /// What its group's passes over the other stages take at most in the floor (π).
+    pass_s: f64,
+}
+
+/// An op (or a task's next op) that will run on the stage, with what delaying it costs its
+/// own task.
+struct Op {
+    /// The earliest it can start.
+    earliest_s: f64,
+    /// Its duration at least.
+    duration_s: f64,
+    /// Its task's completion is at least its start + this (the op and every later one).
+    rest_s: f64,
+    /// The completion its task's term already counts, against which a later start is a wait;
+    /// `None` for an op that cannot wait (running now).
+    counted_end_s: Option<f64>,
+}
+
+/// Interference on one stage s of every node, in units of the objective: per node, (ops
+/// queued there, the op running there), and the requests not placed yet (each goes to the
+/// node where it costs least).
+pub(super) struct StageInterference {
+    /// Per node: what its queued ops add (their tasks' waits included).
+    pub queued: Vec<f64>,
+    /// Per node: what its running op adds to the requests decoding there.
+    pub running: Vec<f64>,
+    /// What the requests not placed yet add, each on its cheapest node.
+    pub unplaced: f64,
+}
+
+/// The interference on `stage` of `engine`'s state. `decoding_at_floor[j]`: whether
+/// `partial_floor` counts request j's completion as now + its counted decode floor (and shared
+/// decode), so that any delay of it adds to its term; requests whose term is set by their
+/// idle-cluster floor instead are left out (they may absorb some delay). With
+/// `with_unplaced`, the requests not placed yet count too.
+pub(super) fn interference(
+    setup: &Setup,
+    floors: &[TaskFloor],
+    engine: &DiscreteEventEngine<'_>,
+    decoding_at_floor: &[bool],
+    stage: usize,
+    with_unplaced: bool,
+) -> StageInterference {
+    let cfg = &setup.config;
+    let latency = &cfg.latency;
+    let stages = cfg.stages;
+    let tau = tau(setup);
+    let now = engine.now();
+    let (d0, d1) = (latency.decode_base_s, latency.decode_per_token_s);
+    let outcomes = engine.outcomes();
+    let mut decoders: Vec<Vec<Decoder>> = Vec::with_capacity(cfg.nodes);
+    for node in 0..cfg.nodes {
+        let mut on_node = Vec::new();
+        for group in engine.decode_groups(node) {
+            // The group's context never exceeds every member's final context.
+            let mut largest = 0.0;
+            for &id in group {
+                if let TaskKind::Inference {
+                    prompt_tokens,
+                    output_tokens,
+                } = setup.tasks[id.index()].kind
+                {
+                    largest += f64::from(prompt_tokens) + f64::from(output_tokens);
+                }
+            }
+            let pass_s = (stages - 1) as f64 * (d0 + d1 * largest);
+            for &id in group {
+                if !decoding_at_floor[id.index()] {
+                    continue;
+                }
+                let TaskKind::Inference {
+                    prompt_tokens,
+                    output_tokens,
+                } = setup.tasks[id.index()].kind
+                else {
+                    continue;
+                };
+                let next = u64::from(engine.generated(id)) + 1;
+                let output = u64::from(output_tokens);
+                let p = f64::from(prompt_tokens);
+                let o = output as f64;
+                let own = stages as f64 * (o * d0 + d1 * (o * p + o * (o - 1.0) / 2.0));
+                let counted_floor = floors[id.index()].decode_after.first().copied();
+                // A request that never fits reloads before every iteration: its counted
+                // passes exceed π, so it is left out.
+                if next >= output || counted_floor.is_some_and(|f| f > own * (1.0 + 1e-9) + 1e-12) {
+                    continue;
+                }
+                // Counted iterations next..output, each S · (δ_0 + δ_1 · (p + k)); the last
+                // reaches the stage after its passes over the stages before it.
+                let counted = (output - next) as f64;
+                let contexts = counted * p + (next + output - 1) as f64 * counted / 2.0;
+                let last = d0 + d1 * (p + (output - 1) as f64);
+                let last_visit_s = now + stages as f64 * (counted * d0 + d1 * contexts)
+                    - (stages - stage) as f64 * last;
+                on_node.push(Decoder {
+                    last_visit_s,
+                    pass_s,
+                });
+            }
+        }
+        decoders.push(on_node);
+    }
+    let mut queued = vec![0.0; cfg.nodes];
+    let mut running = vec![0.0; cfg.nodes];
+    for node in 0..cfg.nodes {
+        if decoders[node].is_empty() {
+            continue;
+        }
+        let load = engine.stage_load(node, stage);
+        if load.running.is_some() {
+            let op = Op {
+                earliest_s: now,
+                duration_s: load.busy_until - now,
+                rest_s: 0.0,
+                counted_end_s: None,
+            };
+            running[node] = op_cost(&op, &decoders[node]) / tau;
+        }
+        for &(id, backward, duration_s) in &load.queued {
+            let o = &outcomes[id.index()];
+            if o.dropped || o.end_s.is_some() {
+                continue;
+            }
+            let op = queued_op(setup, floors, engine, id, backward, duration_s, stage);
+            queued[node] += op_cost(&op, &decoders[node]) / tau;
+        }
+    }
+    let mut unplaced = 0.0;
+    if with_unplaced {
+        for (task, o) in setup.tasks.iter().zip(outcomes) {
+            let TaskKind::Inference { prompt_tokens, .. } = task.kind else {
+                continue;
+            };
+            if o.node.is_some() || o.dropped || o.end_s.is_some() {
+                continue;
+            }
+            let forward = latency.forward_s(1, prompt_tokens);
+            let floor = &floors[task.id.index()];
+            let decode = floor.decode_after.first().copied().unwrap_or(0.0);
+            // Placed at its arrival (or now), its forward reaches the stage after the ones
+            // before; its term counts its floor from then.
+            let placed_s = now.max(o.arrival_s);
+            let op = Op {
+                earliest_s: placed_s + stage as f64 * forward,
+                duration_s: forward,
+                rest_s: (stages - stage) as f64 * forward + decode,
+                counted_end_s: Some(placed_s + floor.total_s()),
+            };
+            let cheapest = decoders
+                .iter()
+                .map(|on_node| op_cost(&op, on_node))
+                .fold(f64::INFINITY, f64::min);
+            if cheapest.is_finite() {
+                unplaced += cheapest / tau;
+            }
+        }
+    }
+    StageInterference {
+        queued,
+        running,
+        unplaced,
+    }
+}
+
+/// A queued forward or backward of task `id` on `stage`, with its task's counted completion
+/// as `partial_floor` counts it (its time from submission at least its idle-cluster floor,
+/// and a request's prefill at least its floor from arrival).
+fn queued_op(
+    setup: &Setup,
+    floors: &[TaskFloor],
+    engine: &DiscreteEventEngine<'_>,
+    id: TaskId,
+    backward: bool,
+    duration_s: f64,
+    stage: usize,
+) -> Op {
+    let cfg = &setup.config;
+    let task = &setup.tasks[id.index()];
+    let floor = &floors[id.index()];
+    let o = &engine.outcomes()[id.index()];
+    let now = engine.now();
+    let since = now - o.arrival_s;
+    let (b, l) = task.forward_shape();
+    let forward = cfg.latency.forward_s(b, l);
+    let later = (cfg.stages - stage) as f64;
+    let (rest_s, counted) = if task.is_training() {
+        let bw = cfg.latency.backward_s(b, l);
+        let rest = if backward {
+            (stage + 1) as f64 * bw
+        } else {
+            later * forward + cfg.stages as f64 * bw
+        };
+        (rest, since.max(floor.total_s()))
+    } else {
+        let decode = floor.decode_after.first().copied().unwrap_or(0.0);
+        (later * forward + decode, since.max(floor.first_s) + decode)
+    };
+    Op {
+        earliest_s: now,
+        duration_s,
+        rest_s,
+        counted_end_s: Some(o.arrival_s + counted),
+    }
+}
+
+/// The least an op adds over every start time it could take: the requests whose last
+/// counted visit starts after the op ends pay (d − π)⁺ each, and the op's own task pays
+/// how far its completion passes the one already counted.
+fn op_cost(op: &Op, decoders: &[Decoder]) -> f64 {
+    let wait = |start: f64| match op.counted_end_s {
+        Some(end) => (start + op.rest_s - end).max(0.0),
+        None => 0.0,
+    };
+    // (latest start at which the request still pays, what it pays).
+    let mut paying: Vec<(f64, f64)> = decoders
+        .iter()
+        .map(|d| {
+            (
+                d.last_visit_s - op.duration_s,
+                (op.duration_s - d.pass_s).max(0.0),
+            )
+        })
+        .filter(|&(latest, pays)| pays > 0.0 && latest >= op.earliest_s)
+        .collect();
+    if paying.is_empty() {
+        return 0.0;
+    }
+    let mut best = paying.iter().map(|p| p.1).sum::<f64>() + wait(op.earliest_s);
+    if op.counted_end_s.is_none() {
+        return best;
+    }
+    // Starting just after a request's latest start frees it and every request whose latest
+    // start is no later.
+    paying.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let mut still = 0.0;
+    let mut i = 0;
+    while i < paying.len() {
+        let at = paying[i].0;
+        let mut j = i;
+        while j < paying.len() && paying[j].0 >= at {
+            j += 1;
+        }
+        best = best.min(still + wait(at));
+        for p in &paying[i..j] {
+            still += p.1;
+        }
+        i = j;
+    }
+    best
+}
