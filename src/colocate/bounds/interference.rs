@@ -146,6 +146,9 @@ pub(super) fn interference(
             let op = queued_op(setup, floors, engine, id, backward, duration_s, stage);
             queued[node] += op_cost(&op, &decoders[node]) / tau;
         }
+        for op in later_ops(setup, floors, engine, node, stage) {
+            queued[node] += op_cost(&op, &decoders[node]) / tau;
+        }
     }
     let mut unplaced = 0.0;
     if with_unplaced {
@@ -182,6 +185,66 @@ pub(super) fn interference(
         running,
         unplaced,
     }
+}
+
+/// The ops that tasks placed on `node` will run on `stage` later, one per task: a task whose
+/// op runs or waits on another stage (or runs on this one) reaches this stage with its
+/// backward (training) or its forward (a request in prefill) after the ops between, each at
+/// least its idle-cluster duration. A task queued on this stage already counts there.
+fn later_ops(
+    setup: &Setup,
+    floors: &[TaskFloor],
+    engine: &DiscreteEventEngine<'_>,
+    node: usize,
+    stage: usize,
+) -> Vec<Op> {
+    let cfg = &setup.config;
+    let now = engine.now();
+    let mut ops = Vec::new();
+    for current in 0..cfg.stages {
+        let load = engine.stage_load(node, current);
+        let running = load
+            .running
+            .map(|(id, backward)| (id, backward, load.busy_until - now, true));
+        let queued = load.queued.iter().map(|&(id, b, d)| (id, b, d, false));
+        for (id, backward, left_s, is_running) in running.into_iter().chain(queued) {
+            if current == stage && !is_running {
+                continue;
+            }
+            let o = &engine.outcomes()[id.index()];
+            if o.dropped || o.end_s.is_some() {
+                continue;
+            }
+            let task = &setup.tasks[id.index()];
+            let (b, l) = task.forward_shape();
+            let forward = cfg.latency.forward_s(b, l);
+            let back = cfg.latency.backward_s(b, l);
+            let last = cfg.stages - 1;
+            // (the op on `stage` is a backward, the ops strictly between the current one and it)
+            let next = if task.is_training() {
+                match (backward, current) {
+                    (false, c) => Some((
+                        true,
+                        (last - c) as f64 * forward + (last - stage) as f64 * back,
+                    )),
+                    (true, c) if c > stage => Some((true, (c - stage - 1) as f64 * back)),
+                    (true, _) => None,
+                }
+            } else if !backward && current < stage {
+                Some((false, (stage - current - 1) as f64 * forward))
+            } else {
+                None
+            };
+            let Some((on_backward, between_s)) = next else {
+                continue;
+            };
+            let duration_s = if on_backward { back } else { forward };
+            let mut op = queued_op(setup, floors, engine, id, on_backward, duration_s, stage);
+            op.earliest_s = now + left_s + between_s;
+            ops.push(op);
+        }
+    }
+    ops
 }
 
 /// A queued forward or backward of task `id` on `stage`, with its task's counted completion
