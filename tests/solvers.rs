@@ -230,3 +230,41 @@ fn time_limited_preemption_solves_report_time_limit_and_an_honest_bound() {
         }
     }
 }
+
+/// A batch too large to decompose (ten classes) with a time limit far too short for the
+/// embedded solver to find an incumbent of its own: `ilp-batch` keeps its warm start, the best
+/// sequential plan, as its incumbent (`time_limit`, no bound), never `no_solution`.
+#[test]
+fn a_batch_stopped_before_its_own_incumbent_keeps_its_warm_start() {
+    use coplan::plan::PlanStatus;
+    use coplan::spec::{Expect, SourceFile, Spec};
+    let cluster = common::load_cluster("examples/clusters/paper-4090-x100.toml");
+    let rel = "examples/workloads/paper-preemption.toml";
+    let mut text = std::fs::read_to_string(common::root().join(rel)).expect("workload file");
+    for k in 0..8 {
+        text.push_str(&format!(
+            "\n[[workload]]\nname = \"svc-{k}\"\npriority = 90\ngpus = 1\ncores = {}\ntopology_qos = \"best-effort\"\n\n[[preempt]]\nworkload = \"svc-{k}\"\ncount = 6\n",
+            2 + k
+        ));
+    }
+    let Spec::Preemption(workload) =
+        coplan::spec::load(SourceFile::new(rel, text), Expect::Workload)
+            .expect("valid workload")
+            .spec
+    else {
+        panic!("a preemption workload");
+    };
+    let mut workload = *workload;
+    workload.planners.ilp_time_limit_s = 1e-4;
+    workload.planners.solver = SolverBackend::Microlp;
+    let report = common::plan(&cluster, &workload, &["flextopo-imp", "ilp-batch"]);
+    let sequential = report.planners[0].objective.expect("flextopo-imp plans");
+    let batch = &report.planners[1];
+    assert_eq!(batch.status, PlanStatus::TimeLimit);
+    assert_eq!(batch.bound, None);
+    let objective = batch.objective.expect("the warm start");
+    assert!(
+        (objective - sequential).abs() <= 1e-9 * sequential.abs().max(1.0),
+        "{objective} against the warm start's {sequential}"
+    );
+}

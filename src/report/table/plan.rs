@@ -64,7 +64,14 @@ fn worst_decisions(report: &PreemptionPlan) -> String {
 /// The comparison table of a preemption plan, then the events of each planner.
 pub fn preemption(report: &PreemptionPlan) -> String {
     let mut out = String::new();
-    let n = report.planners.first().map_or(0, |p| p.metrics.preemptions);
+    // A batch reference without a solution decided nothing: the list's length is what the
+    // other planners decided.
+    let n = report
+        .planners
+        .iter()
+        .map(|p| p.metrics.preemptions)
+        .max()
+        .unwrap_or(0);
     let _ = writeln!(
         out,
         "preemption plan{} on {}{}: {n} preemptors",
@@ -145,16 +152,23 @@ pub fn preemption(report: &PreemptionPlan) -> String {
                 "≤ marks an upper bound (ilp-batch's plan, replayed in list order, costs more than its proven optimum)"
             }
         };
-        let _ = writeln!(
-            out,
-            "gap: against the ilp-batch {} {}; {marks}.",
-            if b.status == PlanStatus::Optimal {
-                "optimum"
-            } else {
-                "best bound"
-            },
-            num(b.bound, 3)
-        );
+        let _ = match b.bound {
+            None => writeln!(
+                out,
+                "gap: none (ilp-batch proved no bound: {}).",
+                status(b.status)
+            ),
+            Some(bound) => writeln!(
+                out,
+                "gap: against the ilp-batch {} {}; {marks}.",
+                if b.status == PlanStatus::Optimal {
+                    "optimum"
+                } else {
+                    "best bound"
+                },
+                num(Some(bound), 3)
+            ),
+        };
     }
     if report.planners.iter().any(|r| r.decision_gap.is_some()) {
         let _ = writeln!(
