@@ -41,7 +41,8 @@ struct Op {
 /// queued there, the op running there), and the requests not placed yet (each goes to the
 /// node where it costs least).
 pub(super) struct StageInterference {
-    /// Per node: what its queued ops add (their tasks' waits included).
+    /// Per node: what its queued ops and its placed tasks' later ops on the stage add (their
+    /// tasks' waits included).
     pub queued: Vec<f64>,
     /// Per node: what its running op adds to the requests decoding there.
     pub running: Vec<f64>,
