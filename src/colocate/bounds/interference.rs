@@ -11,15 +11,25 @@
 //! every start time the op could take is a lower bound on what it adds.
 
 use super::task_floor::{TaskFloor, tau};
-use crate::colocate::engine::DiscreteEventEngine;
+use crate::colocate::engine::{DiscreteEventEngine, StageLoad};
 use crate::colocate::setup::Setup;
 use crate::plan::colocation::{TaskId, TaskKind};
 
-/// A request decoding on a node, as one stage's interference sees it.
+/// A request decoding on a node, with its counted iterations' floor.
+struct Decoding {
+    /// Now plus the floor of its counted iterations: when its last one can end at the earliest.
+    counted_end_s: f64,
+    /// One stage of its last iteration, δ_0 + δ_1 · (its final context).
+    last_stage_s: f64,
+    /// What its group's passes over the other stages take at most in the floor (π).
+    pass_s: f64,
+}
+
+/// A decoding request as one stage's interference sees it.
 struct Decoder {
     /// The earliest its last counted iteration can start on the stage.
     last_visit_s: f64,
-    /// What its group's passes over the other stages take at most in the floor (π).
+    /// π, as in `Decoding`.
     pass_s: f64,
 }
 
@@ -50,86 +60,143 @@ pub(super) struct StageInterference {
     pub unplaced: f64,
 }
 
-/// The interference on `stage` of `engine`'s state. `decoding_at_floor[j]`: whether
-/// `partial_floor` counts request j's completion as now + its counted decode floor (and shared
-/// decode), so that any delay of it adds to its term; requests whose term is set by their
-/// idle-cluster floor instead are left out (they may absorb some delay). With
-/// `with_unplaced`, the requests not placed yet count too.
+/// The interference of `engine`'s state on each stage (indexed by stage).
+/// `decoding_at_floor[j]`: whether `partial_floor` counts request j's completion as now + its
+/// counted decode floor (and shared decode), so that any delay of it adds to its term;
+/// requests whose term is set by their idle-cluster floor instead are left out (they may
+/// absorb some delay). With `with_unplaced`, the requests not placed yet count too.
 pub(super) fn interference(
     setup: &Setup,
     floors: &[TaskFloor],
     engine: &DiscreteEventEngine<'_>,
     decoding_at_floor: &[bool],
+    with_unplaced: bool,
+) -> Vec<StageInterference> {
+    let cfg = &setup.config;
+    let decodings: Vec<Vec<Decoding>> = (0..cfg.nodes)
+        .map(|node| decodings(setup, floors, engine, decoding_at_floor, node))
+        .collect();
+    // Every stage's load of the nodes where requests decode (the others add nothing).
+    let loads: Vec<Vec<StageLoad>> = decodings
+        .iter()
+        .enumerate()
+        .map(|(node, on_node)| {
+            if on_node.is_empty() {
+                Vec::new()
+            } else {
+                (0..cfg.stages)
+                    .map(|s| engine.stage_load(node, s))
+                    .collect()
+            }
+        })
+        .collect();
+    (0..cfg.stages)
+        .map(|stage| {
+            on_stage(
+                setup,
+                floors,
+                engine,
+                &decodings,
+                &loads,
+                stage,
+                with_unplaced,
+            )
+        })
+        .collect()
+}
+
+/// The requests decoding on `node` that the interference counts.
+fn decodings(
+    setup: &Setup,
+    floors: &[TaskFloor],
+    engine: &DiscreteEventEngine<'_>,
+    decoding_at_floor: &[bool],
+    node: usize,
+) -> Vec<Decoding> {
+    let cfg = &setup.config;
+    let stages = cfg.stages as f64;
+    let (d0, d1) = (cfg.latency.decode_base_s, cfg.latency.decode_per_token_s);
+    let now = engine.now();
+    let mut out = Vec::new();
+    for group in engine.decode_groups(node) {
+        // The group's context never exceeds every member's final context.
+        let mut largest = 0.0;
+        for &id in group {
+            if let TaskKind::Inference {
+                prompt_tokens,
+                output_tokens,
+            } = setup.tasks[id.index()].kind
+            {
+                largest += f64::from(prompt_tokens) + f64::from(output_tokens);
+            }
+        }
+        let pass_s = (stages - 1.0) * (d0 + d1 * largest);
+        for &id in group {
+            // A request that never fits reloads before every iteration: its counted passes
+            // exceed π, so it is left out.
+            if !decoding_at_floor[id.index()] || floors[id.index()].never_fits {
+                continue;
+            }
+            let TaskKind::Inference {
+                prompt_tokens,
+                output_tokens,
+            } = setup.tasks[id.index()].kind
+            else {
+                continue;
+            };
+            let next = u64::from(engine.generated(id)) + 1;
+            let output = u64::from(output_tokens);
+            if next >= output {
+                continue;
+            }
+            // Counted iterations next..output, each S · (δ_0 + δ_1 · (p + k)).
+            let p = f64::from(prompt_tokens);
+            let counted = (output - next) as f64;
+            let contexts = counted * p + (next + output - 1) as f64 * counted / 2.0;
+            out.push(Decoding {
+                counted_end_s: now + stages * (counted * d0 + d1 * contexts),
+                last_stage_s: d0 + d1 * (p + (output - 1) as f64),
+                pass_s,
+            });
+        }
+    }
+    out
+}
+
+/// The interference on one stage (see `StageInterference`).
+fn on_stage(
+    setup: &Setup,
+    floors: &[TaskFloor],
+    engine: &DiscreteEventEngine<'_>,
+    decodings: &[Vec<Decoding>],
+    loads: &[Vec<StageLoad>],
     stage: usize,
     with_unplaced: bool,
 ) -> StageInterference {
     let cfg = &setup.config;
-    let latency = &cfg.latency;
     let stages = cfg.stages;
     let tau = tau(setup);
     let now = engine.now();
-    let (d0, d1) = (latency.decode_base_s, latency.decode_per_token_s);
     let outcomes = engine.outcomes();
-    let mut decoders: Vec<Vec<Decoder>> = Vec::with_capacity(cfg.nodes);
-    for node in 0..cfg.nodes {
-        let mut on_node = Vec::new();
-        for group in engine.decode_groups(node) {
-            // The group's context never exceeds every member's final context.
-            let mut largest = 0.0;
-            for &id in group {
-                if let TaskKind::Inference {
-                    prompt_tokens,
-                    output_tokens,
-                } = setup.tasks[id.index()].kind
-                {
-                    largest += f64::from(prompt_tokens) + f64::from(output_tokens);
-                }
-            }
-            let pass_s = (stages - 1) as f64 * (d0 + d1 * largest);
-            for &id in group {
-                if !decoding_at_floor[id.index()] {
-                    continue;
-                }
-                let TaskKind::Inference {
-                    prompt_tokens,
-                    output_tokens,
-                } = setup.tasks[id.index()].kind
-                else {
-                    continue;
-                };
-                let next = u64::from(engine.generated(id)) + 1;
-                let output = u64::from(output_tokens);
-                let p = f64::from(prompt_tokens);
-                let o = output as f64;
-                let own = stages as f64 * (o * d0 + d1 * (o * p + o * (o - 1.0) / 2.0));
-                let counted_floor = floors[id.index()].decode_after.first().copied();
-                // A request that never fits reloads before every iteration: its counted
-                // passes exceed π, so it is left out.
-                if next >= output || counted_floor.is_some_and(|f| f > own * (1.0 + 1e-9) + 1e-12) {
-                    continue;
-                }
-                // Counted iterations next..output, each S · (δ_0 + δ_1 · (p + k)); the last
-                // reaches the stage after its passes over the stages before it.
-                let counted = (output - next) as f64;
-                let contexts = counted * p + (next + output - 1) as f64 * counted / 2.0;
-                let last = d0 + d1 * (p + (output - 1) as f64);
-                let last_visit_s = now + stages as f64 * (counted * d0 + d1 * contexts)
-                    - (stages - stage) as f64 * last;
-                on_node.push(Decoder {
-                    last_visit_s,
-                    pass_s,
-                });
-            }
-        }
-        decoders.push(on_node);
-    }
+    // The last counted iteration reaches the stage after its passes over the stages before.
+    let decoders: Vec<Vec<Decoder>> = decodings
+        .iter()
+        .map(|on_node| {
+            on_node
+                .iter()
+                .map(|d| Decoder {
+                    last_visit_s: d.counted_end_s - (stages - stage) as f64 * d.last_stage_s,
+                    pass_s: d.pass_s,
+                })
+                .collect()
+        })
+        .collect();
     let mut queued = vec![0.0; cfg.nodes];
     let mut running = vec![0.0; cfg.nodes];
     for node in 0..cfg.nodes {
-        if decoders[node].is_empty() {
+        let (Some(load), false) = (loads[node].get(stage), decoders[node].is_empty()) else {
             continue;
-        }
-        let load = engine.stage_load(node, stage);
+        };
         if load.running.is_some() {
             let op = Op {
                 earliest_s: now,
@@ -147,7 +214,7 @@ pub(super) fn interference(
             let op = queued_op(setup, floors, engine, id, backward, duration_s, stage);
             queued[node] += op_cost(&op, &decoders[node]) / tau;
         }
-        for op in later_ops(setup, floors, engine, node, stage) {
+        for op in later_ops(setup, floors, engine, &loads[node], stage) {
             queued[node] += op_cost(&op, &decoders[node]) / tau;
         }
     }
@@ -160,7 +227,7 @@ pub(super) fn interference(
             if o.node.is_some() || o.dropped || o.end_s.is_some() {
                 continue;
             }
-            let forward = latency.forward_s(1, prompt_tokens);
+            let forward = cfg.latency.forward_s(1, prompt_tokens);
             let floor = &floors[task.id.index()];
             let decode = floor.decode_after.first().copied().unwrap_or(0.0);
             // Placed at its arrival (or now), its forward reaches the stage after the ones
@@ -188,22 +255,22 @@ pub(super) fn interference(
     }
 }
 
-/// The ops that tasks placed on `node` will run on `stage` later, one per task: a task whose
-/// op runs or waits on another stage (or runs on this one) reaches this stage with its
-/// backward (training) or its forward (a request in prefill) after the ops between, each at
-/// least its idle-cluster duration. A task queued on this stage already counts there.
+/// The ops that tasks placed on a node (its stages' `loads`) will run on `stage` later, one
+/// per task: a task whose op runs or waits on another stage (or runs on this one) reaches this
+/// stage with its backward (training) or its forward (a request in prefill) after the ops
+/// between, each at least its idle-cluster duration. A task queued on this stage already
+/// counts there.
 fn later_ops(
     setup: &Setup,
     floors: &[TaskFloor],
     engine: &DiscreteEventEngine<'_>,
-    node: usize,
+    loads: &[StageLoad],
     stage: usize,
 ) -> Vec<Op> {
     let cfg = &setup.config;
     let now = engine.now();
     let mut ops = Vec::new();
-    for current in 0..cfg.stages {
-        let load = engine.stage_load(node, current);
+    for (current, load) in loads.iter().enumerate() {
         let running = load
             .running
             .map(|(id, backward)| (id, backward, load.busy_until - now, true));

@@ -52,6 +52,7 @@ pub fn task_floors(setup: &Setup) -> Vec<TaskFloor> {
                     } else {
                         0.0
                     },
+                    never_fits: false,
                 }
             }
             TaskKind::Training { tokens, batch } => TaskFloor {
@@ -60,6 +61,7 @@ pub fn task_floors(setup: &Setup) -> Vec<TaskFloor> {
                         + cfg.latency.backward_s(batch, tokens)),
                 decode_after: vec![0.0],
                 certain_miss: 0.0,
+                never_fits: false,
             },
         })
         .collect()
@@ -444,6 +446,7 @@ pub fn memory_task_floors(setup: &Setup) -> Vec<TaskFloor> {
         if !cost.forced {
             continue;
         }
+        floor.never_fits = true;
         match task.kind {
             TaskKind::Inference {
                 prompt_tokens,
@@ -984,17 +987,8 @@ pub fn partial_floor(
         // tasks for waiting: per node, the larger of the two. What a running op or a request
         // not placed yet adds is charged to decoding requests and unplaced ones only. One
         // stage for every node (each decoding request counts the ops of one stage).
-        let with_unplaced = !placed_only;
         let mut best = queues.iter().sum::<f64>();
-        for stage in 0..cfg.stages {
-            let i = interference(
-                setup,
-                floors,
-                engine,
-                &decoding_at_floor,
-                stage,
-                with_unplaced,
-            );
+        for i in interference(setup, floors, engine, &decoding_at_floor, !placed_only) {
             let total = queues
                 .iter()
                 .zip(&i.queued)

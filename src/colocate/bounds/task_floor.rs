@@ -15,6 +15,9 @@ pub struct TaskFloor {
     pub decode_after: Vec<f64>,
     /// `slo_miss` when the prefill alone exceeds τ_R (a certain miss), else 0.
     pub certain_miss: f64,
+    /// The task never fits a GPU's memory (its floors then include the waits and transfers
+    /// that forces, `memory_task_floors`).
+    pub never_fits: bool,
 }
 
 impl TaskFloor {
