@@ -1,6 +1,7 @@
 //! A thin wrapper over good_lp: one place that picks the backend, applies the time limit and
 //! turns the solver's outcome into a status, values and a best bound.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
@@ -156,7 +157,10 @@ pub struct Model<'a> {
 }
 
 /// Minimises `objective` with the chosen backend within what is left of `deadline` (at least
-/// a millisecond, so a late solve still reports what it has).
+/// a millisecond, so a late solve still reports what it has). A warm start is a feasible
+/// assignment, so it is an incumbent: when the backend stops before one of its own (an
+/// embedded solver may not finish the root relaxation of a large model), the warm start is
+/// returned with status `TimeLimit` and no bound.
 pub fn minimise(
     vars: ProblemVariables,
     objective: Expression,
@@ -165,6 +169,9 @@ pub fn minimise(
     deadline: &Deadline,
     warm_start: Option<Vec<(Variable, f64)>>,
 ) -> Result<Solved, SolveError> {
+    let fallback = warm_start
+        .as_ref()
+        .map(|start| (start.clone(), objective.clone()));
     let model = Model {
         vars,
         objective,
@@ -172,12 +179,27 @@ pub fn minimise(
         keep,
         warm_start,
     };
-    match deadline.settings.backend {
+    let solved = match deadline.settings.backend {
         SolverBackend::Microlp => minimise_microlp(model, deadline),
         #[cfg(feature = "highs")]
         SolverBackend::Highs => highs_backend::minimise(model, deadline),
         #[cfg(not(feature = "highs"))]
         SolverBackend::Highs => Err(SolveError::NotBuilt("highs")),
+    };
+    match (solved, fallback) {
+        (Err(SolveError::NoIncumbent), Some((start, objective))) => {
+            let values: HashMap<Variable, f64> = start.into_iter().collect();
+            Ok(Solved {
+                status: SolveStatus::TimeLimit,
+                values: keep
+                    .iter()
+                    .map(|v| values.get(v).copied().unwrap_or(0.0))
+                    .collect(),
+                objective: objective.eval_with(&values),
+                bound: None,
+            })
+        }
+        (solved, _) => solved,
     }
 }
 

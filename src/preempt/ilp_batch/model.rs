@@ -1,7 +1,7 @@
 //! The aggregated batch MILP (see the module header of `ilp_batch`): workload classes, the
 //! model over some servers, its solution.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use good_lp::{Expression, ProblemVariables, Variable, constraint, variable};
 
@@ -318,10 +318,8 @@ pub fn build(
     }
 }
 
-/// Solves a model; `None` when it is infeasible or the deadline passed before any incumbent.
-/// A warm start is a feasible plan: when the solver stops before an incumbent of its own (an
-/// embedded solver may not finish the root relaxation of a large batch), the warm start is
-/// the incumbent, with status `time_limit` and no bound.
+/// Solves a model; `None` when it is infeasible or the deadline passed before any incumbent
+/// (a warm start is one, `solver::minimise`).
 pub fn solve_model(
     model: Model,
     deadline: &Deadline,
@@ -334,18 +332,6 @@ pub fn solve_model(
         .chain(model.victims.iter().map(|(_, v)| *v))
         .chain(model.refusals.iter().map(|(_, v)| *v))
         .collect();
-    let fallback = warm.as_ref().map(|start| {
-        let values: HashMap<Variable, f64> = start.iter().copied().collect();
-        solver::Solved {
-            status: SolveStatus::TimeLimit,
-            values: keep
-                .iter()
-                .map(|v| values.get(v).copied().unwrap_or(0.0))
-                .collect(),
-            objective: model.objective.eval_with(&values),
-            bound: None,
-        }
-    });
     let solved = match solver::minimise(
         model.vars,
         model.objective,
@@ -355,11 +341,7 @@ pub fn solve_model(
         warm,
     ) {
         Ok(s) => s,
-        Err(SolveError::NoIncumbent) => match fallback {
-            Some(start) => start,
-            None => return Ok(None),
-        },
-        Err(SolveError::Infeasible) => return Ok(None),
+        Err(SolveError::Infeasible) | Err(SolveError::NoIncumbent) => return Ok(None),
         Err(e) => return Err(PlanningError::Solver(e.to_string())),
     };
     let n = model.placements.len();
