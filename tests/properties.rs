@@ -11,7 +11,7 @@ use coplan::plan::PlanStatus as Status;
 use coplan::plan::error::PlanningError;
 use coplan::plan::explain::ColumnKind;
 use coplan::plan::preemption::EventOutcome as Outcome;
-use coplan::plan::preemption::{PreemptionPlan as PlanReport, Preemptor};
+use coplan::plan::preemption::{PreemptionPlan as PlanReport, Preemptor, enactment_order};
 use coplan::preempt::apply::apply;
 use coplan::preempt::explain::explain_events;
 use coplan::preempt::flextopo::for_each_subset;
@@ -20,12 +20,12 @@ use coplan::preempt::ilp_batch::bounds::ServerBounds;
 use coplan::preempt::ilp_batch::{decomposed, model as batch_model};
 use coplan::preempt::planner::PreemptionPlanner;
 use coplan::preempt::planning::{self as engine, PlanOptions};
-use coplan::preempt::problem::{ChainKey, DecisionPoint, Problem};
-use coplan::preempt::{event_exact, ilp, scenario};
+use coplan::preempt::problem::{DecisionPoint, Problem};
+use coplan::preempt::{event_exact, ilp, per_event, scenario};
 use coplan::solver::{Deadline, SolverSettings};
 use coplan::spec::preemption::{
-    Admission, FillAllocator, FillSpec, ImpScope, PreemptEntry, PreemptionSpec, PriorityNorm,
-    RunningPod, TopologyQos, WorkloadClass,
+    Admission, EventSolver, FillAllocator, FillSpec, ImpScope, PreemptEntry, PreemptionSpec,
+    PriorityNorm, RunningPod, TopologyQos, WorkloadClass,
 };
 use coplan::spec::{ClusterSpec, Penalty, ServerTypeSpec, SpecKind};
 use coplan::topology::{Cluster, ServerId};
@@ -353,10 +353,8 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
 
     /// The two per-event solvers agree on every state every planner's plan faces (what
-    /// `decision_gap` solves on): both proven, the same cost, and the same decision unless
-    /// several decisions tie, in which case both replay to that cost and the exact search's
-    /// has the better candidate-chain key (it ranks every tied victim set; the MILP returns
-    /// one per server).
+    /// `decision_gap` solves on): both proven, the same cost, and the same decision — one
+    /// total order on decisions (cost, then the candidate chain) — which replays to that cost.
     #[test]
     fn exact_and_milp_per_event_optima_agree(cluster_spec in cluster(), spec in workload()) {
         prop_assume!(valid(&cluster_spec, &spec));
@@ -373,28 +371,22 @@ proptest! {
                 None
             };
             let mut state = initial.clone();
-            for (i, p) in preemptors.iter().enumerate() {
+            for i in enactment_order(&preemptors, planner.joint()) {
+                let p = &preemptors[i];
                 let exact = event_exact::exact_optimum(&problem, &state, p).expect("exact");
-                let milp = ilp::milp_optimum(&problem, &state, p).expect("MILP");
+                let milp = per_event::milp_event_optimum(&problem, &state, p).expect("MILP");
                 prop_assert!(exact.proven && milp.proven, "{}: {}", name, p.name);
                 prop_assert!((exact.cost - milp.cost).abs() <= 1e-9,
                     "{} {}: exact {} against MILP {}", name, p.name, exact.cost, milp.cost);
                 let (e, m) = (&exact.decision, &milp.decision);
-                if (e.server, &e.victims) != (m.server, &m.victims) {
-                    for d in [e, m] {
-                        let cost = match d.server {
-                            Some(s) => ilp::replay_cost(&problem, &state, s, p, &d.victims),
-                            None => Some(spec.objective.unplaced),
-                        };
-                        prop_assert!(cost.is_some_and(|c| (c - exact.cost).abs() <= 1e-9),
-                            "{} {}: a tied decision {:?} replays to {:?}, not {}", name, p.name, d, cost, exact.cost);
-                    }
-                    if let (Some(es), Some(ms)) = (e.server, m.server) {
-                        let key = |s, v: &[_]| ChainKey::new(&cluster, &state, s, v);
-                        prop_assert!(!key(es, &e.victims).compare(&key(ms, &m.victims), &state).is_gt(),
-                            "{} {}: the MILP's tied decision ranks first in the chain", name, p.name);
-                    }
-                }
+                prop_assert_eq!((e.server, &e.victims), (m.server, &m.victims),
+                    "{} {}: the solvers chose differently", name, p.name);
+                let cost = match e.server {
+                    Some(s) => ilp::replay_cost(&problem, &state, s, p, &e.victims),
+                    None => Some(spec.objective.unplaced),
+                };
+                prop_assert!(cost.is_some_and(|c| (c - exact.cost).abs() <= 1e-9),
+                    "{} {}: the decision {:?} replays to {:?}, not {}", name, p.name, e, cost, exact.cost);
                 let decision = match &batch {
                     Some(decisions) => decisions[i].clone(),
                     None => planner
@@ -422,7 +414,7 @@ proptest! {
         let Ok(mut initial) = scenario::initial_state(&cluster, &spec, None) else { return Ok(()) };
         let preemptors = scenario::preemptors(&spec, &mut initial);
         let classes = batch_model::classes(&preemptors);
-        prop_assume!(decomposed::decomposition_size(&problem, &preemptors, &classes).is_some());
+        prop_assume!(decomposed::decomposition_size(&problem, &initial, &preemptors, &classes).is_some());
         let deadline = Deadline::after(60.0).solving_with(SolverSettings {
             backend: spec.planners.solver,
             mip_gap: 0.0,
@@ -544,4 +536,139 @@ fn smallest_admitted_set(
         }
     }
     best
+}
+
+/// Instances built to stress the batch optimum: up to four servers of two types, three or four
+/// classes with equal priorities (ties), QoS none / best-effort / guaranteed, preemptors of a
+/// lower priority than what runs (no victims), preemptors larger than every server
+/// (unplaceable), both admissions (refusals under `kubelet`).
+fn batch_workload() -> impl Strategy<Value = (ClusterSpec, PreemptionSpec)> {
+    (
+        (server_type(0), server_type(1), 1..=3i64, 0..=1i64),
+        prop::collection::vec((0..4usize, 1..=4i64), 1..=4),
+        prop::collection::vec((0..3i64, 0..=3i64, 1..=6i64, 0..3usize), 4),
+        (0..4usize, 0..4usize, any::<bool>(), 0..3usize),
+    )
+        .prop_map(
+            |((a, b, na, nb), preempt, shapes, (filler, allocator, bind, unplaceable))| {
+                let cluster = two_pools(a, b, na, nb);
+                let classes: Vec<WorkloadClass> = shapes
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &(prio, gpus, cores, qos))| WorkloadClass {
+                        name: format!("w{i}"),
+                        // Priorities 0, 10, 20: classes often tie.
+                        priority: prio * 10,
+                        // One class asks for more than any server holds.
+                        gpus: if i == unplaceable + 1 && i == 3 {
+                            64
+                        } else {
+                            gpus
+                        },
+                        cores,
+                        topology_qos: [
+                            TopologyQos::Guaranteed,
+                            TopologyQos::BestEffort,
+                            TopologyQos::None,
+                        ][qos],
+                        preemptible: true,
+                    })
+                    .collect();
+                let mut spec: PreemptionSpec =
+                    toml::from_str("kind = \"preemption\"\nworkload = []").expect("base spec");
+                spec.kind = SpecKind::Preemption;
+                spec.workload = classes;
+                spec.preempt = preempt
+                    .into_iter()
+                    .map(|(w, count)| PreemptEntry {
+                        workload: format!("w{w}"),
+                        count,
+                    })
+                    .collect();
+                spec.fill = Some(FillSpec {
+                    mix: [(format!("w{filler}"), 1.0)].into_iter().collect(),
+                    target_gpu_utilization: 1.0,
+                    allocator: [
+                        FillAllocator::Random,
+                        FillAllocator::NumaAligned,
+                        FillAllocator::BestFit,
+                        FillAllocator::Spread,
+                    ][allocator],
+                    churn_rounds: 1,
+                    seed: 5,
+                });
+                spec.planners.ilp_time_limit_s = 60.0;
+                spec.simulation.admission = if bind {
+                    Admission::Bind
+                } else {
+                    Admission::Kubelet
+                };
+                (cluster, spec)
+            },
+        )
+}
+
+proptest! {
+    // At least 500 cases: the batch optimum must hold on every one (DESIGN §12.2).
+    #![proptest_config(ProptestConfig { cases: cases().max(500), ..ProptestConfig::default() })]
+
+    /// A proven `ilp-batch` is the plan it replays: its objective is the replayed plan's (its
+    /// bound equals it), no planner scores below it, and it never reports a refusal that
+    /// evicted nothing.
+    #[test]
+    fn a_proven_batch_is_its_replay_and_below_every_planner((cluster_spec, spec) in batch_workload()) {
+        prop_assume!(valid(&cluster_spec, &spec));
+        let cluster = Cluster::from_spec(&cluster_spec);
+        let Some(report) = run(&cluster, &spec) else { return Ok(()) };
+        let batch = report.planners.iter().find(|p| p.name == "ilp-batch").expect("ran");
+        prop_assert_eq!(batch.status, Status::Optimal);
+        let objective = batch.objective.expect("an optimal batch has an objective");
+        prop_assert_eq!(batch.bound, Some(objective), "the bound is the replayed objective");
+        for p in &report.planners {
+            let other = p.objective.expect("objective");
+            prop_assert!(objective <= other + EPS, "{} scores {} below the batch optimum {}", p.name, other, objective);
+        }
+        for e in &batch.events {
+            prop_assert!(e.outcome != Outcome::Refused || !e.victims.is_empty(),
+                "{} refused with no victims", e.preemptor);
+            prop_assert!(e.outcome != Outcome::Refused || e.topology_qos == TopologyQos::Guaranteed,
+                "{} ({:?}) refused", e.preemptor, e.topology_qos);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+
+    /// `ilp`'s plans are byte-identical under `event_solver = "exact"` and `"milp"` (timings
+    /// aside): the two solvers make the same choice on every tie, so the states they face never
+    /// part.
+    #[test]
+    fn ilp_plans_are_identical_under_both_event_solvers((cluster_spec, mut spec) in batch_workload()) {
+        prop_assume!(valid(&cluster_spec, &spec));
+        let cluster = Cluster::from_spec(&cluster_spec);
+        let options = PlanOptions {
+            planners: Some(vec!["ilp".to_string()]),
+            seed: None,
+            worst: None,
+        };
+        spec.planners.event_solver = EventSolver::Exact;
+        let Ok(exact) = engine::plan(&cluster, &spec, &options) else { return Ok(()) };
+        spec.planners.event_solver = EventSolver::Milp;
+        let milp = engine::plan(&cluster, &spec, &options).expect("plans as the search did");
+        let strip = |r: &PlanReport| {
+            let mut r = r.clone();
+            for p in &mut r.planners {
+                p.runtime_ms = 0.0;
+                p.metrics.runtime_ms = 0.0;
+                p.metrics.subsets_evaluated = 0;
+                for e in &mut p.events {
+                    // A cost unit of the search itself (servers the MILP solved), not a choice.
+                    e.subsets_evaluated = 0;
+                }
+            }
+            serde_json::to_string(&r).expect("serializes")
+        };
+        prop_assert_eq!(strip(&exact), strip(&milp));
+    }
 }

@@ -22,6 +22,21 @@ pub struct Preemptor {
     pub qos: TopologyQos,
 }
 
+/// The order a plan's events are enacted in: list order for a plan decided one preemptor at a
+/// time; for a plan decided at once (`joint`), highest priority first and list order among
+/// equal priorities, as the scheduler's queue pops pending pods. In that order every pod a
+/// joint plan evicts can be evicted by a preemptor enacted no later than any pod that takes
+/// its GPUs or cores (an eviction needs a strictly higher priority), so a joint plan whose
+/// victims have an eligible preemptor on their server always replays; and every plan valid in
+/// list order is valid in this one too, so the joint optimum bounds every sequential plan.
+pub fn enactment_order(preemptors: &[Preemptor], joint: bool) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..preemptors.len()).collect();
+    if joint {
+        order.sort_by_key(|&i| (std::cmp::Reverse(preemptors[i].priority), i));
+    }
+    order
+}
+
 /// What happened to one preemptor.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PreemptionEvent {

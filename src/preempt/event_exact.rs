@@ -76,22 +76,7 @@ pub fn exact_optimum_with_stats(
     p: &Preemptor,
     budget: u64,
 ) -> Result<(EventOptimum, SearchStats), PlanningError> {
-    let mut search = Search {
-        problem,
-        state,
-        request: p.request,
-        admitted: admitted_domains(problem, p),
-        best: Best {
-            cost: problem.cost.weights.unplaced,
-            leader: None,
-        },
-        stats: SearchStats::default(),
-        budget,
-        deadline: None,
-        proven: true,
-        victims: Vec::new(),
-        scratch: Scratch::default(),
-    };
+    let mut search = Search::new(problem, state, p, budget, problem.cost.weights.unplaced);
     let mut order = search.bounds(p);
     order.sort_by(|a, b| {
         a.cost
@@ -154,6 +139,28 @@ pub fn exact_optimum_with_stats(
         },
         stats,
     ))
+}
+
+/// The victim set first in the total order of decisions (cost, then the candidate chain) among
+/// those on `server` that cost at most `cost` (within [`COST_EPS`]), with its replayed cost:
+/// the MILP reference proves a server's optimum cost and takes its set from here, so both
+/// per-event solvers make the same choice on every tie. `None` when no set on the server
+/// reaches `cost`. A server too large to enumerate is decided by its MILP, as in the search.
+pub fn best_tied_on_server(
+    problem: &Problem<'_>,
+    state: &ClusterState,
+    p: &Preemptor,
+    server: ServerId,
+    cost: f64,
+) -> Result<Option<(f64, Vec<PodId>)>, PlanningError> {
+    let mut search = Search::new(problem, state, p, NODE_BUDGET, cost);
+    search.server(server, p)?;
+    let Some(leader) = search.best.leader else {
+        return Ok(None);
+    };
+    let mut victims = leader.victims;
+    victims.sort_unstable();
+    Ok(ilp::replay_cost(problem, state, server, p, &victims).map(|c| (c, victims)))
 }
 
 /// A domain the pod may be placed in on servers of one type: admitted by the node and large
@@ -291,7 +298,33 @@ struct Search<'a, 'p> {
     scratch: Scratch,
 }
 
-impl Search<'_, '_> {
+impl<'a, 'p> Search<'a, 'p> {
+    /// A search for `p` on `state` whose incumbent costs `incumbent` (no candidate yet).
+    fn new(
+        problem: &'a Problem<'p>,
+        state: &'a ClusterState,
+        p: &Preemptor,
+        budget: u64,
+        incumbent: f64,
+    ) -> Self {
+        Search {
+            problem,
+            state,
+            request: p.request,
+            admitted: admitted_domains(problem, p),
+            best: Best {
+                cost: incumbent,
+                leader: None,
+            },
+            stats: SearchStats::default(),
+            budget,
+            deadline: None,
+            proven: true,
+            victims: Vec::new(),
+            scratch: Scratch::default(),
+        }
+    }
+
     /// Collects the potential victims of `p` on `server` into `self.victims`, cheapest first
     /// (weights rise with priority, so that is priority order; pod id last, for determinism).
     fn collect_victims(&mut self, server: ServerId, p: &Preemptor) {
@@ -658,7 +691,8 @@ fn finite_start(key: f64) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::preempt::ilp::{brute_force_optimum, milp_optimum};
+    use crate::preempt::ilp::brute_force_optimum;
+    use crate::preempt::per_event::milp_event_optimum as milp_optimum;
     use crate::preempt::scenario;
     use crate::spec::PreemptionSpec;
     use crate::spec::{ClusterSpec, PoolSpec};

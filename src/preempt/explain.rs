@@ -17,7 +17,7 @@ use crate::plan::error::PlanningError;
 use crate::plan::explain::{
     ColumnKind, DecisionColumn, EventExplanation, ScoreRecord, SearchRecord, VictimFacts,
 };
-use crate::plan::preemption::Preemptor;
+use crate::plan::preemption::{Preemptor, enactment_order};
 use crate::spec::PreemptionSpec;
 use crate::spec::preemption::TopologyQos;
 use crate::topology::Cluster;
@@ -308,26 +308,33 @@ fn faced_decisions(
         state,
         decision,
     };
-    let batch = if planner.joint() {
+    if planner.joint() {
         let batch = planner.decide_batch(problem, initial, preemptors, warm_start)?;
         if batch.decisions.len() != preemptors.len() {
             return Ok(None);
         }
-        Some(batch.decisions)
-    } else {
-        None
-    };
+        // Enacted highest priority first: each event faced the state its predecessors in that
+        // order left; reported in list order.
+        let mut state = initial.clone();
+        let mut by_position: Vec<Option<Faced>> = (0..preemptors.len()).map(|_| None).collect();
+        for i in enactment_order(preemptors, true) {
+            let decision = batch.decisions[i].clone();
+            let before = state.clone();
+            let applied = apply(problem, &mut state, &preemptors[i], &decision)?;
+            by_position[i] = Some(faced(before, decision, &applied));
+        }
+        return Ok(Some(
+            by_position.into_iter().flatten().take(last + 1).collect(),
+        ));
+    }
     let mut state = initial.clone();
     let mut out = Vec::with_capacity(last + 1);
-    for (i, p) in preemptors.iter().enumerate().take(last + 1) {
-        let decision = match &batch {
-            Some(decisions) => decisions[i].clone(),
-            None => planner.decide(&DecisionPoint {
-                problem,
-                state: &state,
-                preemptor: p,
-            })?,
-        };
+    for p in preemptors.iter().take(last + 1) {
+        let decision = planner.decide(&DecisionPoint {
+            problem,
+            state: &state,
+            preemptor: p,
+        })?;
         let before = state.clone();
         let applied = apply(problem, &mut state, p, &decision)?;
         out.push(faced(before, decision, &applied));

@@ -69,11 +69,19 @@ struct DomainOption {
     victim_cores: Vec<u32>,
 }
 
-/// Solves the per-event problem exactly, one MILP per server.
+/// The victim set first in the total order of decisions among those on a server that cost at
+/// most a given cost, with its replayed cost (`event_exact::best_tied_on_server`).
+pub type BestTied<'f> =
+    dyn Fn(ServerId, f64) -> Result<Option<(f64, Vec<PodId>)>, PlanningError> + 'f;
+
+/// Solves the per-event problem exactly, one MILP per server. Each server's MILP proves its
+/// optimum cost; its set is then the one `best_tied` ranks first among the sets of that cost
+/// (one total order on decisions: the MILP alone returns whichever tied set it found first).
 pub fn milp_optimum(
     problem: &Problem<'_>,
     state: &ClusterState,
     p: &Preemptor,
+    best_tied: &BestTied<'_>,
 ) -> Result<EventOptimum, PlanningError> {
     let deadline = deadline(problem);
     let mut best_cost = problem.cost.weights.unplaced;
@@ -103,7 +111,14 @@ pub fn milp_optimum(
                     proven: optimal,
                 } => {
                     proven &= optimal;
-                    (cost, victims)
+                    match best_tied(server, cost)? {
+                        // Only a proven cost ranks its ties: a time-limited one is a set
+                        // like any other.
+                        Some((tied_cost, tied)) if optimal && tied_cost <= cost + COST_EPS => {
+                            (tied_cost, tied)
+                        }
+                        _ => (cost, victims),
+                    }
                 }
                 ServerMilp::Infeasible => continue,
                 ServerMilp::Unproven => {

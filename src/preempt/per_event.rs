@@ -2,9 +2,12 @@
 //! preemptor on the state it faces, and the optimum every `decision_gap` is measured against.
 //! `[planners] event_solver` picks how it is found: the combinatorial branch and bound
 //! ([`super::event_exact`], the default) or one MILP per server ([`super::ilp`], the
-//! reference). Both are exact on the same objective and break ties by the candidate chain.
+//! reference). Both are exact on the same objective and follow one total order on decisions
+//! (cost, then the candidate chain): the MILP proves each server's optimum cost and takes the
+//! set of that cost first in the chain from the search's enumeration, so their plans are
+//! identical.
 
-use super::event_exact::exact_optimum;
+use super::event_exact::{best_tied_on_server, exact_optimum};
 use super::ilp::{EventOptimum, milp_optimum};
 use super::planner::PreemptionPlanner;
 use super::problem::{Decision, DecisionPoint, Problem};
@@ -52,6 +55,16 @@ pub fn event_optimum(
 ) -> Result<EventOptimum, PlanningError> {
     match problem.spec.planners.event_solver {
         EventSolver::Exact => exact_optimum(problem, state, p),
-        EventSolver::Milp => milp_optimum(problem, state, p),
+        EventSolver::Milp => milp_event_optimum(problem, state, p),
     }
+}
+
+/// The per-event optimum by the MILP reference, its ties ranked as the search ranks them.
+pub fn milp_event_optimum(
+    problem: &Problem<'_>,
+    state: &ClusterState,
+    p: &Preemptor,
+) -> Result<EventOptimum, PlanningError> {
+    let best_tied = |server, cost| best_tied_on_server(problem, state, p, server, cost);
+    milp_optimum(problem, state, p, &best_tied)
 }

@@ -13,7 +13,9 @@ use super::registry;
 use super::scenario;
 use super::terms;
 use crate::plan::error::PlanningError;
-use crate::plan::preemption::{PreemptionPlan, PreemptionPlannerReport, Preemptor, WorstDecision};
+use crate::plan::preemption::{
+    PreemptionPlan, PreemptionPlannerReport, Preemptor, WorstDecision, enactment_order,
+};
 use crate::plan::{PlanStatus, PlannerRole};
 use crate::spec::PreemptionSpec;
 use crate::topology::Cluster;
@@ -282,33 +284,66 @@ fn run_joint(
         .decide_batch(problem, initial, preemptors, warm_start)
         .map_err(fail)?;
     let runtime = t0.elapsed().as_secs_f64() * 1000.0;
+    let incumbent = batch.decisions.len() == preemptors.len();
+    // Enacted highest priority first; the sequential runs' optima are shared only along the
+    // same states, which a different order does not visit.
+    let order = if incumbent {
+        enactment_order(preemptors, true)
+    } else {
+        Vec::new()
+    };
+    let in_list_order = order.iter().enumerate().all(|(k, &i)| k == i);
+    let unshared = SharedOptima::default();
+    let mut follower = measured.map(|keep| {
+        if in_list_order {
+            shared.follow(keep)
+        } else {
+            unshared.follow(keep)
+        }
+    });
     let mut state = initial.clone();
-    let mut applied = Vec::with_capacity(preemptors.len());
-    let mut follower = measured.map(|keep| shared.follow(keep));
-    for (i, (p, d)) in preemptors.iter().zip(&batch.decisions).enumerate() {
+    let mut enacted = Vec::with_capacity(order.len());
+    for (k, &i) in order.iter().enumerate() {
+        let (p, d) = (&preemptors[i], &batch.decisions[i]);
         let measuring = match &follower {
-            Some(f) => Some(f.measure(problem, &state, p, i, d)?),
+            Some(f) => Some(f.measure(problem, &state, p, k, d)?),
             None => None,
         };
         let a = apply(problem, &mut state, p, d).map_err(fail)?;
         if let (Some(f), Some((optimum, before))) = (follower.as_mut(), measuring) {
-            f.push(problem, p, i, optimum, &a, before)?;
+            f.push(problem, p, k, optimum, &a, before)?;
         }
-        applied.push(a);
+        enacted.push(a);
     }
-    let incumbent = !batch.decisions.is_empty() || preemptors.is_empty();
+    let optima = follower.map(Follower::finish).unwrap_or_default();
     Ok(SequenceRun {
         status: if incumbent {
             batch.status
         } else {
             PlanStatus::NoSolution
         },
-        applied,
-        optima: follower.map(Follower::finish).unwrap_or_default(),
+        applied: in_list_order_of(&order, enacted),
+        optima: RunOptima {
+            optima: in_list_order_of(&order, optima.optima),
+            optimum_applied: in_list_order_of(&order, optima.optimum_applied),
+        },
         runtime_ms: runtime,
         bound: batch.bound,
         incumbent,
     })
+}
+
+/// Items produced in `order` (positions into the list), put back in list order.
+fn in_list_order_of<T>(order: &[usize], items: Vec<T>) -> Vec<T> {
+    if items.len() != order.len() {
+        // Not measured: nothing to reorder.
+        return items;
+    }
+    let mut slots: Vec<Option<T>> = std::iter::repeat_with(|| None).take(order.len()).collect();
+    for (&i, item) in order.iter().zip(items) {
+        slots[i] = Some(item);
+    }
+    slots.into_iter().flatten().collect()
 }
 
 /// What is measured against the per-event optimum on every state a planner faced.

@@ -1,4 +1,5 @@
-//! The independent plan checker. It replays a plan's events on the initial state with its own
+//! The independent plan checker. It replays a plan's events on the initial state (in the order
+//! they are enacted: list order, or highest priority first for a joint plan) with its own
 //! bookkeeping (names and id sets, not the planners' state or allocator) and checks every rule
 //! of DESIGN §5: victims exist, are preemptible, have strictly lower priority and are evicted
 //! once; the preemptor's GPUs and cores are free after eviction and on one server; level, hit
@@ -6,7 +7,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::plan::preemption::{EventOutcome, PreemptionPlannerReport, Preemptor};
+use crate::plan::PlannerRole;
+use crate::plan::preemption::{EventOutcome, PreemptionPlannerReport, Preemptor, enactment_order};
 use crate::spec::PreemptionSpec;
 use crate::spec::preemption::{Admission, TopologyQos, TopologyScore};
 use crate::topology::state::ClusterState;
@@ -159,7 +161,11 @@ pub fn verify_plan(
     // Per QoS class (guaranteed, best-effort): preemptors, hits, placed pods and their
     // summed slowdown.
     let mut classes = [ClassTally::default(); 2];
-    for (e, p) in report.events.iter().zip(preemptors) {
+    // A joint plan is enacted highest priority first (`enactment_order`); its events are
+    // still reported in list order.
+    let joint = report.role == PlannerRole::BatchReference;
+    for i in enactment_order(preemptors, joint) {
+        let (e, p) = (&report.events[i], &preemptors[i]);
         let class = match p.qos {
             TopologyQos::Guaranteed => Some(0),
             TopologyQos::BestEffort => Some(1),

@@ -1,6 +1,7 @@
 //! From the aggregated solution to one decision per preemptor: ids are assigned bottom-up
 //! (NUMA-level placements first, which succeeds whenever the counts fit the laminar
-//! capacities), and each evicted pod is attributed to the preemptor whose ids it frees.
+//! capacities), and each evicted pod is attributed to the preemptor whose ids it frees, or to
+//! one enacted before it (see `attribute`), so the plan replays in its enactment order.
 
 use std::collections::BTreeMap;
 
@@ -72,12 +73,13 @@ pub fn assemble(
                 ids.insert(*i, (g, c));
             }
         }
+        // Enacted highest priority first (`enactment_order`), list order among equals.
         let mut order: Vec<usize> = items.iter().map(|(i, _, _)| *i).collect();
         let refusing = refused_on.remove(&server).unwrap_or_default();
         order.extend(refusing.iter().copied());
-        order.sort_unstable();
-        let attributed = attribute(initial, preemptors, &order, &ids, &here);
-        // The ids must be free when the events replay in list order; otherwise the node
+        order.sort_unstable_by_key(|&i| (std::cmp::Reverse(preemptors[i].priority), i));
+        let mut attributed = attribute(initial, preemptors, &order, &ids, &here);
+        // The ids must be free when the events replay in that order; otherwise the node
         // allocator places this server's pods during the replay.
         let replayable = ids.len() + refusing.len() == order.len() && {
             let (mut free_g, mut free_c) = (a.free_gpus(), a.free_cores());
@@ -100,11 +102,16 @@ pub fn assemble(
                 ok
             })
         };
-        let mut attributed = attributed;
         for i in order {
+            let victims = attributed.remove(&i).unwrap_or_default();
+            let refuse = refusing.contains(&i);
+            if refuse && victims.is_empty() {
+                // A refusal that evicts nothing is an unplaced pod: no server, no event there.
+                continue;
+            }
             decisions[i] = Decision {
                 server: Some(server),
-                victims: attributed.remove(&i).unwrap_or_default(),
+                victims,
                 subsets_evaluated: 0,
                 truncated: false,
                 unproven: false,
@@ -113,7 +120,7 @@ pub fn assemble(
                 } else {
                     None
                 },
-                refuse: refusing.contains(&i),
+                refuse,
                 score: None,
                 optimum_cost: None,
             };
@@ -122,8 +129,10 @@ pub fn assemble(
     decisions
 }
 
-/// Each evicted pod goes to the first preemptor (list order) that takes its resources and may
-/// evict it; the rest to the first eligible preemptor on the server.
+/// Each evicted pod goes to the first preemptor (in enactment `order`) that takes its GPUs or
+/// cores when that one may evict it, else to the first that may: a preemptor that may evict a
+/// pod has a strictly higher priority than every one that may not, so it is enacted before any
+/// of them and the pod is gone before its resources are taken.
 fn attribute(
     initial: &ClusterState,
     preemptors: &[Preemptor],
@@ -137,13 +146,14 @@ fn attribute(
             continue;
         };
         let eligible = |i: &usize| preemptors[*i].priority > pod.priority;
-        let taker = order.iter().find(|i| {
-            eligible(i)
-                && ids
-                    .get(i)
-                    .is_some_and(|(g, c)| g.intersects(&pod.gpus) || c.intersects(&pod.cores))
+        let first_taker = order.iter().find(|i| {
+            ids.get(i)
+                .is_some_and(|(g, c)| g.intersects(&pod.gpus) || c.intersects(&pod.cores))
         });
-        if let Some(&i) = taker.or_else(|| order.iter().find(|i| eligible(i))) {
+        let evictor = first_taker
+            .filter(|i| eligible(i))
+            .or_else(|| order.iter().find(|i| eligible(i)));
+        if let Some(&i) = evictor {
             out.entry(i).or_default().push(*id);
         }
     }

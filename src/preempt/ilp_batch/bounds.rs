@@ -13,7 +13,7 @@
 //!
 //! `None` means the relaxation is infeasible, and so is the subproblem.
 
-use super::model::{Class, domain_capacity, domains_of};
+use super::model::{Class, domain_capacity, domains_of, may_refuse};
 use crate::plan::preemption::Preemptor;
 use crate::preempt::problem::Problem;
 use crate::topology::ServerId;
@@ -87,7 +87,7 @@ impl ServerBounds {
                     gpus: p.request.gpus,
                     cores: p.request.cores,
                     levels: level_capacities(problem, server, p, class.members.len()),
-                    refusable: lowest_victim.is_some_and(|lo| lo < p.priority),
+                    refusable: may_refuse(problem, server, p, lowest_victim),
                 }
             })
             .collect();

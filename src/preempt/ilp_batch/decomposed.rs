@@ -13,7 +13,9 @@
 use rayon::prelude::*;
 
 use super::bounds::ServerBounds;
-use super::model::{BatchSolution, Class, Counts, build, domain_capacity, solve_model};
+use super::model::{
+    BatchSolution, Class, Counts, build, domain_capacity, lowest_victim, may_refuse, solve_model,
+};
 use crate::plan::PlanStatus;
 use crate::plan::error::PlanningError;
 use crate::plan::preemption::Preemptor;
@@ -58,6 +60,7 @@ const MAX_SUBPROBLEMS: usize = 20_000;
 /// The DP state count and subproblem count, when decomposition is small enough.
 pub fn decomposition_size(
     problem: &Problem<'_>,
+    initial: &ClusterState,
     preemptors: &[Preemptor],
     classes: &[Class],
 ) -> Option<(usize, usize)> {
@@ -70,7 +73,7 @@ pub fn decomposition_size(
     }
     let mut subproblems = 0usize;
     for server in problem.servers() {
-        subproblems += count_vectors(problem, preemptors, classes, server).len();
+        subproblems += count_vectors(problem, initial, preemptors, classes, server).len();
         if subproblems > MAX_SUBPROBLEMS {
             return None;
         }
@@ -81,23 +84,37 @@ pub fn decomposition_size(
 /// Non-zero count vectors that fit an empty server of this type by totals.
 fn count_vectors(
     problem: &Problem<'_>,
+    initial: &ClusterState,
     preemptors: &[Preemptor],
     classes: &[Class],
     server: ServerId,
 ) -> Vec<Vec<u32>> {
     let t = problem.cluster.type_of(server);
     let (cap_g, cap_c) = (t.gpu_count() as u32, t.core_count() as u32);
-    let limits: Vec<u32> = classes
+    let lowest_victim = lowest_victim(initial, server);
+    // Per class: whether an instance may be refused after evicting here (one more than fits).
+    let refusal: Vec<u32> = classes
         .iter()
         .map(|c| {
+            u32::from(may_refuse(
+                problem,
+                server,
+                &preemptors[c.rep],
+                lowest_victim,
+            ))
+        })
+        .collect();
+    let limits: Vec<u32> = classes
+        .iter()
+        .zip(&refusal)
+        .map(|(c, &r)| {
             let p = &preemptors[c.rep];
-            // One more than fits: an instance may be refused after evicting here.
             let fit = if t.required_level(p.request).is_none() {
                 0
             } else {
                 domain_capacity(t.whole(), p, c.members.len())
             };
-            (fit + 1).min(c.members.len() as u32)
+            (fit + r).min(c.members.len() as u32)
         })
         .collect();
     let mut out = Vec::new();
@@ -116,14 +133,14 @@ fn count_vectors(
             k[i] = 0;
             i += 1;
         }
-        let (g, c) = k
-            .iter()
-            .zip(classes)
-            .fold((0u32, 0u32), |(g, c), (&n, cl)| {
+        let (g, c) = k.iter().zip(classes).zip(&refusal).fold(
+            (0u32, 0u32),
+            |(g, c), ((&n, cl), &refused)| {
                 let r = preemptors[cl.rep].request;
-                let placed = n.saturating_sub(1);
+                let placed = n.saturating_sub(refused);
                 (g + placed * r.gpus, c + placed * r.cores)
-            });
+            },
+        );
         if g <= cap_g && c <= cap_c {
             out.push(k.clone());
         }
@@ -144,7 +161,7 @@ pub fn solve_decomposed(
         .par_iter()
         .map(|&server| {
             let bounds = ServerBounds::new(problem, initial, preemptors, classes, server);
-            count_vectors(problem, preemptors, classes, server)
+            count_vectors(problem, initial, preemptors, classes, server)
                 .into_iter()
                 .map(|counts| Subproblem {
                     known: bounds
@@ -226,7 +243,7 @@ pub fn solve_every_subproblem(
         .map(|&server| {
             // No pruning by dominance: one class's evictions can make room for another's, so
             // a vector may be feasible although a smaller one is not.
-            count_vectors(problem, preemptors, classes, server)
+            count_vectors(problem, initial, preemptors, classes, server)
                 .into_iter()
                 .map(|counts| {
                     let known = solve_subproblem(

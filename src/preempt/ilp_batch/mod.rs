@@ -78,7 +78,7 @@ impl PreemptionPlanner for IlpBatch {
                 mip_gap: problem.spec.planners.ilp_mip_gap,
             })
             .stopped_by(problem.cancel.flag());
-        let solution = match decomposition_size(problem, preemptors, &classes) {
+        let solution = match decomposition_size(problem, initial, preemptors, &classes) {
             Some(_) => solve_decomposed(problem, initial, preemptors, &classes, &deadline)?,
             None => solve_monolithic(
                 problem, initial, preemptors, &classes, warm_start, &deadline,

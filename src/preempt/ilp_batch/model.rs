@@ -10,6 +10,7 @@ use crate::plan::error::PlanningError;
 use crate::plan::preemption::Preemptor;
 use crate::preempt::problem::Problem;
 use crate::solver::{self, Deadline, SolveError, SolveStatus};
+use crate::spec::preemption::{Admission, TopologyQos};
 use crate::topology::state::ClusterState;
 use crate::topology::{Domain, Level, PodId, ServerId, ServerType};
 
@@ -92,6 +93,39 @@ pub fn domain_capacity(d: &Domain, p: &Preemptor, limit: usize) -> u32 {
         .min(limit as u32)
 }
 
+/// Whether an instance of `p` may evict on `server` and then be left unplaced there: what the
+/// kubelet does to a guaranteed pod the scheduler placed below its required level (the
+/// default's wasted evictions), so that such sequential plans lie inside the model. Nothing
+/// else is refused: a pod of another QoS, or under `bind` admission, is admitted wherever it
+/// fits, and a pod no server of this type holds is never a candidate here. `lowest_victim`:
+/// the lowest priority of the server's preemptible pods.
+pub fn may_refuse(
+    problem: &Problem<'_>,
+    server: ServerId,
+    p: &Preemptor,
+    lowest_victim: Option<i64>,
+) -> bool {
+    problem.spec.simulation.admission == Admission::Kubelet
+        && p.qos == TopologyQos::Guaranteed
+        && problem
+            .cluster
+            .type_of(server)
+            .required_level(p.request)
+            .is_some()
+        && lowest_victim.is_some_and(|lo| lo < p.priority)
+}
+
+/// The lowest priority of the preemptible pods on `server`, if any.
+pub fn lowest_victim(initial: &ClusterState, server: ServerId) -> Option<i64> {
+    initial.servers()[server.index()]
+        .pods()
+        .iter()
+        .filter_map(|id| initial.pod(*id))
+        .filter(|pod| pod.preemptible)
+        .map(|pod| pod.priority)
+        .min()
+}
+
 /// The model restricted to some servers: either "at most the class sizes" over all servers
 /// (monolithic), or "exactly these counts" on one server (a subproblem).
 pub enum Counts<'a> {
@@ -166,13 +200,7 @@ pub fn build(
                 placements.push((placed, var));
             }
         }
-        let lowest_victim = initial.servers()[server.index()]
-            .pods()
-            .iter()
-            .filter_map(|id| initial.pod(*id))
-            .filter(|pod| pod.preemptible)
-            .map(|pod| pod.priority)
-            .min();
+        let lowest_victim = lowest_victim(initial, server);
         for id in initial.servers()[server.index()].pods() {
             if let Some(pod) = initial.pod(*id)
                 && pod.preemptible
@@ -184,7 +212,7 @@ pub fn build(
         // A preemptor that is not placed may still have evicted here (a refused pod of the
         // default): without this, such sequential plans would fall outside the model.
         for (ci, class) in classes.iter().enumerate() {
-            if active(ci) && lowest_victim.is_some_and(|lo| lo < preemptors[class.rep].priority) {
+            if active(ci) && may_refuse(problem, server, &preemptors[class.rep], lowest_victim) {
                 refusals.push(((ci, server), vars.add(variable().binary())));
             }
         }
