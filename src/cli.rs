@@ -69,6 +69,14 @@ pub enum Command {
         /// MILP per server on --solver, the reference).
         #[arg(long, value_enum)]
         event_solver: Option<EventSolverArg>,
+        /// Preemption tables: which event lines to print per planner: `none`, `worst` (the
+        /// costliest events), `all`. Default: all up to 50 events, else the worst with a note.
+        #[arg(long, value_enum)]
+        events: Option<EventsArg>,
+        /// The run's time budget in seconds: one deadline shared by every solve, bound and
+        /// search (the exact side then reports its best plan and proven bound so far).
+        #[arg(long, value_name = "S", default_value_t = DEFAULT_TIME_LIMIT_S, value_parser = time_limit_arg)]
+        time_limit: f64,
     },
     /// Explain one decision: every planner's choice beside the per-event optimum on the same
     /// state, with every term of the canonical cost and the term that decides the difference.
@@ -103,6 +111,9 @@ pub enum Command {
         /// How the per-event optimum is found (overrides [planners].event_solver).
         #[arg(long, value_enum)]
         event_solver: Option<EventSolverArg>,
+        /// The run's time budget in seconds, shared by every solve, bound and search.
+        #[arg(long, value_name = "S", default_value_t = DEFAULT_TIME_LIMIT_S, value_parser = time_limit_arg)]
+        time_limit: f64,
     },
     /// Run the paper's protocol: per seed, fill by seeded churn; per cycle, plan the preemptor
     /// list with every planner from the same state; report mean, 95 % CI, min, max and totals.
@@ -553,4 +564,31 @@ fn seeds_arg() -> clap::builder::RangedU64ValueParser<u64> {
 /// `--cycles N`: 1 ..= `MAX_CYCLES` (docs/spec.md, "Limits").
 fn cycles_arg() -> clap::builder::RangedU64ValueParser<u64> {
     clap::value_parser!(u64).range(1..=coplan::spec::limits::MAX_CYCLES)
+}
+
+/// `--events`: which event lines a preemption table prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EventsArg {
+    /// No event lines.
+    None,
+    /// The costliest events of each planner.
+    Worst,
+    /// Every event.
+    All,
+}
+
+/// The default of `--time-limit`, seconds.
+pub const DEFAULT_TIME_LIMIT_S: f64 = 10.0;
+
+/// `--time-limit S`: a finite number of seconds above 0 and at most a day.
+fn time_limit_arg(text: &str) -> Result<f64, String> {
+    let s: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number of seconds"))?;
+    if s.is_finite() && s > 0.0 && s <= 86_400.0 {
+        Ok(s)
+    } else {
+        Err(format!("`{text}`: expected seconds in (0, 86400]"))
+    }
 }

@@ -191,6 +191,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
             worst,
             solver,
             event_solver,
+            events,
+            time_limit,
         } => {
             let pair = load_solving(&cluster, &workload, solver, event_solver)?;
             if worst.is_some() && format == PlanFormat::Csv {
@@ -206,7 +208,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 }
             }
             let text = match (&result, format) {
-                (PlanResult::Preemption(r), PlanFormat::Table) => table::plan::preemption(r),
+                (PlanResult::Preemption(r), PlanFormat::Table) => {
+                    table::plan::preemption(r, event_lines(events))
+                }
                 (PlanResult::Preemption(r), PlanFormat::Json) => json::to_json(r),
                 (PlanResult::Preemption(r), PlanFormat::Csv) => csv::preemption_plan(r),
                 (PlanResult::Colocation(r), PlanFormat::Table) => table::plan::colocation(r),
@@ -240,6 +244,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             out,
             solver,
             event_solver,
+            time_limit,
         } => {
             let pair = load_solving(&cluster, &workload, solver, event_solver)?;
             let explanation = commands::explain(&pair, planners, seed, event, task)?;
@@ -725,4 +730,14 @@ fn progress_bar(total: u64) -> indicatif::ProgressBar {
         bar.set_style(style);
     }
     bar
+}
+
+/// `--events` as the table printer takes it.
+fn event_lines(events: Option<cli::EventsArg>) -> table::plan::EventLines {
+    match events {
+        None => table::plan::EventLines::Auto,
+        Some(cli::EventsArg::None) => table::plan::EventLines::None,
+        Some(cli::EventsArg::Worst) => table::plan::EventLines::Worst,
+        Some(cli::EventsArg::All) => table::plan::EventLines::All,
+    }
 }

@@ -61,8 +61,25 @@ fn worst_decisions(report: &PreemptionPlan) -> String {
     out
 }
 
+/// Which event lines a preemption table prints (`plan --events`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum EventLines {
+    /// Every event up to a plan of [`AUTO_EVENT_LINES`] preemptors, else the worst.
+    #[default]
+    Auto,
+    /// No event lines.
+    None,
+    /// The costliest events of each planner.
+    Worst,
+    /// Every event.
+    All,
+}
+
+/// Above this many preemptors the default (`Auto`) prints the worst events only.
+pub const AUTO_EVENT_LINES: usize = 50;
+
 /// The comparison table of a preemption plan, then the events of each planner.
-pub fn preemption(report: &PreemptionPlan) -> String {
+pub fn preemption(report: &PreemptionPlan, _lines: EventLines) -> String {
     let mut out = String::new();
     // A batch reference without a solution decided nothing: the list's length is what the
     // other planners decided.
