@@ -144,6 +144,10 @@ pub enum Command {
         /// MILP per server on --solver, the reference).
         #[arg(long, value_enum)]
         event_solver: Option<EventSolverArg>,
+        /// The time budget of each planned cycle (each seed of a co-location run), seconds:
+        /// one deadline shared by its solves, bounds and searches.
+        #[arg(long, value_name = "S", default_value_t = DEFAULT_TIME_LIMIT_S, value_parser = time_limit_arg)]
+        time_limit: f64,
     },
     /// Simulate the Cartesian product of spec values; write long-format rows.
     ///
@@ -186,6 +190,10 @@ pub enum Command {
         /// MILP per server on --solver, the reference).
         #[arg(long, value_enum)]
         event_solver: Option<EventSolverArg>,
+        /// The time budget of each planned cycle (each seed of a co-location run), seconds:
+        /// one deadline shared by its solves, bounds and searches.
+        #[arg(long, value_name = "S", default_value_t = DEFAULT_TIME_LIMIT_S, value_parser = time_limit_arg)]
+        time_limit: f64,
     },
     /// Join sweep shard outputs (CSV or JSON Lines); reject overlaps and missing scenarios.
     Merge {
@@ -253,6 +261,10 @@ pub enum Command {
         /// MILP per server on --solver, the reference).
         #[arg(long, value_enum)]
         event_solver: Option<EventSolverArg>,
+        /// The time budget of each planned cycle (each seed of a co-location run), seconds:
+        /// one deadline shared by its solves, bounds and searches.
+        #[arg(long, value_name = "S", default_value_t = DEFAULT_TIME_LIMIT_S, value_parser = time_limit_arg)]
+        time_limit: f64,
     },
     /// Write a co-location plan's node timelines as Chrome Trace Event JSON (open in Perfetto):
     /// pid = node, tid = stage; forward, backward, decode, offload and sync ops as events. Or,

@@ -52,15 +52,29 @@ static STOPS_ITSELF: AtomicBool = AtomicBool::new(false);
 const EXIT_INTERRUPTED: u8 = 130;
 
 /// On Ctrl-C or SIGTERM: a command that reads the flag stops at its next check and reports
-/// what finished; any other command (and a second Ctrl-C) ends the process now. Neither
-/// leaves a partial `--out`: outputs are written whole, after the run.
+/// what finished; any other command (and a second Ctrl-C) ends the process now. A command
+/// whose next check does not come within [`STOP_GRACE`] (a solve in progress cannot be
+/// interrupted) is ended then. None leaves a partial `--out`: outputs are written whole,
+/// after the run.
 fn install_stop_handler() {
     let _ = ctrlc::set_handler(|| {
         if !STOPS_ITSELF.load(Ordering::Relaxed) || STOP_REQUESTED.swap(true, Ordering::Relaxed) {
-            let _ = std::io::stderr().write_all(b"interrupted\n");
-            std::process::exit(i32::from(EXIT_INTERRUPTED));
+            interrupted_now();
         }
+        std::thread::spawn(|| {
+            std::thread::sleep(STOP_GRACE);
+            interrupted_now();
+        });
     });
+}
+
+/// How long a command that stops itself has to do so after Ctrl-C.
+const STOP_GRACE: std::time::Duration = std::time::Duration::from_millis(900);
+
+/// Ends the process as interrupted.
+fn interrupted_now() -> ! {
+    let _ = std::io::stderr().write_all(b"interrupted\n");
+    std::process::exit(i32::from(EXIT_INTERRUPTED));
 }
 
 /// The stop request of a command that checks for it.
@@ -135,13 +149,14 @@ fn sim_options(
     cycles: Option<u64>,
     planners: Option<Vec<String>>,
     solver: Option<coplan::spec::SolverBackend>,
+    time_limit: f64,
 ) -> SimOptions {
     SimOptions {
         seeds: seeds.map(|n| (1..=n).collect()),
         cycles,
         planners,
         solver,
-        cancel: cooperative_stop(),
+        cancel: cooperative_stop().with_budget(time_limit),
     }
 }
 
@@ -194,6 +209,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
             events,
             time_limit,
         } => {
+            // The budget counts from here: reading and filling a large cluster is part of it.
+            let budget = Cancel::never().with_budget(time_limit);
             let pair = load_solving(&cluster, &workload, solver, event_solver)?;
             if worst.is_some() && format == PlanFormat::Csv {
                 return Err(input(
@@ -201,7 +218,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     Some("use `--format table` or `--format json` with `--worst`".into()),
                 ));
             }
-            let result = commands::plan(&pair, planners, seed, worst)?;
+            let result = commands::plan(&pair, planners, seed, worst, budget)?;
             if let PlanResult::Preemption(r) = &result {
                 for w in &r.warnings {
                     let _ = writeln!(std::io::stderr(), "warning: {w}");
@@ -246,8 +263,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
             event_solver,
             time_limit,
         } => {
+            let budget = Cancel::never().with_budget(time_limit);
             let pair = load_solving(&cluster, &workload, solver, event_solver)?;
-            let explanation = commands::explain(&pair, planners, seed, event, task)?;
+            let explanation = commands::explain(&pair, planners, seed, event, task, budget)?;
             let text = match (&explanation, format) {
                 (Explanation::Event(e), ExplainFormat::Table) => {
                     table::explain::preemption_event(e)
@@ -271,9 +289,10 @@ fn run(cli: Cli) -> Result<(), Failure> {
             plot,
             solver,
             event_solver,
+            time_limit,
         } => {
             let pair = load_solving(&cluster, &workload, solver, event_solver)?;
-            let options = sim_options(seeds, cycles, planners, None);
+            let options = sim_options(seeds, cycles, planners, None, time_limit);
             let bar = progress_bar(commands::simulation_units(&pair, &options));
             let result = commands::simulate(&pair, &options, &|| bar.inc(1))?;
             bar.finish_and_clear();
@@ -313,13 +332,14 @@ fn run(cli: Cli) -> Result<(), Failure> {
             plot,
             solver,
             event_solver,
+            time_limit,
         } => {
             let subject = format!("{} on {}", file_stem(&workload), file_stem(&cluster));
             let prepared = commands::prepare_sweep(
                 &cluster,
                 &workload,
                 &sets,
-                sim_options(seeds, cycles, planners, solver.map(Into::into)),
+                sim_options(seeds, cycles, planners, solver.map(Into::into), time_limit),
                 shard.as_deref(),
                 shards,
                 &|k| std::env::var(k).ok(),
@@ -380,6 +400,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             plot,
             solver,
             event_solver,
+            time_limit,
         } => {
             let pair = load_solving(&cluster, &workload, solver, event_solver)?;
             if plot.is_some() && pair.kind() == SpecKind::Colocation {
@@ -403,7 +424,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     cooperative_stop()
                 } else {
                     Cancel::never()
-                },
+                }
+                .with_budget(time_limit),
             };
             let bar = progress_bar(0);
             let report = commands::capacity(&cluster, &pair, &args, &|p| match p {

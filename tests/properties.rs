@@ -160,6 +160,7 @@ fn run(cluster: &Cluster, spec: &PreemptionSpec) -> Option<PlanReport> {
         planners: Some(PLANNERS.iter().map(|s| s.to_string()).collect()),
         seed: None,
         worst: None,
+        ..PlanOptions::default()
     };
     match engine::plan(cluster, spec, &options) {
         Ok(r) => Some(r),
@@ -651,6 +652,7 @@ proptest! {
             planners: Some(vec!["ilp".to_string()]),
             seed: None,
             worst: None,
+            ..PlanOptions::default()
         };
         spec.planners.event_solver = EventSolver::Exact;
         let Ok(exact) = engine::plan(&cluster, &spec, &options) else { return Ok(()) };

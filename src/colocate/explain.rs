@@ -13,6 +13,7 @@ use super::planner::{ColocationPlanner, PlannerRun, run_dispatcher};
 use super::registry;
 use super::setup::{Setup, setup};
 use super::trace::TraceRequest;
+use crate::plan::cancel::Cancel;
 use crate::plan::colocation::{ColocationRun, TaskKind, TaskOutcome};
 use crate::plan::error::PlanningError;
 use crate::plan::explain_colocation::{
@@ -39,6 +40,8 @@ pub struct ExplainInput<'a> {
     pub planners: Option<&'a [String]>,
     /// Overrides `[planners].seed`.
     pub seed: Option<u64>,
+    /// The run's stop request and time budget (`--time-limit`), shared by every solve.
+    pub cancel: Cancel,
 }
 
 /// One planner's verified run with the offers it recorded, or why it has none.
@@ -72,7 +75,10 @@ pub fn explain_tasks(
     let names = planner_names(input);
     let with_ilp = names.iter().any(|n| is_reference(n));
     let spec = &*resolve_load(input.cluster, input.spec, input.trace)?;
-    let s = setup(input.cluster, spec, input.trace, input.seed);
+    let s = Setup {
+        cancel: input.cancel,
+        ..setup(input.cluster, spec, input.trace, input.seed)
+    };
     let ids: Vec<u32> = match task {
         Some(id) => vec![task_index(id, s.tasks.len())?],
         None => (0..s.tasks.len() as u32).collect(),

@@ -130,7 +130,9 @@ pub fn plan_with_worst(
     )
 }
 
-fn plan_cancellable(
+/// [`plan_with_worst`] within a run's stop request and time budget (`--time-limit`): every
+/// solve, bound and search of the run shares its one deadline.
+pub fn plan_cancellable(
     cluster: &Cluster,
     spec: &ColocationSpec,
     trace: Option<&[TraceRequest]>,

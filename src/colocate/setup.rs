@@ -8,6 +8,7 @@ use super::workload;
 use crate::p;
 use crate::plan::cancel::Cancel;
 use crate::plan::colocation::{OpLog, Task, TaskKind};
+use crate::solver::{Deadline, SolverSettings};
 use crate::spec::ColocationSpec;
 use crate::spec::source::Finding;
 use crate::topology::Cluster;
@@ -29,6 +30,19 @@ pub struct Setup {
     pub seed: u64,
     /// A stop request cuts the exact search short (the caller then discards the run).
     pub cancel: Cancel,
+}
+
+impl Setup {
+    /// A solver deadline of this run: `ilp_time_limit_s` from now at most (the cap of one
+    /// solve or search), ending with the run's budget (`--time-limit`) and at a stop request,
+    /// solved with `settings`. Every solve, bound and search of a co-location run takes its
+    /// deadline from here.
+    pub fn deadline(&self, settings: SolverSettings) -> Deadline {
+        Deadline::after(self.spec.planners.ilp_time_limit_s)
+            .solving_with(settings)
+            .stopped_by(self.cancel.flag())
+            .ending_by(self.cancel.ends_at())
+    }
 }
 
 /// The setup of one seed (`None`: the spec's `[planners].seed`).

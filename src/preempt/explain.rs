@@ -13,6 +13,7 @@ use super::registry;
 use super::scenario;
 use super::terms::{difference, terms_of};
 use crate::plan::PlannerRole;
+use crate::plan::cancel::Cancel;
 use crate::plan::error::PlanningError;
 use crate::plan::explain::{
     ColumnKind, DecisionColumn, EventExplanation, ScoreRecord, SearchRecord, VictimFacts,
@@ -32,6 +33,8 @@ pub struct ExplainOptions {
     pub seed: Option<u64>,
     /// 1-based position of the preemptor in the `[[preempt]]` list.
     pub event: usize,
+    /// The run's stop request and time budget (`--time-limit`), shared by every solve.
+    pub cancel: Cancel,
 }
 
 /// One planner's N-th decision and the state it was taken on.
@@ -54,12 +57,11 @@ pub fn explain_event(
     spec: &PreemptionSpec,
     options: &ExplainOptions,
 ) -> Result<EventExplanation, PlanningError> {
-    let mut all = explain_events(
+    let mut all = explain_events_within(
         cluster,
         spec,
-        options.planners.clone(),
-        options.seed,
-        Some(options.event),
+        (options.planners.clone(), options.seed, Some(options.event)),
+        options.cancel,
     )?;
     all.pop()
         .ok_or_else(|| PlanningError::Internal("no event explained".into()))
@@ -74,9 +76,22 @@ pub fn explain_events(
     seed: Option<u64>,
     event: Option<usize>,
 ) -> Result<Vec<EventExplanation>, PlanningError> {
+    explain_events_within(cluster, spec, (planners, seed, event), Cancel::never())
+}
+
+/// [`explain_events`] within a run's stop request and time budget.
+fn explain_events_within(
+    cluster: &Cluster,
+    spec: &PreemptionSpec,
+    (planners, seed, event): (Option<Vec<String>>, Option<u64>, Option<usize>),
+    cancel: Cancel,
+) -> Result<Vec<EventExplanation>, PlanningError> {
     let names = planners.unwrap_or_else(|| spec.planners.run.clone());
     let planners = registry::resolve(&names)?;
-    let problem = Problem::new(cluster, spec);
+    let problem = Problem {
+        cancel,
+        ..Problem::new(cluster, spec)
+    };
     let mut initial =
         scenario::initial_state(cluster, spec, seed).map_err(PlanningError::Invalid)?;
     let preemptors = scenario::preemptors(spec, &mut initial);

@@ -59,6 +59,14 @@ impl PreemptionPlanner for Flextopo {
         Ok(match self.sourcing {
             Sourcing::IncrementalMinimal => super::imp_pruned::decide(problem, state, p)
                 .unwrap_or_else(|| decide_by_enumeration(problem, state, p, true)),
+            // Once the run's budget is spent, the remaining events are sourced as IMP sources
+            // them (the smallest victim sets, a subset of the exhaustive candidates) and say
+            // so: `truncated`.
+            Sourcing::Exhaustive if problem.cancel.out_of_time() => Decision {
+                truncated: true,
+                ..super::imp_pruned::decide(problem, state, p)
+                    .unwrap_or_else(|| decide_by_enumeration(problem, state, p, true))
+            },
             Sourcing::Exhaustive => super::exhaustive_classes::decide(problem, state, p)
                 .unwrap_or_else(|| decide_by_enumeration(problem, state, p, false)),
         })

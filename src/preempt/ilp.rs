@@ -30,8 +30,10 @@ pub struct EventOptimum {
     pub proven: bool,
 }
 
-/// The budget and backend of the MILPs of one event: `ilp_time_limit_s` from now, on
-/// `[planners] solver` with `ilp_mip_gap`.
+/// The budget and backend of one decision's solves (the MILPs of one event, or the whole
+/// batch of `ilp-batch`): `ilp_time_limit_s` from now at most, ending with the run's budget
+/// (`--time-limit`) and at a stop request, on `[planners] solver` with `ilp_mip_gap`. Every
+/// preemption solve takes its deadline from here.
 pub fn deadline(problem: &Problem<'_>) -> Deadline {
     Deadline::after(problem.spec.planners.ilp_time_limit_s)
         .solving_with(solver::SolverSettings {
@@ -39,6 +41,7 @@ pub fn deadline(problem: &Problem<'_>) -> Deadline {
             mip_gap: problem.spec.planners.ilp_mip_gap,
         })
         .stopped_by(problem.cancel.flag())
+        .ending_by(problem.cancel.ends_at())
 }
 
 /// What one server's MILP found.

@@ -12,6 +12,7 @@ use super::problem::{DecisionPoint, Problem};
 use super::registry;
 use super::scenario;
 use super::terms;
+use crate::plan::cancel::Cancel;
 use crate::plan::error::PlanningError;
 use crate::plan::preemption::{
     PreemptionPlan, PreemptionPlannerReport, Preemptor, WorstDecision, enactment_order,
@@ -31,6 +32,8 @@ pub struct PlanOptions {
     /// Keep each planner's `worst` K decisions: the largest excess over the per-event optimum
     /// on the state it faced (`plan --worst K`).
     pub worst: Option<usize>,
+    /// The run's stop request and time budget (`--time-limit`), shared by every solve.
+    pub cancel: Cancel,
 }
 
 /// A planner's run over the preemptor list, before measurement.
@@ -62,7 +65,10 @@ pub fn plan(
         .clone()
         .unwrap_or_else(|| spec.planners.run.clone());
     registry::resolve(&names)?;
-    let problem = Problem::new(cluster, spec);
+    let problem = Problem {
+        cancel: options.cancel,
+        ..Problem::new(cluster, spec)
+    };
     let mut initial =
         scenario::initial_state(cluster, spec, options.seed).map_err(PlanningError::Invalid)?;
     let preemptors = scenario::preemptors(spec, &mut initial);

@@ -179,6 +179,7 @@ pub fn plan(
     planners: Option<Vec<String>>,
     seed: Option<u64>,
     worst: Option<usize>,
+    cancel: Cancel,
 ) -> Result<PlanResult, SessionError> {
     if worst == Some(0) {
         return Err(SessionError::input(
@@ -192,18 +193,18 @@ pub fn plan(
                 planners,
                 seed,
                 worst,
+                cancel,
             };
             planning::plan(&pair.cluster, spec, &options)
                 .map(PlanResult::Preemption)
                 .map_err(|e| pair.planning_error(e))
         }
-        Workload::Colocation { spec, trace } => crate::colocate::planning::plan_with_worst(
+        Workload::Colocation { spec, trace } => crate::colocate::planning::plan_cancellable(
             &pair.cluster,
             spec,
             trace.as_deref(),
-            planners.as_deref(),
-            seed,
-            worst,
+            (planners.as_deref(), seed, worst),
+            cancel,
         )
         .map(PlanResult::Colocation)
         .map_err(|e| pair.planning_error(e)),
@@ -225,6 +226,7 @@ pub fn explain(
     seed: Option<u64>,
     event: Option<usize>,
     task: Option<u32>,
+    cancel: Cancel,
 ) -> Result<Explanation, SessionError> {
     match (&pair.workload, event, task) {
         (Workload::Preemption(spec), Some(event), None) => {
@@ -232,13 +234,15 @@ pub fn explain(
                 planners,
                 seed,
                 event,
+                cancel,
             };
             explain::explain_event(&pair.cluster, spec, &options)
                 .map(Explanation::Event)
                 .map_err(|e| pair.planning_error(e))
         }
         (Workload::Colocation { .. }, None, Some(task)) => {
-            explain_colocation::explain_task(pair, planners, seed, task).map(Explanation::Task)
+            explain_colocation::explain_task(pair, planners, seed, task, cancel)
+                .map(Explanation::Task)
         }
         (_, Some(_), Some(_)) => Err(SessionError::input(
             "`--event` and `--task` cannot be given together",

@@ -4,6 +4,7 @@
 use super::error::SessionError;
 use super::load::{Pair, Workload};
 use crate::colocate::explain::{self, ExplainInput};
+use crate::plan::cancel::Cancel;
 use crate::plan::explain_colocation::TaskExplanation;
 
 /// Explains task `task` (its id, from 0) of a co-location workload as every asked planner
@@ -13,8 +14,9 @@ pub fn explain_task(
     planners: Option<Vec<String>>,
     seed: Option<u64>,
     task: u32,
+    cancel: Cancel,
 ) -> Result<TaskExplanation, SessionError> {
-    with_input(pair, planners.as_deref(), seed, |input| {
+    with_input(pair, planners.as_deref(), (seed, cancel), |input| {
         explain::explain_task(input, task)
     })
 }
@@ -23,7 +25,7 @@ pub fn explain_task(
 fn with_input<T>(
     pair: &Pair,
     planners: Option<&[String]>,
-    seed: Option<u64>,
+    (seed, cancel): (Option<u64>, Cancel),
     f: impl FnOnce(&ExplainInput<'_>) -> Result<T, crate::plan::error::PlanningError>,
 ) -> Result<T, SessionError> {
     let Workload::Colocation { spec, trace } = &pair.workload else {
@@ -38,6 +40,7 @@ fn with_input<T>(
         trace: trace.as_deref(),
         planners,
         seed,
+        cancel,
     };
     f(&input).map_err(|e| pair.planning_error(e))
 }

@@ -103,7 +103,14 @@ pub fn simulate(
     let per_seed: Vec<Result<SeedValues, PlanningError>> = seeds
         .par_iter()
         .map(|&seed| {
-            let r = plan_until(cluster, spec, trace, planners, Some(seed), cancel)?;
+            let r = plan_until(
+                cluster,
+                spec,
+                trace,
+                planners,
+                Some(seed),
+                cancel.restarted(),
+            )?;
             progress();
             Ok((
                 seed,

@@ -271,7 +271,7 @@ pub fn run_cycles(
     planners: &[String],
     progress: &(dyn Fn() + Sync),
 ) -> Result<SeedResult, PlanningError> {
-    let problem = Problem {
+    let mut problem = Problem {
         cancel,
         ..Problem::new(cluster, spec)
     };
@@ -282,6 +282,9 @@ pub fn run_cycles(
         vec![(BTreeMap::new(), Totals::default()); planners.len()];
     for cycle in 0..cycles {
         cancel.check()?;
+        // Each cycle is one plan: its budget starts afresh, so a cycle's result does not
+        // depend on how many ran before it.
+        problem.cancel = cancel.restarted();
         let mut start = state.clone();
         let preemptors = scenario::preemptors(spec, &mut start);
         let reports = plan_from_state(&problem, &start, &preemptors, planners)?;

@@ -22,6 +22,8 @@ pub struct Deadline {
     settings: SolverSettings,
     /// A flag that, once raised, spends the budget at once (the run was asked to stop).
     stop: Option<&'static AtomicBool>,
+    /// The end of the run's budget (`--time-limit`), which caps this one.
+    ends_at: Option<Instant>,
 }
 
 impl Deadline {
@@ -32,6 +34,7 @@ impl Deadline {
             limit_s,
             settings: SolverSettings::default(),
             stop: None,
+            ends_at: None,
         }
     }
 
@@ -40,6 +43,11 @@ impl Deadline {
     /// running is not interrupted (the solvers offer no way to), so its own limit still holds.
     pub fn stopped_by(self, stop: Option<&'static AtomicBool>) -> Self {
         Deadline { stop, ..self }
+    }
+
+    /// The same budget, ending no later than `ends_at` (the run's budget; none: no cap).
+    pub fn ending_by(self, ends_at: Option<Instant>) -> Self {
+        Deadline { ends_at, ..self }
     }
 
     /// The same budget, solved with `settings`.
@@ -57,7 +65,18 @@ impl Deadline {
         if self.stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
             return -1.0;
         }
-        self.limit_s - self.started.elapsed().as_secs_f64()
+        let own = self.limit_s - self.started.elapsed().as_secs_f64();
+        match self.ends_at {
+            Some(end) => {
+                let now = Instant::now();
+                let run = match end.checked_duration_since(now) {
+                    Some(left) => left.as_secs_f64(),
+                    None => -now.duration_since(end).as_secs_f64() - f64::MIN_POSITIVE,
+                };
+                own.min(run)
+            }
+            None => own,
+        }
     }
 
     /// Whether the budget is spent (or a stop was requested).

@@ -60,6 +60,7 @@ pub fn plan(cluster: &ClusterSpec, workload: &PreemptionSpec, planners: &[&str])
         worst: None,
         planners: Some(planners.iter().map(|s| s.to_string()).collect()),
         seed: None,
+        ..PlanOptions::default()
     };
     engine::plan(&c, workload, &options).expect("plan succeeds and verifies")
 }

@@ -9,6 +9,7 @@ use coplan::colocate::planner::PlannerRun;
 use coplan::colocate::planning::{plan, plan_with_worst};
 use coplan::colocate::registry;
 use coplan::colocate::setup::setup;
+use coplan::plan::cancel::Cancel;
 use coplan::plan::error::PlanningError;
 use coplan::plan::explain_colocation::{OfferAnswer, OfferTerms, TaskExplanation};
 use coplan::spec::{ClusterSpec, ColocationSpec};
@@ -50,6 +51,7 @@ fn every_task(
         trace: None,
         planners: Some(planners),
         seed: None,
+        cancel: Cancel::never(),
     };
     explain_tasks(&input, None).expect("explained")
 }
@@ -198,6 +200,7 @@ fn ilp_column_and_worst_tasks_compare_with_ilps_schedule() {
         trace: None,
         planners: Some(&planners),
         seed: None,
+        cancel: Cancel::never(),
     };
     let all = explain_tasks(&input, None).expect("explained");
     let planned = plan(&cluster, &spec, None, Some(&planners), None).expect("planned");
@@ -261,6 +264,7 @@ fn explanations_are_deterministic_and_unknown_tasks_name_the_range() {
         trace: None,
         planners: None,
         seed: None,
+        cancel: Cancel::never(),
     };
     let first = serde_json::to_string(&explain_task(&input, 7).expect("explained")).expect("json");
     let second = serde_json::to_string(&explain_task(&input, 7).expect("explained")).expect("json");
@@ -286,6 +290,7 @@ fn the_table_shows_every_offer_and_a_row_per_planner_and_ilp() {
         trace: None,
         planners: None,
         seed: None,
+        cancel: Cancel::never(),
     };
     let e = explain_task(&input, 3).expect("explained");
     let text = coplan::report::table::explain_colocation::colocation_task(&e);

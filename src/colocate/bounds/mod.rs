@@ -22,7 +22,7 @@ use super::engine::DiscreteEventEngine;
 use super::metrics::objective_term;
 use super::setup::Setup;
 use crate::plan::colocation::{Task, TaskId, TaskKind};
-use crate::solver::{self, Deadline, SolveStatus, SolverSettings};
+use crate::solver::{self, SolveStatus, SolverSettings};
 use crate::spec::colocation::MemoryTimeout;
 
 /// Per task: its floors (see `TaskFloor`).
@@ -336,7 +336,7 @@ pub fn interval_lp(setup: &Setup, horizon_s: f64, settings: SolverSettings) -> L
             }
         })
         .sum();
-    let deadline = Deadline::after(spec.planners.ilp_time_limit_s).solving_with(settings);
+    let deadline = setup.deadline(settings);
     match solver::minimise(vars, objective, constraints, &[], &deadline, None) {
         Ok(solved) if solved.status == SolveStatus::Optimal => {
             LpBound::Value(solved.objective + training)
@@ -802,7 +802,7 @@ pub fn memory_lp(setup: &Setup, horizon_s: f64, settings: SolverSettings) -> LpB
             constraints.push(constraint!(held <= k as f64 * nodes * end));
         }
     }
-    let deadline = Deadline::after(spec.planners.ilp_time_limit_s).solving_with(settings);
+    let deadline = setup.deadline(settings);
     match solver::minimise(vars, objective, constraints, &[], &deadline, None) {
         Ok(solved) if solved.status == SolveStatus::Optimal => LpBound::Value(solved.objective),
         Ok(_) => LpBound::Unsolved("time limit".into()),

@@ -43,7 +43,7 @@ use super::setup::Setup;
 use crate::plan::colocation::{Task, TaskId, TaskOutcome};
 use crate::plan::error::PlanningError;
 use crate::plan::{PlanStatus, PlannerRole};
-use crate::solver::Deadline;
+use crate::solver::SolverSettings;
 
 /// Costs closer than this are ties.
 const EPS: f64 = 1e-9;
@@ -453,7 +453,10 @@ pub fn solve(setup: &Setup) -> SearchOutcome {
     let floors = memory_task_floors(setup);
     let tau = (setup.spec.inference.slo_factor * setup.slo_base_s).max(1e-12);
     // The time limit counts from here, the engine's set-up included.
-    let deadline = Deadline::after(planners.ilp_time_limit_s).stopped_by(setup.cancel.flag());
+    let deadline = setup.deadline(SolverSettings {
+        backend: planners.solver,
+        mip_gap: planners.ilp_mip_gap,
+    });
     let mut engine = DiscreteEventEngine::new(&setup.config, &setup.tasks);
     let first = engine.advance(&mut NoSync);
     if setup.tasks.len() <= planners.ilp_exact_max_tasks.max(0) as usize {

@@ -62,6 +62,11 @@ pub(super) fn decide_by_enumeration(
         if early_stop && settings.imp_scope == ImpScope::Cluster && !sink.candidates.is_empty() {
             break;
         }
+        // The run's budget is spent: the sizes enumerated so far decide, and say so.
+        if !sink.candidates.is_empty() && problem.cancel.out_of_time() {
+            truncated = true;
+            break;
+        }
     }
     decision(problem, state, &filtered, &sink, evaluated, truncated)
 }

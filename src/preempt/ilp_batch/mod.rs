@@ -29,12 +29,12 @@ use self::assemble::assemble;
 use self::decomposed::{decomposition_size, solve_decomposed};
 use self::model::classes;
 use self::monolithic::solve_monolithic;
+use self::warm_start::warm_solution;
 use super::planner::{AppliedDecision, BatchDecision, PreemptionPlanner};
 use super::problem::{Decision, DecisionPoint, Problem};
 use crate::plan::error::PlanningError;
 use crate::plan::preemption::Preemptor;
 use crate::plan::{PlanStatus, PlannerRole};
-use crate::solver::{Deadline, SolverSettings};
 use crate::topology::state::ClusterState;
 
 /// The `ilp-batch` planner: one exact optimum of the whole preemptor list (the batch
@@ -72,12 +72,20 @@ impl PreemptionPlanner for IlpBatch {
         warm_start: Option<&[AppliedDecision]>,
     ) -> Result<BatchDecision, PlanningError> {
         let classes = classes(preemptors);
-        let deadline = Deadline::after(problem.spec.planners.ilp_time_limit_s)
-            .solving_with(SolverSettings {
-                backend: problem.spec.planners.solver,
-                mip_gap: problem.spec.planners.ilp_mip_gap,
-            })
-            .stopped_by(problem.cancel.flag());
+        let deadline = super::ilp::deadline(problem);
+        if deadline.expired()
+            && let Some(applied) = warm_start
+        {
+            // The run's budget was spent before a model could be built: the best sequential
+            // plan is the incumbent, and nothing is proven.
+            let solution = warm_solution(problem, initial, (&classes, preemptors), applied);
+            return Ok(BatchDecision {
+                decisions: assemble(problem, initial, preemptors, &classes, &solution),
+                status: solution.status,
+                bound: None,
+                objective: Some(solution.objective),
+            });
+        }
         let solution = match decomposition_size(problem, initial, preemptors, &classes) {
             Some(_) => solve_decomposed(problem, initial, preemptors, &classes, &deadline)?,
             None => solve_monolithic(

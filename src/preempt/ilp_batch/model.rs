@@ -135,6 +135,14 @@ pub enum Counts<'a> {
     Exactly(&'a [u32]),
 }
 
+/// Positions of one server's variables in the model's lists.
+#[derive(Default)]
+struct ServerVars {
+    placements: Vec<usize>,
+    refusals: Vec<usize>,
+    victims: Vec<usize>,
+}
+
 /// A batch MILP and what its variables mean.
 pub struct Model {
     vars: ProblemVariables,
@@ -158,6 +166,41 @@ pub fn build(
     servers: &[ServerId],
     counts: Counts<'_>,
 ) -> Model {
+    let never = || false;
+    let built = build_until(
+        problem,
+        (initial, preemptors, classes),
+        servers,
+        counts,
+        &never,
+    );
+    built.unwrap_or_else(|| unreachable_model())
+}
+
+/// An empty model: what `build` would return if a stop that never comes had come.
+fn unreachable_model() -> Model {
+    Model {
+        vars: ProblemVariables::new(),
+        objective: Expression::from(0.0),
+        constraints: Vec::new(),
+        placements: Vec::new(),
+        refusals: Vec::new(),
+        victims: Vec::new(),
+    }
+}
+
+/// Servers between two reads of `stop` while a model is built.
+const SERVERS_BETWEEN_CHECKS: usize = 256;
+
+/// [`build`], given up (`None`) once `stop` says so: on tens of thousands of servers the
+/// model itself takes seconds to build, which the run's budget may not have.
+pub fn build_until(
+    problem: &Problem<'_>,
+    (initial, preemptors, classes): (&ClusterState, &[Preemptor], &[Class]),
+    servers: &[ServerId],
+    counts: Counts<'_>,
+    stop: &dyn Fn() -> bool,
+) -> Option<Model> {
     let cluster = problem.cluster;
     let active = |ci: usize| match counts {
         Counts::AtMost => true,
@@ -174,7 +217,10 @@ pub fn build(
     let mut placements = Vec::new();
     let mut victims = Vec::new();
     let mut refusals = Vec::new();
-    for &server in servers {
+    for (done, &server) in servers.iter().enumerate() {
+        if done % SERVERS_BETWEEN_CHECKS == 0 && stop() {
+            return None;
+        }
         let t = cluster.type_of(server);
         for (ci, class) in classes.iter().enumerate() {
             if !active(ci) {
@@ -262,23 +308,39 @@ pub fn build(
             Counts::Exactly(k) => constraints.push(constraint!(placed == k[ci] as f64)),
         }
     }
+    // Per server, the positions of its placements, refusals and victims: the rows below are
+    // per server, and a scan of every variable per row would be quadratic in the cluster.
+    let mut on_server: BTreeMap<ServerId, ServerVars> = BTreeMap::new();
+    for (k, (pl, _)) in placements.iter().enumerate() {
+        on_server.entry(pl.server).or_default().placements.push(k);
+    }
+    for (k, ((_, s), _)) in refusals.iter().enumerate() {
+        on_server.entry(*s).or_default().refusals.push(k);
+    }
+    for (k, (id, _)) in victims.iter().enumerate() {
+        if let Some(pod) = initial.pod(*id) {
+            on_server.entry(pod.server).or_default().victims.push(k);
+        }
+    }
     // A pod can be evicted only for an eligible (higher-priority) preemptor on its server.
     for (id, v) in &victims {
         let Some(pod) = initial.pod(*id) else {
             continue;
         };
-        let eligible: Expression = placements
+        let Some(here) = on_server.get(&pod.server) else {
+            continue;
+        };
+        let eligible: Expression = here
+            .placements
             .iter()
-            .filter(|(pl, _)| {
-                pl.server == pod.server && preemptors[classes[pl.class].rep].priority > pod.priority
-            })
+            .map(|&k| &placements[k])
+            .filter(|(pl, _)| preemptors[classes[pl.class].rep].priority > pod.priority)
             .map(|(_, var)| Expression::from(*var))
             .chain(
-                refusals
+                here.refusals
                     .iter()
-                    .filter(|((c, s), _)| {
-                        *s == pod.server && preemptors[classes[*c].rep].priority > pod.priority
-                    })
+                    .map(|&k| &refusals[k])
+                    .filter(|((c, _), _)| preemptors[classes[*c].rep].priority > pod.priority)
                     .map(|(_, var)| Expression::from(*var)),
             )
             .sum();
@@ -286,21 +348,20 @@ pub fn build(
     }
     // Laminar capacities: the demand placed in domains inside D fits what is free in D plus
     // what the evicted pods free there.
-    for &server in servers {
+    for (done, (&server, indices)) in on_server.iter().enumerate() {
+        if done % SERVERS_BETWEEN_CHECKS == 0 && stop() {
+            return None;
+        }
         let t = cluster.type_of(server);
         let doms = domains_of(t);
         let a = &initial.servers()[server.index()];
-        let here: Vec<&(Placed, Variable)> = placements
-            .iter()
-            .filter(|(pl, _)| pl.server == server)
-            .collect();
+        let here: Vec<&(Placed, Variable)> =
+            indices.placements.iter().map(|&k| &placements[k]).collect();
         if here.is_empty() {
             continue;
         }
-        let server_victims: Vec<&(PodId, Variable)> = victims
-            .iter()
-            .filter(|(id, _)| initial.pod(*id).is_some_and(|p| p.server == server))
-            .collect();
+        let server_victims: Vec<&(PodId, Variable)> =
+            indices.victims.iter().map(|&k| &victims[k]).collect();
         for (_, outer) in &doms {
             let inner: Vec<&&(Placed, Variable)> = here
                 .iter()
@@ -336,14 +397,14 @@ pub fn build(
             }
         }
     }
-    Model {
+    Some(Model {
         vars,
         objective,
         constraints,
         placements,
         refusals,
         victims,
-    }
+    })
 }
 
 /// Solves a model; `None` when it is infeasible or the deadline passed before any incumbent

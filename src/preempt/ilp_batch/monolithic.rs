@@ -1,8 +1,8 @@
 //! Exact solution of the batch as one MILP over every server, warm-started from the best
 //! sequential plan (used when the class-count space is too large to decompose).
 
-use super::model::{BatchSolution, Class, Counts, build, solve_model};
-use super::warm_start::warm_values;
+use super::model::{BatchSolution, Class, Counts, build_until, solve_model};
+use super::warm_start::{warm_solution, warm_values};
 use crate::plan::error::PlanningError;
 use crate::plan::preemption::Preemptor;
 use crate::preempt::planner::AppliedDecision;
@@ -21,14 +21,18 @@ pub fn solve_monolithic(
     deadline: &Deadline,
 ) -> Result<Option<BatchSolution>, PlanningError> {
     let servers: Vec<ServerId> = problem.servers().collect();
-    let model = build(
+    let expired = || deadline.expired();
+    let built = build_until(
         problem,
-        initial,
-        preemptors,
-        classes,
+        (initial, preemptors, classes),
         &servers,
         Counts::AtMost,
+        &expired,
     );
+    let Some(model) = built else {
+        // The budget ended while the model was built: the warm start is the incumbent.
+        return Ok(warm_start.map(|a| warm_solution(problem, initial, (classes, preemptors), a)));
+    };
     let warm = warm_start.map(|a| warm_values(classes, preemptors, &model, a, problem.cluster));
     solve_model(model, deadline, warm)
 }

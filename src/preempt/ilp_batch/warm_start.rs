@@ -1,29 +1,41 @@
-//! The warm start of the monolithic batch MILP: the values of its variables that reproduce a
-//! sequential plan, matched by server, pod and class ids.
+//! The warm start of the batch: a sequential plan read as the batch model reads plans (counts
+//! per class, server and domain; evicted pods; refusals), either as values of the monolithic
+//! model's variables or, when the run's budget is spent before any model is built, as the
+//! batch's solution itself (an incumbent with no bound).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 use good_lp::Variable;
 
-use super::model::{Class, Model, domains_of};
+use super::model::{BatchSolution, Class, Model, Placed, domains_of};
+use crate::plan::PlanStatus;
 use crate::plan::preemption::Preemptor;
 use crate::preempt::planner::AppliedDecision;
-use crate::topology::ServerId;
+use crate::preempt::problem::Problem;
+use crate::topology::state::ClusterState;
+use crate::topology::{Level, PodId, ServerId};
 
-/// Values of the monolithic model's variables that reproduce a sequential plan.
-pub fn warm_values(
+/// A sequential plan in the model's terms.
+struct WarmPlan {
+    /// Instances placed per (class, server, domain), with the domain's level.
+    count: BTreeMap<(usize, ServerId, usize), (u32, Level)>,
+    evicted: BTreeSet<PodId>,
+    /// (class, server) pairs where the plan evicted for a pod it then left unplaced.
+    refusing: BTreeSet<(usize, ServerId)>,
+}
+
+fn read_plan(
     classes: &[Class],
     preemptors: &[Preemptor],
-    model: &Model,
     applied: &[AppliedDecision],
     cluster: &crate::topology::Cluster,
-) -> Vec<(Variable, f64)> {
+) -> WarmPlan {
     let class_of = |p: &Preemptor| {
         classes
             .iter()
             .position(|cl| preemptors[cl.rep].workload == p.workload)
     };
-    let mut count: HashMap<(usize, ServerId, usize), f64> = HashMap::new();
+    let mut count: BTreeMap<(usize, ServerId, usize), (u32, Level)> = BTreeMap::new();
     for (a, p) in applied.iter().zip(preemptors) {
         let (Some(server), Some((g, c, level))) = (a.server, a.placement) else {
             continue;
@@ -38,43 +50,105 @@ pub fn warm_values(
         let Some(ci) = class_of(p) else {
             continue;
         };
-        *count.entry((ci, server, di)).or_default() += 1.0;
+        count.entry((ci, server, di)).or_insert((0, level)).0 += 1;
     }
-    let evicted: BTreeSet<_> = applied
+    let evicted = applied
         .iter()
         .flat_map(|a| a.victims.iter().copied())
         .collect();
-    // (class, server) pairs where a sequential plan evicted for a pod it then left unplaced.
-    let refusing: BTreeSet<(usize, ServerId)> = applied
+    let refusing = applied
         .iter()
         .zip(preemptors)
         .filter(|(a, _)| a.placement.is_none() && !a.victims.is_empty())
         .filter_map(|(a, p)| Some((class_of(p)?, a.server?)))
         .collect();
+    WarmPlan {
+        count,
+        evicted,
+        refusing,
+    }
+}
+
+/// Values of the monolithic model's variables that reproduce a sequential plan.
+pub fn warm_values(
+    classes: &[Class],
+    preemptors: &[Preemptor],
+    model: &Model,
+    applied: &[AppliedDecision],
+    cluster: &crate::topology::Cluster,
+) -> Vec<(Variable, f64)> {
+    let plan = read_plan(classes, preemptors, applied, cluster);
     let one_if = |b: bool| if b { 1.0 } else { 0.0 };
     model
         .placements
         .iter()
         .map(|(pl, var)| {
-            (
-                *var,
-                count
-                    .get(&(pl.class, pl.server, pl.domain))
-                    .copied()
-                    .unwrap_or(0.0),
-            )
+            let n = plan
+                .count
+                .get(&(pl.class, pl.server, pl.domain))
+                .map_or(0, |(n, _)| *n);
+            (*var, f64::from(n))
         })
         .chain(
             model
                 .victims
                 .iter()
-                .map(|(id, v)| (*v, one_if(evicted.contains(id)))),
+                .map(|(id, v)| (*v, one_if(plan.evicted.contains(id)))),
         )
         .chain(
             model
                 .refusals
                 .iter()
-                .map(|(key, v)| (*v, one_if(refusing.contains(key)))),
+                .map(|(key, v)| (*v, one_if(plan.refusing.contains(key)))),
         )
         .collect()
+}
+
+/// The sequential plan as the batch's solution: status `time_limit`, no bound (it is an
+/// incumbent, not an optimum), its objective priced as the model prices it. `assemble` then
+/// attributes its victims for the batch's enactment order.
+pub fn warm_solution(
+    problem: &Problem<'_>,
+    initial: &ClusterState,
+    (classes, preemptors): (&[Class], &[Preemptor]),
+    applied: &[AppliedDecision],
+) -> BatchSolution {
+    let cluster = problem.cluster;
+    let plan = read_plan(classes, preemptors, applied, cluster);
+    let placed: Vec<Placed> = plan
+        .count
+        .iter()
+        .map(|(&(class, server, domain), &(count, level))| Placed {
+            class,
+            server,
+            domain,
+            level,
+            count,
+        })
+        .collect();
+    let instances: u32 = placed.iter().map(|p| p.count).sum();
+    let objective = placed
+        .iter()
+        .map(|p| {
+            f64::from(p.count)
+                * problem
+                    .cost
+                    .placement_cost(cluster.type_of(p.server), p.level)
+        })
+        .sum::<f64>()
+        + plan
+            .evicted
+            .iter()
+            .filter_map(|id| initial.pod(*id))
+            .map(|pod| problem.cost.victim_cost(pod.priority))
+            .sum::<f64>()
+        + problem.cost.weights.unplaced * (preemptors.len() as f64 - f64::from(instances));
+    BatchSolution {
+        placed,
+        refused: plan.refusing.into_iter().collect(),
+        evicted: plan.evicted.into_iter().collect(),
+        objective,
+        status: PlanStatus::TimeLimit,
+        bound: None,
+    }
 }
