@@ -1132,3 +1132,255 @@ fn running_pods_above_the_limit_are_refused_at_the_first_one_past_it() {
     let line = 6 + 3 * limit + 1;
     assert!(err.contains(&format!("pods.toml:{line}:")), "{err}");
 }
+
+// `plan` tables on a real cluster: `--events`, the `hit none` column, a plan without
+// preemptors and a planner without a solution (fixtures in `tests/fixtures/plan`).
+
+/// `coplan plan` on the fixtures of `tests/fixtures/plan` (one command each).
+#[test]
+fn plan_table_fixtures_match_their_snapshots() {
+    let fixtures = files("tests/fixtures/plan");
+    assert!(fixtures.len() >= 4, "the plan fixtures are there");
+    for (path, rel) in fixtures {
+        let args = fixture_args(&path, &rel);
+        assert_eq!(args.first().map(String::as_str), Some("plan"), "{rel}");
+        let (code, t) = transcript(&args);
+        assert_eq!(code, 0, "{rel}:\n{t}");
+        snapshot(&format!("plan_table__{}", stem(&path)), &t);
+    }
+}
+
+/// Runs the command of `tests/fixtures/plan/<name>.toml` with `extra` arguments; its stdout.
+fn plan_fixture(name: &str, extra: &[&str]) -> String {
+    let rel = format!("tests/fixtures/plan/{name}.toml");
+    let mut args = fixture_args(&root().join(&rel), &rel);
+    args.extend(extra.iter().map(|a| a.to_string()));
+    let (code, out, err) = run(&args);
+    assert_eq!(code, 0, "{args:?}: {err}");
+    out
+}
+
+/// The event tables of a plan table: each planner's title line and its rows.
+fn event_tables(table: &str) -> Vec<(String, Vec<String>)> {
+    let mut tables: Vec<(String, Vec<String>)> = Vec::new();
+    let mut lines = table.lines().peekable();
+    while let Some(line) = lines.next() {
+        let is_title = line.contains(" events") && line.ends_with(':') && !line.contains("  ");
+        if !is_title {
+            continue;
+        }
+        let Some(header) = lines.next() else { break };
+        assert!(header.starts_with("preemptor"), "{line}: {header}");
+        let mut rows = Vec::new();
+        while let Some(row) = lines.next_if(|l| !l.is_empty()) {
+            rows.push(row.to_string());
+        }
+        tables.push((line.to_string(), rows));
+    }
+    tables
+}
+
+/// The cost of an event line (the sixth column; the columns before it hold no spaces).
+fn event_cost(row: &str) -> f64 {
+    row.split_whitespace()
+        .nth(5)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("no cost in `{row}`"))
+}
+
+#[test]
+fn plan_events_prints_every_event_none_or_each_planners_costliest() {
+    let all = plan_fixture("events-above-50", &["--events", "all"]);
+    let worst = plan_fixture("events-above-50", &["--events", "worst"]);
+    let none = plan_fixture("events-above-50", &["--events", "none"]);
+    let auto = plan_fixture("events-above-50", &[]);
+
+    let every = event_tables(&all);
+    assert_eq!(every.len(), 2, "one table per planner:\n{all}");
+    for (title, rows) in &every {
+        assert_eq!(rows.len(), 60, "{title}");
+    }
+
+    // The 10 costliest, the earlier on a tie, in list order.
+    let costliest = event_tables(&worst);
+    assert_eq!(costliest.len(), every.len());
+    for ((title, rows), (all_title, all_rows)) in costliest.iter().zip(&every) {
+        let name = all_title.trim_end_matches(" events:");
+        assert_eq!(
+            title,
+            &format!("{name} events (the 10 costliest of 60; --events all lists every one):")
+        );
+        let mut order: Vec<usize> = (0..all_rows.len()).collect();
+        order.sort_by(|&a, &b| {
+            event_cost(&all_rows[b])
+                .total_cmp(&event_cost(&all_rows[a]))
+                .then(a.cmp(&b))
+        });
+        order.truncate(10);
+        order.sort_unstable();
+        // Cells, not padding: the columns of ten rows may be narrower than of sixty.
+        let cells = |row: &String| row.split_whitespace().collect::<Vec<_>>().join(" ");
+        let expected: Vec<String> = order.iter().map(|&i| cells(&all_rows[i])).collect();
+        assert_eq!(
+            rows.iter().map(cells).collect::<Vec<_>>(),
+            expected,
+            "{title}"
+        );
+    }
+
+    // `none`: the comparison table and its notes, no event table.
+    assert!(event_tables(&none).is_empty(), "{none}");
+    assert!(none.contains("flextopo-imp  heuristic"), "{none}");
+    assert!(!none.contains("\npreemptor "), "{none}");
+    assert!(!none.contains("costliest"), "{none}");
+
+    // Above 50 preemptors the default is `worst`, with a note saying how to get every event.
+    let note = "\nevents: the plan has 60 preemptors (more than 50), so each planner lists only its 10 costliest events; --events all prints every one.\n";
+    assert!(auto.contains(note), "{auto}");
+    assert_eq!(
+        event_tables(&auto.replacen(note, "", 1)),
+        costliest,
+        "auto is worst above 50"
+    );
+    assert!(
+        !worst.contains(note),
+        "asked for, the worst events need no note"
+    );
+
+    // JSON keeps every event whatever `--events` says.
+    let json = plan_fixture("events-above-50", &["--format", "json", "--events", "none"]);
+    let plan: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+    for p in plan["planners"].as_array().expect("planners") {
+        assert_eq!(
+            p["events"].as_array().map(Vec::len),
+            Some(60),
+            "{}",
+            p["name"]
+        );
+    }
+}
+
+#[test]
+fn plan_events_default_lists_every_event_up_to_50_preemptors() {
+    let args = |extra: &[&str]| {
+        let mut a = vec![
+            "plan",
+            "examples/clusters/paper-4090-x100.toml",
+            "examples/workloads/paper-preemption.toml",
+            "--planners",
+            "k8s-default,flextopo-imp",
+        ];
+        a.extend(extra);
+        let (code, out, err) = run_strs(&a);
+        assert_eq!(code, 0, "{err}");
+        out
+    };
+    let (auto, all) = (args(&[]), args(&["--events", "all"]));
+    assert!(auto.contains(": 50 preemptors\n"), "{auto}");
+    let tables = event_tables(&auto);
+    assert_eq!(tables.len(), 2, "{auto}");
+    assert!(tables.iter().all(|(_, rows)| rows.len() == 50));
+    assert_eq!(tables, event_tables(&all));
+    assert!(!auto.contains("costliest"), "{auto}");
+}
+
+/// The cells of a planner's row in the comparison table (`decision gap` and the other
+/// two-word headers are one cell; a cell holds no space).
+fn planner_row(table: &str, planner: &str) -> Vec<String> {
+    table
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some(planner))
+        .unwrap_or_else(|| panic!("no row for {planner}:\n{table}"))
+        .split_whitespace()
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn hit_none_column_appears_when_qos_none_preemptors_make_hits_differ() {
+    let table = plan_fixture("qos-none-preemptors", &[]);
+    let header = table
+        .lines()
+        .find(|l| l.starts_with("planner "))
+        .expect("comparison header");
+    assert!(header.contains("hit BE  hit none  placed"), "{header}");
+    assert!(
+        table.contains("hit none: hit rate of the preemptors without topology QoS"),
+        "{table}"
+    );
+    // Cells: planner, status, objective, gap, decision gap, hits, hit G, hit BE, hit none, …
+    let json = plan_fixture("qos-none-preemptors", &["--format", "json"]);
+    let plan: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+    for p in plan["planners"].as_array().expect("planners") {
+        let name = p["name"].as_str().expect("name");
+        let events = p["events"].as_array().expect("events");
+        let of_none: Vec<_> = events
+            .iter()
+            .filter(|e| e["topology_qos"] == "none")
+            .collect();
+        let hits = of_none.iter().filter(|e| e["hit"] == true).count();
+        let expected = format!("{:.1}%", 100.0 * hits as f64 / of_none.len() as f64);
+        let row = planner_row(&table, name);
+        assert_eq!(row[8], expected, "{name}: {row:?}");
+    }
+    // k8s-default: both hits are QoS-none pods, which `hit G` and `hit BE` do not count.
+    let k8s = planner_row(&table, "k8s-default");
+    assert_eq!(&k8s[5..9], ["2/3", "0.0%", "-", "100.0%"], "{k8s:?}");
+
+    // Without QoS-none preemptors the column is not there.
+    let (code, out, err) = run_strs(&[
+        "plan",
+        "tests/fixtures/valid/tiny-cluster.toml",
+        "tests/fixtures/valid/tiny-running.toml",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!out.contains("hit none"), "{out}");
+}
+
+#[test]
+fn a_plan_without_preemptors_says_so_instead_of_empty_sums_and_0_of_0() {
+    let table = plan_fixture("no-preemptors", &[]);
+    assert!(
+        table.contains("`no-preemptors` on tiny: no preemptors\n"),
+        "{table}"
+    );
+    assert!(table.contains("no preemptors: the workload's [[preempt]] list is empty"));
+    for absent in ["0/0", "-0.000", "status", " events"] {
+        assert!(!table.contains(absent), "`{absent}` in\n{table}");
+    }
+    // JSON: every rate and mean over preemptors is null; the evicted GPU-hours (now_s is set)
+    // are an empty sum, +0.
+    let json = plan_fixture("no-preemptors", &["--format", "json"]);
+    let plan: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+    for p in plan["planners"].as_array().expect("planners") {
+        let m = &p["metrics"];
+        assert_eq!(m["preemptions"], 0);
+        for key in [
+            "hit_rate_guaranteed",
+            "hit_rate_best_effort",
+            "slowdown_mean",
+            "slowdown_guaranteed",
+            "slowdown_best_effort",
+        ] {
+            assert!(m[key].is_null(), "{}: {key} = {}", p["name"], m[key]);
+        }
+        let hours = m["gpu_hours_evicted"].as_f64().expect("gpu_hours_evicted");
+        assert!(hours == 0.0 && hours.is_sign_positive(), "{}", p["name"]);
+    }
+}
+
+#[test]
+fn a_planner_without_a_solution_prints_dashes_not_0_of_0() {
+    let json = plan_fixture("no-solution", &["--format", "json"]);
+    let plan: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+    assert_eq!(plan["planners"][0]["status"], "no_solution", "{json}");
+    let table = plan_fixture("no-solution", &[]);
+    assert!(table.contains(": no planner found a plan\n"), "{table}");
+    assert!(!table.contains("0/0"), "{table}");
+    // Cells: planner, status, objective, gap, decision gap, hits, hit G, hit BE, placed,
+    // victims, wasted, slowdown G, slowdown BE, subsets, time.
+    let row = planner_row(&table, "ilp-batch");
+    assert_eq!(row[1], "no_solution");
+    assert!(row[2..13].iter().all(|c| c == "-"), "{row:?}");
+    assert!(table.contains("\nilp-batch events: none (no_solution: no plan)\n"));
+}

@@ -35,6 +35,8 @@ pub fn compute(applied: &[Applied], now_s: Option<f64>) -> PreemptionMetrics {
             .collect();
         (!s.is_empty()).then(|| s.iter().sum::<f64>() / s.len() as f64)
     };
+    // Folded from +0.0: `sum()` of no floats is −0.0, which JSON would print as `-0.0` for a
+    // plan that evicted nothing.
     let gpu_hours = now_s.map(|now| {
         applied
             .iter()
@@ -43,7 +45,7 @@ pub fn compute(applied: &[Applied], now_s: Option<f64>) -> PreemptionMetrics {
                 v.start_time_s
                     .map(|t| v.gpus.len() as f64 * (now - t).max(0.0) / 3600.0)
             })
-            .sum()
+            .fold(0.0, |total, hours| total + hours)
     });
     PreemptionMetrics {
         preemptions: n,

@@ -4,8 +4,11 @@ use std::fmt::Write;
 
 use super::grid::{aligned, gap, num, pct, render_table, status};
 use crate::plan::colocation::{ColocationPlan, slo_key};
-use crate::plan::preemption::{EventOutcome, PreemptionPlan};
+use crate::plan::preemption::{
+    EventOutcome, PreemptionEvent, PreemptionPlan, PreemptionPlannerReport,
+};
 use crate::plan::{PlanStatus, PlannerRole};
+use crate::spec::preemption::TopologyQos;
 
 /// `plan --worst K`: each planner's decisions furthest from the per-event optimum.
 fn worst_decisions(report: &PreemptionPlan) -> String {
@@ -78,20 +81,50 @@ pub enum EventLines {
 /// Above this many preemptors the default (`Auto`) prints the worst events only.
 pub const AUTO_EVENT_LINES: usize = 50;
 
+/// Events each planner lists under `Worst`: its costliest.
+pub const WORST_EVENT_LINES: usize = 10;
+
 /// The comparison table of a preemption plan, then the events of each planner.
-pub fn preemption(report: &PreemptionPlan, _lines: EventLines) -> String {
-    let mut out = String::new();
-    // A batch reference without a solution decided nothing: the list's length is what the
-    // other planners decided.
-    let n = report
+pub fn preemption(report: &PreemptionPlan, lines: EventLines) -> String {
+    let preemptors = list_length(report);
+    let mut out = title(report, preemptors);
+    out.push('\n');
+    if preemptors == Some(0) {
+        // A table of empty sums and 0/0 rates would say nothing: say why there is none.
+        let _ = writeln!(
+            out,
+            "no preemptors: the workload's [[preempt]] list is empty, so no planner had anything to decide."
+        );
+        return out;
+    }
+    out.push_str(&comparison(report));
+    out.push_str(&notes(report));
+    out.push_str(&worst_decisions(report));
+    out.push_str(&event_tables(report, lines, preemptors));
+    out
+}
+
+/// A solver that stopped without an incumbent (`no_solution`) has no plan: no events, and
+/// nothing its counts or rates could describe.
+fn has_plan(r: &PreemptionPlannerReport) -> bool {
+    r.status != PlanStatus::NoSolution && r.objective.is_some()
+}
+
+/// The length of the `[[preempt]]` list, as the planners with a plan decided it; `None` when no
+/// planner has one (a batch reference without a solution decided nothing).
+fn list_length(report: &PreemptionPlan) -> Option<u64> {
+    report
         .planners
         .iter()
-        .map(|p| p.metrics.preemptions)
+        .filter(|r| has_plan(r))
+        .map(|r| r.metrics.preemptions)
         .max()
-        .unwrap_or(0);
-    let _ = writeln!(
-        out,
-        "preemption plan{} on {}{}: {n} preemptors",
+}
+
+/// The first line: workload, cluster, fill seed and the number of preemptors.
+fn title(report: &PreemptionPlan, preemptors: Option<u64>) -> String {
+    format!(
+        "preemption plan{} on {}{}: {}\n",
         report
             .workload
             .as_ref()
@@ -100,60 +133,143 @@ pub fn preemption(report: &PreemptionPlan, _lines: EventLines) -> String {
         report
             .seed
             .map_or(String::new(), |s| format!(" (fill seed {s})")),
-    );
-    out.push('\n');
+        match preemptors {
+            Some(0) => "no preemptors".to_string(),
+            Some(1) => "1 preemptor".to_string(),
+            Some(n) => format!("{n} preemptors"),
+            None => "no planner found a plan".to_string(),
+        }
+    )
+}
+
+/// Hit rate of the preemptors without topology QoS (`topology_qos = "none"`), which `hits`
+/// counts and neither `hit G` nor `hit BE` does; `None` when the plan has none.
+fn hit_rate_qos_none(events: &[PreemptionEvent]) -> Option<f64> {
+    let qos_none: Vec<&PreemptionEvent> = events
+        .iter()
+        .filter(|e| e.topology_qos == TopologyQos::None)
+        .collect();
+    let hits = qos_none.iter().filter(|e| e.hit).count();
+    (!qos_none.is_empty()).then(|| hits as f64 / qos_none.len() as f64)
+}
+
+/// Whether the table needs a `hit none` column: only then do `hit G` and `hit BE` leave some
+/// of `hits` unexplained.
+fn any_qos_none(report: &PreemptionPlan) -> bool {
+    report
+        .planners
+        .iter()
+        .any(|r| hit_rate_qos_none(&r.events).is_some())
+}
+
+/// `x`, or 0 when it prints as zero at `decimals` after scaling: an empty sum is −0.0 and
+/// rounding noise is ±1e-17, and neither should print as `-0.000`.
+fn zero_when_rounded(x: f64, scale: f64, decimals: usize) -> f64 {
+    let shown = format!("{:.decimals$}", (x * scale).abs());
+    if shown.bytes().all(|b| b == b'0' || b == b'.') {
+        0.0
+    } else {
+        x
+    }
+}
+
+/// A number with `digits` decimals, never `-0.000`; `-` when absent.
+fn number(v: Option<f64>, digits: usize) -> String {
+    num(v.map(|x| zero_when_rounded(x, 1.0, digits)), digits)
+}
+
+/// A share in percent, never `-0.0%`; `-` when absent.
+fn share(v: Option<f64>) -> String {
+    pct(v.map(|x| zero_when_rounded(x, 100.0, 1)))
+}
+
+/// A count of a plan, or `-` for a planner without one (0 would read as a plan that did
+/// nothing).
+fn count(planned: bool, cell: String) -> String {
+    if planned { cell } else { "-".into() }
+}
+
+/// One planner's row of the comparison table.
+fn comparison_row(r: &PreemptionPlannerReport, with_qos_none: bool) -> Vec<String> {
+    let m = &r.metrics;
+    let planned = has_plan(r);
+    let rate = |v: Option<f64>| count(planned, share(v));
+    let mut row = vec![
+        r.name.clone(),
+        status(r.status).into(),
+        number(r.objective, 3),
+        gap(
+            r.gap.map(|g| zero_when_rounded(g, 100.0, 1)),
+            r.gap_is_bound,
+        ),
+        share(r.decision_gap),
+        count(planned, format!("{}/{}", m.hits, m.preemptions)),
+        rate(m.hit_rate_guaranteed),
+        rate(m.hit_rate_best_effort),
+    ];
+    if with_qos_none {
+        row.push(rate(hit_rate_qos_none(&r.events)));
+    }
+    row.extend([
+        count(planned, m.placed.to_string()),
+        count(planned, m.victims.to_string()),
+        count(planned, m.wasted_evictions.to_string()),
+        count(planned, number(m.slowdown_guaranteed, 3)),
+        count(planned, number(m.slowdown_best_effort, 3)),
+        m.subsets_evaluated.to_string(),
+        format!("{:.2} ms", r.runtime_ms),
+    ]);
+    row
+}
+
+/// The planners side by side.
+fn comparison(report: &PreemptionPlan) -> String {
+    let with_qos_none = any_qos_none(report);
     let rows: Vec<Vec<String>> = report
         .planners
         .iter()
-        .map(|r| {
-            let m = &r.metrics;
-            vec![
-                r.name.clone(),
-                status(r.status).into(),
-                num(r.objective, 3),
-                gap(r.gap, r.gap_is_bound),
-                pct(r.decision_gap),
-                format!("{}/{}", m.hits, m.preemptions),
-                pct(m.hit_rate_guaranteed),
-                pct(m.hit_rate_best_effort),
-                m.placed.to_string(),
-                m.victims.to_string(),
-                m.wasted_evictions.to_string(),
-                num(m.slowdown_guaranteed, 3),
-                num(m.slowdown_best_effort, 3),
-                m.subsets_evaluated.to_string(),
-                format!("{:.2} ms", r.runtime_ms),
-            ]
-        })
+        .map(|r| comparison_row(r, with_qos_none))
         .collect();
-    out.push_str(&aligned(
-        &[
-            "planner",
-            "status",
-            "objective",
-            "gap",
-            "decision gap",
-            "hits",
-            "hit G",
-            "hit BE",
-            "placed",
-            "victims",
-            "wasted",
-            "slowdown G",
-            "slowdown BE",
-            "subsets",
-            "time",
-        ],
-        &rows,
-        &[
-            false, false, true, true, true, true, true, true, true, true, true, true, true, true,
-            true,
-        ],
-    ));
+    let mut header = vec![
+        "planner",
+        "status",
+        "objective",
+        "gap",
+        "decision gap",
+        "hits",
+        "hit G",
+        "hit BE",
+    ];
+    if with_qos_none {
+        header.push("hit none");
+    }
+    header.extend([
+        "placed",
+        "victims",
+        "wasted",
+        "slowdown G",
+        "slowdown BE",
+        "subsets",
+        "time",
+    ]);
+    // Every column but the first two holds a number.
+    let right: Vec<bool> = (0..header.len()).map(|i| i >= 2).collect();
+    aligned(&header, &rows, &right)
+}
+
+/// What the columns mean, the reference of the gaps, and the marks the table uses.
+fn notes(report: &PreemptionPlan) -> String {
+    let mut out = String::new();
     let _ = writeln!(
         out,
         "\nhit G / hit BE: hit rate of the guaranteed / best-effort preemptors; slowdown G / BE: mean penalty of that class's placed pods."
     );
+    if any_qos_none(report) {
+        let _ = writeln!(
+            out,
+            "hit none: hit rate of the preemptors without topology QoS (topology_qos = \"none\"): hits counts them, hit G and hit BE do not."
+        );
+    }
     if let Some(b) = report
         .planners
         .iter()
@@ -183,7 +299,7 @@ pub fn preemption(report: &PreemptionPlan, _lines: EventLines) -> String {
                 } else {
                     "best bound"
                 },
-                num(Some(bound), 3)
+                number(Some(bound), 3)
             ),
         };
     }
@@ -199,55 +315,133 @@ pub fn preemption(report: &PreemptionPlan, _lines: EventLines) -> String {
             "truncated: the enumeration budget (max_subset_evaluations) cut a search short."
         );
     }
-    out.push_str(&worst_decisions(report));
-    for r in &report.planners {
+    out
+}
+
+/// `Auto` decided by the plan's size; the other choices as asked.
+fn resolved(lines: EventLines, preemptors: Option<u64>) -> EventLines {
+    match lines {
+        EventLines::Auto if preemptors.is_some_and(|n| n > AUTO_EVENT_LINES as u64) => {
+            EventLines::Worst
+        }
+        EventLines::Auto => EventLines::All,
+        chosen => chosen,
+    }
+}
+
+/// Positions of the `k` costliest events (the earlier on a tie), in list order.
+fn costliest(events: &[PreemptionEvent], k: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..events.len()).collect();
+    order.sort_by(|&a, &b| events[b].cost.total_cmp(&events[a].cost).then(a.cmp(&b)));
+    order.truncate(k);
+    order.sort_unstable();
+    order
+}
+
+/// `n` with a comma between groups of three digits (`1,213`).
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// One event's line.
+fn event_row(e: &PreemptionEvent) -> Vec<String> {
+    vec![
+        e.preemptor.clone(),
+        e.topology_qos.as_str().into(),
+        e.node.clone().unwrap_or_else(|| "-".into()),
+        format!(
+            "{}/{}",
+            e.level.map_or("-", |l| l.as_str()),
+            e.required_level.map_or("-", |l| l.as_str())
+        ),
+        match (e.placed, e.hit) {
+            (true, true) => "hit".into(),
+            (true, false) if e.outcome == EventOutcome::PlacedMiss => "placed-miss".into(),
+            (true, false) => "miss".into(),
+            (false, _) => match e.outcome {
+                EventOutcome::Refused => "refused".into(),
+                _ => "unplaced".into(),
+            },
+        },
+        format!("{:.3}", zero_when_rounded(e.cost, 1.0, 3)),
+        if e.victims.is_empty() {
+            "-".into()
+        } else {
+            e.victims.join(" ")
+        },
+    ]
+}
+
+/// One planner's events: all of them, or under `Worst` its costliest.
+fn event_table(r: &PreemptionPlannerReport, lines: EventLines) -> String {
+    let mut out = String::new();
+    if !has_plan(r) {
+        let _ = writeln!(
+            out,
+            "\n{} events: none ({}: no plan)",
+            r.name,
+            status(r.status)
+        );
+        return out;
+    }
+    let listed: Vec<&PreemptionEvent> = if lines == EventLines::Worst
+        && r.events.len() > WORST_EVENT_LINES
+    {
+        let _ = writeln!(
+            out,
+            "\n{} events (the {WORST_EVENT_LINES} costliest of {}; --events all lists every one):",
+            r.name,
+            thousands(r.events.len() as u64)
+        );
+        costliest(&r.events, WORST_EVENT_LINES)
+            .into_iter()
+            .filter_map(|i| r.events.get(i))
+            .collect()
+    } else {
         let _ = writeln!(out, "\n{} events:", r.name);
-        let rows: Vec<Vec<String>> = r
-            .events
-            .iter()
-            .map(|e| {
-                vec![
-                    e.preemptor.clone(),
-                    e.topology_qos.as_str().into(),
-                    e.node.clone().unwrap_or_else(|| "-".into()),
-                    format!(
-                        "{}/{}",
-                        e.level.map_or("-", |l| l.as_str()),
-                        e.required_level.map_or("-", |l| l.as_str())
-                    ),
-                    match (e.placed, e.hit) {
-                        (true, true) => "hit".into(),
-                        (true, false) if e.outcome == EventOutcome::PlacedMiss => {
-                            "placed-miss".into()
-                        }
-                        (true, false) => "miss".into(),
-                        (false, _) => match e.outcome {
-                            EventOutcome::Refused => "refused".into(),
-                            _ => "unplaced".into(),
-                        },
-                    },
-                    format!("{:.3}", e.cost),
-                    if e.victims.is_empty() {
-                        "-".into()
-                    } else {
-                        e.victims.join(" ")
-                    },
-                ]
-            })
-            .collect();
-        out.push_str(&aligned(
-            &[
-                "preemptor",
-                "qos",
-                "node",
-                "level/required",
-                "result",
-                "cost",
-                "victims",
-            ],
-            &rows,
-            &[false, false, false, false, false, true, false],
-        ));
+        r.events.iter().collect()
+    };
+    let rows: Vec<Vec<String>> = listed.into_iter().map(event_row).collect();
+    out.push_str(&aligned(
+        &[
+            "preemptor",
+            "qos",
+            "node",
+            "level/required",
+            "result",
+            "cost",
+            "victims",
+        ],
+        &rows,
+        &[false, false, false, false, false, true, false],
+    ));
+    out
+}
+
+/// Every planner's event table, as `--events` asks; JSON always carries every event.
+fn event_tables(report: &PreemptionPlan, lines: EventLines, preemptors: Option<u64>) -> String {
+    let shown = resolved(lines, preemptors);
+    let mut out = String::new();
+    if shown == EventLines::None {
+        return out;
+    }
+    if let (EventLines::Auto, EventLines::Worst, Some(n)) = (lines, shown, preemptors) {
+        let _ = writeln!(
+            out,
+            "\nevents: the plan has {} preemptors (more than {AUTO_EVENT_LINES}), so each planner lists only its {WORST_EVENT_LINES} costliest events; --events all prints every one.",
+            thousands(n)
+        );
+    }
+    for r in &report.planners {
+        out.push_str(&event_table(r, shown));
     }
     out
 }
@@ -376,4 +570,48 @@ pub fn colocation(r: &ColocationPlan) -> String {
         out.push_str(&super::explain_colocation::colocation_worst(w));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_that_round_to_zero_print_without_a_sign() {
+        assert_eq!(number(Some(-0.0), 3), "0.000");
+        assert_eq!(number(Some(-1e-17), 3), "0.000");
+        assert_eq!(number(Some(-0.0004), 3), "0.000");
+        assert_eq!(number(Some(-0.0006), 3), "-0.001");
+        assert_eq!(number(None, 3), "-");
+        assert_eq!(share(Some(-0.0)), "0.0%");
+        assert_eq!(share(Some(-1e-12)), "0.0%");
+        assert_eq!(share(Some(0.5)), "50.0%");
+        assert_eq!(
+            gap(Some(zero_when_rounded(-1e-9, 100.0, 1)), false),
+            "+0.0%"
+        );
+        assert_eq!(
+            gap(Some(zero_when_rounded(-0.01, 100.0, 1)), true),
+            "≤-1.0%"
+        );
+    }
+
+    #[test]
+    fn thousands_are_grouped_by_commas() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1_213), "1,213");
+        assert_eq!(thousands(1_000_000), "1,000,000");
+    }
+
+    #[test]
+    fn auto_lists_every_event_up_to_the_threshold_and_the_worst_above() {
+        let at = Some(AUTO_EVENT_LINES as u64);
+        let above = Some(AUTO_EVENT_LINES as u64 + 1);
+        assert_eq!(resolved(EventLines::Auto, at), EventLines::All);
+        assert_eq!(resolved(EventLines::Auto, above), EventLines::Worst);
+        assert_eq!(resolved(EventLines::Auto, None), EventLines::All);
+        assert_eq!(resolved(EventLines::All, above), EventLines::All);
+        assert_eq!(resolved(EventLines::None, at), EventLines::None);
+    }
 }
