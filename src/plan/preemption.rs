@@ -112,8 +112,8 @@ pub struct PreemptionMetrics {
     pub unplaced: u64,
     /// Preemptors placed at or better than their required level.
     pub hits: u64,
-    /// `hits / preemptions` (0 with no preemptor).
-    pub hit_rate: f64,
+    /// `hits / preemptions`; null with no preemptor.
+    pub hit_rate: Option<f64>,
     /// Over guaranteed preemptors; null when there are none.
     pub hit_rate_guaranteed: Option<f64>,
     /// Over best-effort preemptors; null when there are none.

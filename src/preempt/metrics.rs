@@ -52,7 +52,7 @@ pub fn compute(applied: &[Applied], now_s: Option<f64>) -> PreemptionMetrics {
         placed,
         unplaced: n - placed,
         hits,
-        hit_rate: rate(hits, n).unwrap_or(0.0),
+        hit_rate: rate(hits, n),
         hit_rate_guaranteed: by_qos(TopologyQos::Guaranteed),
         hit_rate_best_effort: by_qos(TopologyQos::BestEffort),
         victims,

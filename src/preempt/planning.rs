@@ -50,7 +50,7 @@ struct SequenceRun {
 
 impl SequenceRun {
     fn objective(&self) -> f64 {
-        self.applied.iter().map(|a| a.event.cost).sum()
+        self.applied.iter().fold(0.0, |sum, a| sum + a.event.cost)
     }
 }
 
@@ -374,7 +374,8 @@ fn measure(
     per_event: PerEvent,
 ) -> Result<PreemptionPlannerReport, PlanningError> {
     let mut m = metrics::compute(&run.applied, problem.spec.now_s);
-    let objective: f64 = run.applied.iter().map(|a| a.event.cost).sum();
+    // From +0.0: an empty float sum is -0.0, which would print as such.
+    let objective: f64 = run.applied.iter().fold(0.0, |sum, a| sum + a.event.cost);
     m.objective = run.incumbent.then_some(objective);
     m.runtime_ms = run.runtime_ms;
     let excesses = if per_event.wanted() && run.incumbent {
@@ -382,9 +383,10 @@ fn measure(
     } else {
         None
     };
+    // No event, no gap: a plan of an empty list has nothing to compare.
     let decision_gap = excesses
         .as_ref()
-        .filter(|_| per_event.decision_gap)
+        .filter(|_| per_event.decision_gap && !run.applied.is_empty())
         .map(|e| e.gap);
     // Asked for: every planner with a plan lists its worst decisions, none for one that
     // loses none.
@@ -502,6 +504,10 @@ fn apply_gaps(reports: &mut [PreemptionPlannerReport]) {
             _ => None,
         });
     for r in reports.iter_mut() {
+        if r.metrics.preemptions == 0 {
+            // No preemptor, nothing to compare: null, not a gap of 0 over nothing.
+            continue;
+        }
         if let (Some((reference, is_bound)), Some(obj)) = (reference, r.objective) {
             r.gap = Some((obj - reference) / reference.abs().max(1.0));
             r.gap_is_bound = is_bound;
@@ -513,6 +519,7 @@ fn apply_gaps(reports: &mut [PreemptionPlannerReport]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::preemption::PreemptionMetrics;
     use crate::preempt::problem::Decision;
 
     fn report(
@@ -537,7 +544,10 @@ mod tests {
             worst: None,
             runtime_ms: 0.0,
             truncated: false,
-            metrics: metrics::compute(&[], None),
+            metrics: PreemptionMetrics {
+                preemptions: 1,
+                ..metrics::compute(&[], None)
+            },
             events: Vec::new(),
         }
     }

@@ -174,7 +174,7 @@ pub fn build(
         counts,
         &never,
     );
-    built.unwrap_or_else(|| unreachable_model())
+    built.unwrap_or_else(unreachable_model)
 }
 
 /// An empty model: what `build` would return if a stop that never comes had come.
