@@ -20,7 +20,7 @@ use cli::{
     ImportFormat, LongFormat, MergeFormat, PlanFormat, ProfileCommand, SchemaKind, SolverArg,
     SpecOutputs, TimelineFormat, TopologyFormat,
 };
-use coplan::plan::cancel::Cancel;
+use coplan::plan::cancel::{Cancel, Progress, ProgressSink};
 use coplan::report::diagnostic::{self, PlainDiagnostic, Style};
 use coplan::report::{chrome_trace, csv, dot, json, svg, table, toml};
 use coplan::session::commands::{self, Explanation, PlanResult, SimulationResult, VidurOptions};
@@ -210,7 +210,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
             time_limit,
         } => {
             // The budget counts from here: reading and filling a large cluster is part of it.
-            let budget = Cancel::never().with_budget(time_limit);
+            let budget = Cancel::never()
+                .with_budget(time_limit)
+                .reporting_to(run_progress());
             let pair = load_solving(&cluster, &workload, solver, event_solver)?;
             if worst.is_some() && format == PlanFormat::Csv {
                 return Err(input(
@@ -218,7 +220,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     Some("use `--format table` or `--format json` with `--worst`".into()),
                 ));
             }
-            let result = commands::plan(&pair, planners, seed, worst, budget)?;
+            let result = commands::plan(&pair, planners, seed, worst, budget);
+            clear_run_progress();
+            let result = result?;
             if let PlanResult::Preemption(r) = &result {
                 for w in &r.warnings {
                     let _ = writeln!(std::io::stderr(), "warning: {w}");
@@ -263,9 +267,13 @@ fn run(cli: Cli) -> Result<(), Failure> {
             event_solver,
             time_limit,
         } => {
-            let budget = Cancel::never().with_budget(time_limit);
+            let budget = Cancel::never()
+                .with_budget(time_limit)
+                .reporting_to(run_progress());
             let pair = load_solving(&cluster, &workload, solver, event_solver)?;
-            let explanation = commands::explain(&pair, planners, seed, event, task, budget)?;
+            let explanation = commands::explain(&pair, planners, seed, event, task, budget);
+            clear_run_progress();
+            let explanation = explanation?;
             let text = match (&explanation, format) {
                 (Explanation::Event(e), ExplainFormat::Table) => {
                     table::explain::preemption_event(e)
@@ -752,6 +760,65 @@ fn progress_bar(total: u64) -> indicatif::ProgressBar {
         bar.set_style(style);
     }
     bar
+}
+
+/// How long a `plan` or `explain` runs before its progress bar appears.
+const PROGRESS_AFTER: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The bar of the one `plan` / `explain` a process runs.
+static RUN_BAR: std::sync::OnceLock<indicatif::ProgressBar> = std::sync::OnceLock::new();
+
+/// The progress receiver of a `plan` / `explain`: a bar on stderr, drawn only on a terminal and
+/// only once the run has passed [`PROGRESS_AFTER`]: which planner runs, its steps done, and an
+/// exact planner's best objective and bound so far.
+fn run_progress() -> &'static ProgressSink {
+    let started = std::time::Instant::now();
+    let on_terminal = std::io::stderr().is_terminal();
+    let bar = RUN_BAR.get_or_init(|| {
+        let bar = indicatif::ProgressBar::hidden();
+        if let Ok(style) =
+            indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}")
+        {
+            bar.set_style(style);
+        }
+        bar
+    });
+    Box::leak(Box::new(move |p: &Progress<'_>| {
+        if !on_terminal || started.elapsed() < PROGRESS_AFTER {
+            return;
+        }
+        if bar.is_hidden() {
+            bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+            // A solve in progress reports nothing: the clock still moves.
+            bar.enable_steady_tick(std::time::Duration::from_millis(200));
+        }
+        bar.set_message(progress_line(p));
+        bar.tick();
+    }))
+}
+
+/// One progress report as the bar shows it.
+fn progress_line(p: &Progress<'_>) -> String {
+    let mut line = p.planner.to_string();
+    if p.total > 0 {
+        line.push_str(&format!(" {}/{}", p.done, p.total));
+    } else {
+        line.push_str(&format!(" {} nodes", p.done));
+    }
+    if let Some(best) = p.best {
+        line.push_str(&format!(", best {best:.3}"));
+    }
+    if let Some(bound) = p.bound {
+        line.push_str(&format!(", bound {bound:.3}"));
+    }
+    line
+}
+
+/// Removes the run's bar before the output is printed.
+fn clear_run_progress() {
+    if let Some(bar) = RUN_BAR.get() {
+        bar.finish_and_clear();
+    }
 }
 
 /// `--events` as the table printer takes it.

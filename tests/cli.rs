@@ -1384,3 +1384,96 @@ fn a_planner_without_a_solution_prints_dashes_not_0_of_0() {
     assert!(row[2..13].iter().all(|c| c == "-"), "{row:?}");
     assert!(table.contains("\nilp-batch events: none (no_solution: no plan)\n"));
 }
+
+/// `--time-limit S` is a number of seconds in (0, 86400]: anything else is a usage error.
+#[test]
+fn time_limit_refuses_what_is_not_a_budget() {
+    for bad in ["0", "-1", "abc", "inf", "NaN", "86401"] {
+        let (code, _, err) = common::run_coplan(&[
+            "plan".to_string(),
+            "examples/clusters/paper-4090-x100.toml".into(),
+            "examples/workloads/paper-preemption.toml".into(),
+            format!("--time-limit={bad}"),
+        ]);
+        assert_eq!(code, 2, "--time-limit {bad}: {err}");
+        assert!(err.contains("--time-limit"), "--time-limit {bad}: {err}");
+    }
+}
+
+/// A budget spent before the searches begin: the exact side is anytime and says so — the
+/// batch keeps the best sequential plan as its incumbent (`time_limit`, no bound, so no gap),
+/// flextopo-exhaustive sources the events as IMP does and is marked `truncated` — and every
+/// plan still passes the verifier (exit 0).
+#[test]
+fn a_spent_budget_gives_honest_statuses_not_a_failure() {
+    let (code, out, err) = common::run_coplan(&[
+        "plan",
+        "examples/clusters/paper-4090-x100.toml",
+        "examples/workloads/paper-preemption.toml",
+        "--time-limit",
+        "0.001",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let plan: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let by = |name: &str| {
+        plan["planners"]
+            .as_array()
+            .expect("planners")
+            .iter()
+            .find(|p| p["name"] == name)
+            .cloned()
+            .expect("ran")
+    };
+    let batch = by("ilp-batch");
+    assert_eq!(batch["status"], "time_limit");
+    assert!(batch["bound"].is_null());
+    let best_sequential = [
+        "k8s-default",
+        "k8s-nrt",
+        "flextopo-imp",
+        "flextopo-exhaustive",
+        "ilp",
+    ]
+    .iter()
+    .map(|n| by(n)["objective"].as_f64().expect("objective"))
+    .fold(f64::INFINITY, f64::min);
+    let batch_objective = batch["objective"].as_f64().expect("an incumbent");
+    assert!(
+        batch_objective <= best_sequential + 1e-9,
+        "{batch_objective} > {best_sequential}"
+    );
+    assert!(
+        plan["planners"]
+            .as_array()
+            .expect("planners")
+            .iter()
+            .all(|p| p["gap"].is_null())
+    );
+    assert_eq!(by("flextopo-exhaustive")["truncated"], true);
+    assert_eq!(
+        by("flextopo-exhaustive")["objective"],
+        by("flextopo-imp")["objective"]
+    );
+    // Co-location: the exact search stops after its first dive and says so.
+    let (code, out, err) = common::run_coplan(&[
+        "plan",
+        "examples/clusters/a100-x16.toml",
+        "examples/workloads/colocation-small.toml",
+        "--time-limit",
+        "0.001",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let plan: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let ilp = plan["planners"]
+        .as_array()
+        .expect("planners")
+        .iter()
+        .find(|p| p["name"] == "ilp")
+        .cloned()
+        .expect("ilp ran");
+    assert_eq!(ilp["status"], "time_limit", "{ilp}");
+}

@@ -12,7 +12,7 @@ use super::planner::{ColocationPlanner, PlannerRun};
 use super::registry;
 use super::setup::{Setup, setup};
 use super::trace::TraceRequest;
-use crate::plan::cancel::Cancel;
+use crate::plan::cancel::{Cancel, Progress};
 use crate::plan::colocation::{
     BoundReport, ColocationPlan, ColocationPlannerReport, ColocationRun, TaskEvent,
 };
@@ -154,7 +154,18 @@ pub fn plan_cancellable(
             .iter()
             .map(|p| p.as_ref())
             .partition(|p| p.role().runs_last());
+    let planners = candidates.len() + references.len();
+    let report = |k: usize, name: &str| {
+        s.cancel.report(&Progress {
+            planner: name,
+            done: k as u64,
+            total: planners as u64,
+            best: None,
+            bound: None,
+        });
+    };
     for planner in candidates {
+        report(runs.len(), planner.name());
         runs.push((
             planner.name(),
             planner.role(),
@@ -176,6 +187,7 @@ pub fn plan_cancellable(
         },
     };
     for planner in references {
+        report(runs.len(), planner.name());
         runs.push((
             planner.name(),
             planner.role(),

@@ -13,23 +13,55 @@ use super::error::PlanningError;
 /// free in the innermost loop.
 pub const NODES_BETWEEN_CHECKS: u64 = 1024;
 
+/// How far a run got, as it goes: which planner runs, how many of its steps (events, offers)
+/// are done, and for an exact planner its best objective and proven bound so far.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Progress<'a> {
+    /// The planner running.
+    pub planner: &'a str,
+    /// Steps done (events decided, offers placed).
+    pub done: u64,
+    /// Steps in all.
+    pub total: u64,
+    /// An exact planner's best objective so far.
+    pub best: Option<f64>,
+    /// An exact planner's proven lower bound so far.
+    pub bound: Option<f64>,
+}
+
+/// A receiver of [`Progress`] reports.
+pub type ProgressSink = dyn Fn(&Progress<'_>) + Sync;
+
 /// The share of the run's budget its searches and solves may take: they end there, and the
 /// rest is kept for what follows every plan (the decision gaps' per-event optima on the
 /// states the planners faced, the verifier's replay, the output), so that the whole run ends
 /// within its budget.
-pub const SEARCH_SHARE: f64 = 0.85;
+pub const SEARCH_SHARE: f64 = 0.7;
 
 /// Watches a flag that something else may raise, and the run's time budget: one deadline
 /// every solve, bound and search of the run shares (`--time-limit`). `Cancel::never()`
 /// watches none and has no budget. Copy, so that it rides along in the small structs the
 /// searches already carry.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Clone, Copy, Default)]
 pub struct Cancel {
     flag: Option<&'static AtomicBool>,
+    /// Where the run reports how far it got (the binary's progress bar), if anywhere.
+    progress: Option<&'static ProgressSink>,
     /// The budget in seconds, kept so that a new scenario can start it afresh.
     budget_s: Option<f64>,
     /// When the budget ends.
     ends_at: Option<Instant>,
+}
+
+impl std::fmt::Debug for Cancel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cancel")
+            .field("flag", &self.flag)
+            .field("progress", &self.progress.is_some())
+            .field("budget_s", &self.budget_s)
+            .field("ends_at", &self.ends_at)
+            .finish()
+    }
 }
 
 impl Cancel {
@@ -43,6 +75,21 @@ impl Cancel {
         Cancel {
             flag: Some(flag),
             ..Cancel::default()
+        }
+    }
+
+    /// The same run, reporting its progress to `sink`.
+    pub fn reporting_to(self, sink: &'static ProgressSink) -> Self {
+        Cancel {
+            progress: Some(sink),
+            ..self
+        }
+    }
+
+    /// Reports how far the run got (nothing without a sink).
+    pub fn report(&self, progress: &Progress<'_>) {
+        if let Some(sink) = self.progress {
+            sink(progress);
         }
     }
 

@@ -12,7 +12,7 @@ use super::problem::{DecisionPoint, Problem};
 use super::registry;
 use super::scenario;
 use super::terms;
-use crate::plan::cancel::Cancel;
+use crate::plan::cancel::{Cancel, Progress};
 use crate::plan::error::PlanningError;
 use crate::plan::preemption::{
     PreemptionPlan, PreemptionPlannerReport, Preemptor, WorstDecision, enactment_order,
@@ -235,6 +235,13 @@ fn run_sequential(
     let mut runtime = 0.0;
     let mut unproven = false;
     for (i, p) in preemptors.iter().enumerate() {
+        problem.cancel.report(&Progress {
+            planner: planner.name(),
+            done: i as u64,
+            total: preemptors.len() as u64,
+            best: None,
+            bound: None,
+        });
         let t0 = Instant::now();
         let at = DecisionPoint {
             problem,
@@ -285,12 +292,26 @@ fn run_joint(
     shared: &SharedOptima,
 ) -> Result<SequenceRun, PlanningError> {
     let fail = |error: PlanningError| error.in_planner(planner.name());
+    problem.cancel.report(&Progress {
+        planner: planner.name(),
+        done: 0,
+        total: preemptors.len() as u64,
+        best: None,
+        bound: None,
+    });
     let t0 = Instant::now();
     let batch: BatchDecision = planner
         .decide_batch(problem, initial, preemptors, warm_start)
         .map_err(fail)?;
     let runtime = t0.elapsed().as_secs_f64() * 1000.0;
     let incumbent = batch.decisions.len() == preemptors.len();
+    problem.cancel.report(&Progress {
+        planner: planner.name(),
+        done: preemptors.len() as u64,
+        total: preemptors.len() as u64,
+        best: batch.objective,
+        bound: batch.bound,
+    });
     // Enacted highest priority first; the sequential runs' optima are shared only along the
     // same states, which a different order does not visit.
     let order = if incumbent {

@@ -40,6 +40,7 @@ use super::mix_rr::MixRrPlanner;
 use super::planner::{ColocationPlanner, PlannerRun};
 use super::separate::{Separate, SeparatePlanner};
 use super::setup::Setup;
+use crate::plan::cancel::Progress;
 use crate::plan::colocation::{Task, TaskId, TaskOutcome};
 use crate::plan::error::PlanningError;
 use crate::plan::{PlanStatus, PlannerRole};
@@ -310,6 +311,9 @@ fn branches(engine: &DiscreteEventEngine<'_>, task: &Task, defer: bool) -> Vec<A
 /// What both searches share: the tree walk over the next offers of an engine, the
 /// incumbent and the path to it. Depth first, one branch per node (`branches`), a subtree cut
 /// when the floor of its partial run reaches the incumbent.
+/// Search nodes between two progress reports.
+const PROGRESS_EVERY: u64 = 4096;
+
 struct Tree<'s> {
     setup: &'s Setup,
     floors: &'s [TaskFloor],
@@ -390,6 +394,15 @@ trait Search<'s, 'a> {
         }
         let tree = self.tree();
         tree.expanded += 1;
+        if tree.expanded % PROGRESS_EVERY == 0 {
+            tree.setup.cancel.report(&Progress {
+                planner: "ilp",
+                done: tree.expanded,
+                total: 0,
+                best: tree.best.is_finite().then_some(tree.best),
+                bound: None,
+            });
+        }
         let task = tree.setup.tasks[id.index()];
         let at = engine.now().to_bits();
         for answer in branches(&engine, &task, Self::DEFERS) {

@@ -7,6 +7,7 @@
 //! dive (the least-backlog nodes) and the status is `time_limit`, so a run never takes much
 //! longer than the limit whatever the window and the tasks.
 
+use crate::plan::cancel::Progress;
 use std::collections::HashMap;
 
 use super::{NoSync, Search, SearchOutcome, Step, Tree, least_backlog};
@@ -127,6 +128,23 @@ pub(super) fn search<'a>(
     let mut versions = vec![0u64; setup.config.nodes];
     let mut timed_out = false;
     while let Some(id) = offer {
+        setup.cancel.report(&Progress {
+            planner: "ilp",
+            done: choices.len() as u64,
+            total: setup.tasks.len() as u64,
+            best: None,
+            bound: None,
+        });
+        if timed_out {
+            // Out of time: every later window would still dive once, draining the run at each
+            // leaf (quadratic in the tasks on a long trace), so the rest of the run is placed
+            // greedily, least backlog first, and the status says `time_limit`.
+            let n = least_backlog(&engine.view(), &setup.tasks[id.index()])[0];
+            engine.place(id, Assignment::Node(n), None);
+            choices.push(Step::Offer(Assignment::Node(n)));
+            offer = engine.advance(&mut NoSync);
+            continue;
+        }
         // A window's tree has up to nodes^K leaves: the clock, checked at every expansion,
         // is what bounds it on large windows and many nodes.
         let window = k;

@@ -309,10 +309,17 @@ fn notes(report: &PreemptionPlan) -> String {
             "decision gap: each event against the per-event optimum (ilp) on the state that planner faced."
         );
     }
-    if report.planners.iter().any(|r| r.truncated) {
+    let truncated: Vec<&str> = report
+        .planners
+        .iter()
+        .filter(|r| r.truncated)
+        .map(|r| r.name.as_str())
+        .collect();
+    if !truncated.is_empty() {
         let _ = writeln!(
             out,
-            "truncated: the enumeration budget (max_subset_evaluations) cut a search short."
+            "truncated ({}): the enumeration budget (max_subset_evaluations) or the run's time budget (--time-limit; the later events are then sourced as flextopo-imp sources them) cut a search short.",
+            truncated.join(", ")
         );
     }
     out
