@@ -17,6 +17,7 @@ use coplan::preempt::explain::explain_events;
 use coplan::preempt::flextopo::for_each_subset;
 use coplan::preempt::flextopo::{Flextopo, Sourcing};
 use coplan::preempt::ilp_batch::bounds::ServerBounds;
+use coplan::preempt::ilp_batch::placement_floor::placement_floor;
 use coplan::preempt::ilp_batch::{decomposed, model as batch_model};
 use coplan::preempt::planner::PreemptionPlanner;
 use coplan::preempt::planning::{self as engine, PlanOptions};
@@ -629,6 +630,13 @@ proptest! {
             let other = p.objective.expect("objective");
             prop_assert!(objective <= other + EPS, "{} scores {} below the batch optimum {}", p.name, other, objective);
         }
+        // The placement floor is a proven bound: never above the optimum.
+        let problem = Problem::new(&cluster, &spec);
+        let mut initial = scenario::initial_state(&cluster, &spec, None).expect("planned from it");
+        let preemptors = scenario::preemptors(&spec, &mut initial);
+        let classes = batch_model::classes(&preemptors);
+        let floor = placement_floor(&problem, &initial, &preemptors, &classes);
+        prop_assert!(floor <= objective + EPS, "floor {} above the optimum {}", floor, objective);
         for e in &batch.events {
             prop_assert!(e.outcome != Outcome::Refused || !e.victims.is_empty(),
                 "{} refused with no victims", e.preemptor);

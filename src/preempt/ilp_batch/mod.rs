@@ -23,12 +23,14 @@ pub mod bounds;
 pub mod decomposed;
 pub mod model;
 pub mod monolithic;
+pub mod placement_floor;
 pub mod warm_start;
 
 use self::assemble::assemble;
 use self::decomposed::{decomposition_size, solve_decomposed};
-use self::model::classes;
+use self::model::{BatchSolution, classes};
 use self::monolithic::solve_monolithic;
+use self::placement_floor::placement_floor;
 use self::warm_start::warm_solution;
 use super::planner::{AppliedDecision, BatchDecision, PreemptionPlanner};
 use super::problem::{Decision, DecisionPoint, Problem};
@@ -36,6 +38,38 @@ use crate::plan::error::PlanningError;
 use crate::plan::preemption::Preemptor;
 use crate::plan::{PlanStatus, PlannerRole};
 use crate::topology::state::ClusterState;
+
+/// Relative difference under which an objective reaches the placement floor.
+const FLOOR_EPS: f64 = 1e-9;
+
+/// Whether `objective` is at (or, by rounding, below) the proven `floor`.
+fn reaches(objective: f64, floor: f64) -> bool {
+    objective <= floor + FLOOR_EPS * floor.abs().max(1.0)
+}
+
+/// A solution proven optimal: its objective is its bound.
+fn proven(solution: BatchSolution) -> BatchSolution {
+    BatchSolution {
+        status: PlanStatus::Optimal,
+        bound: Some(solution.objective),
+        ..solution
+    }
+}
+
+/// A solution with the placement floor taken into account: optimal when it reaches the floor,
+/// else its bound is the larger of the solver's and the floor.
+fn with_floor(solution: BatchSolution, floor: f64) -> BatchSolution {
+    if solution.status == PlanStatus::Optimal {
+        return solution;
+    }
+    if reaches(solution.objective, floor) {
+        return proven(solution);
+    }
+    BatchSolution {
+        bound: Some(solution.bound.map_or(floor, |b| b.max(floor))),
+        ..solution
+    }
+}
 
 /// The `ilp-batch` planner: one exact optimum of the whole preemptor list (the batch
 /// reference every gap is measured against).
@@ -73,26 +107,25 @@ impl PreemptionPlanner for IlpBatch {
     ) -> Result<BatchDecision, PlanningError> {
         let classes = classes(preemptors);
         let deadline = super::ilp::deadline(problem);
-        if deadline.expired()
-            && let Some(applied) = warm_start
-        {
-            // The run's budget was spent before a model could be built: the best sequential
-            // plan is the incumbent, and nothing is proven.
-            let solution = warm_solution(problem, initial, (&classes, preemptors), applied);
-            return Ok(BatchDecision {
-                decisions: assemble(problem, initial, preemptors, &classes, &solution),
-                status: solution.status,
-                bound: None,
-                objective: Some(solution.objective),
-            });
-        }
-        let solution = match decomposition_size(problem, initial, preemptors, &classes) {
-            Some(_) => solve_decomposed(problem, initial, preemptors, &classes, &deadline)?,
-            None => solve_monolithic(
-                problem, initial, preemptors, &classes, warm_start, &deadline,
-            )?,
+        let floor = placement_floor(problem, initial, preemptors, &classes);
+        let warm = warm_start.map(|a| warm_solution(problem, initial, (&classes, preemptors), a));
+        // The best sequential plan already at the floor is optimal; a budget spent before a
+        // model could be built leaves it the incumbent.
+        let early = match warm {
+            Some(w) if reaches(w.objective, floor) => Some(proven(w)),
+            Some(w) if deadline.expired() => Some(w),
+            _ => None,
         };
-        let Some(solution) = solution else {
+        let solution = match early {
+            Some(s) => Some(s),
+            None => match decomposition_size(problem, initial, preemptors, &classes) {
+                Some(_) => solve_decomposed(problem, initial, preemptors, &classes, &deadline)?,
+                None => solve_monolithic(
+                    problem, initial, preemptors, &classes, warm_start, &deadline,
+                )?,
+            },
+        };
+        let Some(solution) = solution.map(|s| with_floor(s, floor)) else {
             return Ok(BatchDecision {
                 decisions: Vec::new(),
                 status: PlanStatus::TimeLimit,
