@@ -12,7 +12,7 @@ use crate::preempt::problem::Problem;
 use crate::solver::{self, Deadline, SolveError, SolveStatus};
 use crate::spec::preemption::{Admission, TopologyQos};
 use crate::topology::state::ClusterState;
-use crate::topology::{Domain, Level, PodId, ServerId, ServerType};
+use crate::topology::{CoreSet, Domain, GpuSet, Level, PodId, ServerId, ServerType};
 
 /// Instances of one workload class, in list order.
 pub struct Class {
@@ -113,6 +113,19 @@ pub fn may_refuse(
             .required_level(p.request)
             .is_some()
         && lowest_victim.is_some_and(|lo| lo < p.priority)
+}
+
+/// The GPUs and cores of `server` a plan may use: free, or held by a preemptible pod below
+/// `top` (the highest priority of the preemptors considered).
+fn reachable(initial: &ClusterState, server: ServerId, top: i64) -> (GpuSet, CoreSet) {
+    let alloc = &initial.servers()[server.index()];
+    alloc
+        .residents()
+        .iter()
+        .filter(|r| r.preemptible && r.priority < top)
+        .fold((alloc.free_gpus(), alloc.free_cores()), |(g, c), r| {
+            (g.or(r.gpus), c.or(r.cores))
+        })
 }
 
 /// The lowest priority of the preemptible pods on `server`, if any.
@@ -222,6 +235,10 @@ pub fn build_until(
             return None;
         }
         let t = cluster.type_of(server);
+        // What any plan can use here: the free GPUs and cores and those of the pods a
+        // preemptor of the list may evict. A domain that cannot hold an instance in them gets
+        // no variable (on a saturated cluster, most of them).
+        let reachable = reachable(initial, server, top_priority);
         for (ci, class) in classes.iter().enumerate() {
             if !active(ci) {
                 continue;
@@ -231,7 +248,11 @@ pub fn build_until(
                 if !problem.admits(server, p, *level) {
                     continue;
                 }
-                let cap = domain_capacity(d, p, class.members.len());
+                let within = Domain {
+                    gpus: d.gpus.and(reachable.0),
+                    cores: d.cores.and(reachable.1),
+                };
+                let cap = domain_capacity(&within, p, class.members.len());
                 if cap == 0 {
                     continue;
                 }
@@ -258,7 +279,11 @@ pub fn build_until(
         // A preemptor that is not placed may still have evicted here (a refused pod of the
         // default): without this, such sequential plans would fall outside the model.
         for (ci, class) in classes.iter().enumerate() {
-            if active(ci) && may_refuse(problem, server, &preemptors[class.rep], lowest_victim) {
+            let p = &preemptors[class.rep];
+            // Refused where the scheduler would have placed it: it fits by counts once every
+            // pod it may evict is gone.
+            let fits = reachable.0.len() >= p.request.gpus && reachable.1.len() >= p.request.cores;
+            if active(ci) && fits && may_refuse(problem, server, p, lowest_victim) {
                 refusals.push(((ci, server), vars.add(variable().binary())));
             }
         }
