@@ -1,0 +1,495 @@
+#!/usr/bin/env python3
+"""Generate a synthetic `kubectl get nodes,pods -A -o json` snapshot of a GPU cluster.
+
+Deterministic for a given --seed (Python's `random.Random`, no other randomness), for
+measuring `coplan import k8s` and `coplan plan` on realistic Kubernetes exports. Modelled on
+examples/k8s/cluster-snapshot.yaml; docs/import.md says what the importer reads.
+
+    python3 scripts/k8s-snapshot.py --nodes 200 --seed 1 > /tmp/k8s-200.json
+    coplan import k8s /tmp/k8s-200.json --out-cluster c.toml --out-workload w.toml
+
+The snapshot (a `kind: List`, items in creation order, creationTimestamp strictly increasing
+over the pods):
+
+- N nodes with 8 GPUs each (`nvidia.com/gpu: "8"`): about 60 % H100 nodes (p5.48xlarge,
+  allocatable cpu "94") and 40 % H200 nodes (p5e.48xlarge, cpu "126"), with the labels
+  GPU feature discovery sets (`nvidia.com/gpu.product`, `.count`, `.memory`, …). No
+  NodeResourceTopology objects: the importer gives every node its default layout.
+- Per node, 3 DaemonSet pods (kube-proxy, nvidia-device-plugin, dcgm-exporter) requesting
+  100m–200m CPU, no GPU, Burstable, with DaemonSet ownerReferences.
+- Running GPU pods (1, 2, 4 or 8 GPUs; 11 cores per GPU on H100 nodes, 15 on H200 nodes;
+  requests == limits, so Guaranteed QoS) filling about --fill (default 95 %) of the GPUs:
+  batch training at priority 100 (`batch-low`, Job-owned, preemptible) and serving at
+  priority 1000 (`serving-high`, ReplicaSet-owned).
+- About N/4 Pending pods (--pending): scale-ups of serving deployments at priority 1000,
+  1500 or 2000, 1–8 GPUs with 11 cores per GPU (they fit either node type), no nodeName,
+  `status.phase: Pending` with the scheduler's Unschedulable condition. They ask for about
+  0.9 GPUs per node against about 0.4 free, so at least half of their GPUs must come from
+  preemption (some small ones fit the free GPUs).
+
+--split K writes the same objects as '---'-separated Lists of at most K items: `coplan import
+k8s` (serde-saphyr's default budget of 250,000 YAML nodes per document) refuses one List of
+more than about 1,200 such objects, i.e. the default output from about 170 nodes up.
+"""
+
+import argparse
+import datetime as dt
+import json
+import random
+import sys
+import uuid
+
+NODE_TYPES = {
+    # key: (instance type, gpu product, gpu memory MiB, allocatable cpu, cores per GPU of a pod)
+    "h100": ("p5.48xlarge", "NVIDIA-H100-80GB-HBM3", 81559, 94, 11),
+    "h200": ("p5e.48xlarge", "NVIDIA-H200", 143771, 126, 15),
+}
+NODE_CAPACITY_CPU = {"h100": 96, "h200": 128}  # capacity; allocatable is 2 cores less
+NODE_MEMORY_MI = {"h100": 2063731, "h200": 2063731}
+GPUS_PER_NODE = 8
+ZONES = ["us-east-1a", "us-east-1b", "us-east-1c"]
+
+# DaemonSets: (name, namespace, image, cpu request, memory request, memory limit, priority class, priority)
+DAEMONSETS = [
+    ("kube-proxy", "kube-system", "registry.k8s.io/kube-proxy:v1.30.4", "100m", "64Mi", None,
+     "system-node-critical", 2000001000),
+    ("nvidia-device-plugin-daemonset", "gpu-operator",
+     "nvcr.io/nvidia/k8s-device-plugin:v0.16.2", "150m", "128Mi", "512Mi",
+     "system-node-critical", 2000001000),
+    ("nvidia-dcgm-exporter", "gpu-operator", "nvcr.io/nvidia/k8s/dcgm-exporter:3.3.7-3.5.0-ubuntu22.04",
+     "200m", "256Mi", "1Gi", None, 0),
+]
+
+# Running workloads by GPU count: (app, kind) ; kind "batch" (Job) or "serve" (ReplicaSet)
+BATCH_APPS = {1: ["embed-train", "eval-sweep"], 2: ["llm-finetune-8b"], 4: ["llm-finetune-70b"],
+              8: ["llm-pretrain"]}
+SERVE_APPS = {1: ["chat-8b", "rerank-2b"], 2: ["chat-70b-fp8"], 4: ["chat-70b"], 8: ["chat-405b"]}
+# Pending scale-ups: (app, priority class, priority)
+PENDING_CLASSES = [("serving-high", 1000), ("serving-premium", 1500), ("serving-critical", 2000)]
+PENDING_APPS = {1: "assist-8b", 2: "assist-70b-fp8", 4: "assist-70b", 8: "assist-405b"}
+MEMORY_PER_GPU_GI = 200
+
+ALNUM = "bcdfghjklmnpqrstvwxz2456789"  # the alphabet of Kubernetes' generated name suffixes
+
+
+def ts(t):
+    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class Gen:
+    def __init__(self, seed):
+        self.rng = random.Random(seed)
+        self.rv = 1000
+
+    def uid(self):
+        return str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
+
+    def suffix(self, n=5):
+        return "".join(self.rng.choice(ALNUM) for _ in range(n))
+
+    def resource_version(self):
+        self.rv += self.rng.randint(1, 50)
+        return str(self.rv)
+
+
+def weighted(rng, table):
+    """table: list of (value, weight)."""
+    total = sum(w for _, w in table)
+    x = rng.random() * total
+    for v, w in table:
+        x -= w
+        if x < 0:
+            return v
+    return table[-1][0]
+
+
+def make_node(g, i, kind, created):
+    inst, product, gpu_mem, cpu, _ = NODE_TYPES[kind]
+    name = f"gpu-{kind}-{i:04d}"
+    zone = ZONES[i % len(ZONES)]
+    ip = f"10.{(i >> 8) & 255}.{i & 255}.10"
+    mem = f"{NODE_MEMORY_MI[kind]}Mi"
+    cap_mem = f"{NODE_MEMORY_MI[kind] + 4000}Mi"
+    cond_t = ts(created + dt.timedelta(minutes=2))
+    hb = "2026-12-01T08:59:30Z"
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "annotations": {
+                "node.alpha.kubernetes.io/ttl": "0",
+                "volumes.kubernetes.io/controller-managed-attach-detach": "true",
+            },
+            "creationTimestamp": ts(created),
+            "labels": {
+                "beta.kubernetes.io/arch": "amd64",
+                "beta.kubernetes.io/instance-type": inst,
+                "beta.kubernetes.io/os": "linux",
+                "kubernetes.io/arch": "amd64",
+                "kubernetes.io/hostname": name,
+                "kubernetes.io/os": "linux",
+                "node.kubernetes.io/instance-type": inst,
+                "nvidia.com/cuda.driver.major": "550",
+                "nvidia.com/gpu.count": str(GPUS_PER_NODE),
+                "nvidia.com/gpu.family": "hopper",
+                "nvidia.com/gpu.memory": str(gpu_mem),
+                "nvidia.com/gpu.present": "true",
+                "nvidia.com/gpu.product": product,
+                "topology.kubernetes.io/region": "us-east-1",
+                "topology.kubernetes.io/zone": zone,
+            },
+            "name": name,
+            "resourceVersion": g.resource_version(),
+            "uid": g.uid(),
+        },
+        "spec": {
+            "podCIDR": f"100.{64 + (i >> 8) % 64}.{i & 255}.0/24",
+            "providerID": f"aws:///{zone}/i-0{g.rng.getrandbits(64):016x}",
+            "taints": [{"effect": "NoSchedule", "key": "nvidia.com/gpu", "value": "present"}],
+        },
+        "status": {
+            "addresses": [
+                {"address": ip, "type": "InternalIP"},
+                {"address": name, "type": "Hostname"},
+            ],
+            "allocatable": {
+                "cpu": str(cpu),
+                "ephemeral-storage": "1717986918400",
+                "hugepages-1Gi": "0",
+                "hugepages-2Mi": "0",
+                "memory": mem,
+                "nvidia.com/gpu": str(GPUS_PER_NODE),
+                "pods": "110",
+            },
+            "capacity": {
+                "cpu": str(NODE_CAPACITY_CPU[kind]),
+                "ephemeral-storage": "1844674407370",
+                "hugepages-1Gi": "0",
+                "hugepages-2Mi": "0",
+                "memory": cap_mem,
+                "nvidia.com/gpu": str(GPUS_PER_NODE),
+                "pods": "110",
+            },
+            "conditions": [
+                {"lastHeartbeatTime": hb, "lastTransitionTime": cond_t,
+                 "message": "kubelet has sufficient memory available",
+                 "reason": "KubeletHasSufficientMemory", "status": "False", "type": "MemoryPressure"},
+                {"lastHeartbeatTime": hb, "lastTransitionTime": cond_t,
+                 "message": "kubelet has no disk pressure",
+                 "reason": "KubeletHasNoDiskPressure", "status": "False", "type": "DiskPressure"},
+                {"lastHeartbeatTime": hb, "lastTransitionTime": cond_t,
+                 "message": "kubelet has sufficient PID available",
+                 "reason": "KubeletHasSufficientPID", "status": "False", "type": "PIDPressure"},
+                {"lastHeartbeatTime": hb, "lastTransitionTime": cond_t,
+                 "message": "kubelet is posting ready status",
+                 "reason": "KubeletReady", "status": "True", "type": "Ready"},
+            ],
+            "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
+            "nodeInfo": {
+                "architecture": "amd64",
+                "bootID": g.uid(),
+                "containerRuntimeVersion": "containerd://1.7.20",
+                "kernelVersion": "6.8.0-1015-aws",
+                "kubeProxyVersion": "v1.30.4",
+                "kubeletVersion": "v1.30.4",
+                "machineID": f"{g.rng.getrandbits(128):032x}",
+                "operatingSystem": "linux",
+                "osImage": "Ubuntu 22.04.4 LTS",
+                "systemUUID": g.uid(),
+            },
+        },
+    }
+
+
+def container_status(g, name, image, started):
+    return {
+        "containerID": f"containerd://{g.rng.getrandbits(256):064x}",
+        "image": image,
+        "imageID": f"{image.split(':')[0]}@sha256:{g.rng.getrandbits(256):064x}",
+        "lastState": {},
+        "name": name,
+        "ready": True,
+        "restartCount": 0,
+        "started": True,
+        "state": {"running": {"startedAt": ts(started)}},
+    }
+
+
+TOLERATIONS = [
+    {"effect": "NoExecute", "key": "node.kubernetes.io/not-ready", "operator": "Exists",
+     "tolerationSeconds": 300},
+    {"effect": "NoExecute", "key": "node.kubernetes.io/unreachable", "operator": "Exists",
+     "tolerationSeconds": 300},
+]
+
+
+def make_pod(g, *, name, generate_name, namespace, labels, owner, image, container, resources,
+             priority, priority_class, created, node=None, node_ip=None, phase, qos,
+             unschedulable_msg=None, tolerations=None, service_account="default"):
+    metadata = {
+        "creationTimestamp": ts(created),
+        "generateName": generate_name,
+        "labels": labels,
+        "name": name,
+        "namespace": namespace,
+        "ownerReferences": [owner],
+        "resourceVersion": g.resource_version(),
+        "uid": g.uid(),
+    }
+    spec = {
+        "containers": [{
+            "image": image,
+            "imagePullPolicy": "IfNotPresent",
+            "name": container,
+            "resources": resources,
+            "terminationMessagePath": "/dev/termination-log",
+            "terminationMessagePolicy": "File",
+        }],
+        "dnsPolicy": "ClusterFirst",
+        "enableServiceLinks": True,
+        "preemptionPolicy": "PreemptLowerPriority",
+        "priority": priority,
+        "restartPolicy": "Always",
+        "schedulerName": "default-scheduler",
+        "securityContext": {},
+        "serviceAccount": service_account,
+        "serviceAccountName": service_account,
+        "terminationGracePeriodSeconds": 30,
+        "tolerations": (tolerations or []) + TOLERATIONS,
+    }
+    if priority_class:
+        spec["priorityClassName"] = priority_class
+    if node:
+        spec["nodeName"] = node
+    if phase == "Running":
+        started = created + dt.timedelta(seconds=g.rng.randint(2, 40))
+        status = {
+            "conditions": [
+                {"lastProbeTime": None, "lastTransitionTime": ts(started), "status": "True",
+                 "type": t}
+                for t in ("Initialized", "Ready", "ContainersReady", "PodScheduled")
+            ],
+            "containerStatuses": [container_status(g, container, image, started)],
+            "hostIP": node_ip,
+            "hostIPs": [{"ip": node_ip}],
+            "phase": "Running",
+            "podIP": f"100.{g.rng.randint(64, 127)}.{g.rng.randint(0, 255)}.{g.rng.randint(2, 254)}",
+            "qosClass": qos,
+            "startTime": ts(created + dt.timedelta(seconds=1)),
+        }
+        status["podIPs"] = [{"ip": status["podIP"]}]
+    else:
+        status = {
+            "conditions": [{
+                "lastProbeTime": None,
+                "lastTransitionTime": ts(created + dt.timedelta(seconds=1)),
+                "message": unschedulable_msg,
+                "reason": "Unschedulable",
+                "status": "False",
+                "type": "PodScheduled",
+            }],
+            "phase": "Pending",
+            "qosClass": qos,
+        }
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec,
+            "status": status}
+
+
+def gpu_resources(gpus, cores):
+    r = {"cpu": str(cores), "memory": f"{gpus * MEMORY_PER_GPU_GI}Gi", "nvidia.com/gpu": str(gpus)}
+    return {"limits": dict(r), "requests": dict(r)}
+
+
+GPU_TOLERATION = [{"effect": "NoSchedule", "key": "nvidia.com/gpu", "operator": "Exists"}]
+
+
+def fill_sizes(rng, used):
+    """Split `used` GPUs of one node into pods of 1, 2, 4 or 8 GPUs."""
+    sizes = []
+    left = used
+    while left > 0:
+        sizes.append(weighted(rng, [(s, w) for s, w in ((8, 3), (4, 3), (2, 3), (1, 2)) if s <= left]))
+        left -= sizes[-1]
+    return sizes
+
+
+def generate(nodes, seed, fill, pending):
+    g = Gen(seed)
+    rng = g.rng
+    items = []
+
+    # Nodes: created over the cluster's first weeks.
+    t_nodes = dt.datetime(2026, 10, 2, 8, 0, 0)
+    node_rows = []  # (name, kind, ip)
+    for i in range(1, nodes + 1):
+        kind = "h100" if rng.random() < 0.6 else "h200"
+        node = make_node(g, i, kind, t_nodes + dt.timedelta(minutes=5 * (i - 1)))
+        items.append(node)
+        node_rows.append((node["metadata"]["name"], kind, node["status"]["addresses"][0]["address"]))
+
+    # Pod clock: strictly increasing creation times in generation order.
+    clock = [t_nodes + dt.timedelta(minutes=5 * nodes + 1)]
+
+    def tick(lo, hi):
+        clock[0] += dt.timedelta(seconds=rng.randint(lo, hi))
+        return clock[0]
+
+    # DaemonSet pods, one of each DaemonSet per node, as nodes joined.
+    ds_uids = {name: g.uid() for name, *_ in DAEMONSETS}
+    ds_hash = {name: f"{rng.getrandbits(40):010x}" for name, *_ in DAEMONSETS}
+    for node_name, _, ip in node_rows:
+        for (ds, ns, image, cpu, mem, mem_limit, pclass, prio) in DAEMONSETS:
+            res = {"requests": {"cpu": cpu, "memory": mem}}
+            if mem_limit:
+                res["limits"] = {"memory": mem_limit}
+            items.append(make_pod(
+                g, name=f"{ds}-{g.suffix()}", generate_name=f"{ds}-", namespace=ns,
+                labels={"app.kubernetes.io/name": ds, "controller-revision-hash": ds_hash[ds],
+                        "pod-template-generation": "1"},
+                owner={"apiVersion": "apps/v1", "blockOwnerDeletion": True, "controller": True,
+                       "kind": "DaemonSet", "name": ds, "uid": ds_uids[ds]},
+                image=image, container=ds.split("-daemonset")[0], resources=res,
+                priority=prio, priority_class=pclass, created=tick(1, 20), node=node_name,
+                node_ip=ip, phase="Running", qos="Burstable",
+                tolerations=[{"operator": "Exists"}], service_account=ds))
+
+    # Running GPU pods: per node, the GPUs to fill (free GPUs per node drawn so the cluster
+    # is about `fill` full), split into pods; then all of them in a random creation order.
+    total = nodes * GPUS_PER_NODE
+    target_free = round(total * (1 - fill))
+    free = [0] * nodes
+    for _ in range(target_free):
+        # add a free GPU to a random node that still has at least 4 in use
+        while True:
+            k = rng.randrange(nodes)
+            if free[k] < 4:
+                free[k] += 1
+                break
+    running = []  # (node index, gpus)
+    for k in range(nodes):
+        for s in fill_sizes(rng, GPUS_PER_NODE - free[k]):
+            running.append((k, s))
+    rng.shuffle(running)
+
+    workloads = {}  # app -> dict(owner info)
+
+    def owner_of(app, kind):
+        w = workloads.get(app)
+        if w is None or (kind == "batch" and w["left"] == 0):
+            # a new Job (batch: a Job of a few pods) or the app's ReplicaSet (serving)
+            w = {"hash": g.suffix(10), "uid": g.uid(),
+                 "left": rng.randint(1, 8), "index": 0, "job": f"{app}-{g.suffix(5)}"}
+            workloads[app] = w
+        return w
+
+    t_jobs = dt.datetime(2026, 11, 27, 0, 0, 0)
+    if clock[0] < t_jobs:
+        clock[0] = t_jobs
+    for k, s in running:
+        node_name, kind, ip = node_rows[k]
+        cores = NODE_TYPES[kind][4] * s
+        batch = rng.random() < 0.6
+        created = tick(5, 90)
+        if batch:
+            app = rng.choice(BATCH_APPS[s])
+            w = owner_of(app, "batch")
+            w["left"] -= 1
+            idx = w["index"]
+            w["index"] += 1
+            job = w["job"]
+            items.append(make_pod(
+                g, name=f"{job}-{idx}-{g.suffix()}", generate_name=f"{job}-{idx}-",
+                namespace="train",
+                labels={"app": app, "batch.kubernetes.io/controller-uid": w["uid"],
+                        "batch.kubernetes.io/job-completion-index": str(idx),
+                        "batch.kubernetes.io/job-name": job, "job-name": job},
+                owner={"apiVersion": "batch/v1", "blockOwnerDeletion": True, "controller": True,
+                       "kind": "Job", "name": job, "uid": w["uid"]},
+                image="registry.example.com/train:2.4.1", container="trainer",
+                resources=gpu_resources(s, cores), priority=100, priority_class="batch-low",
+                created=created, node=node_name, node_ip=ip, phase="Running",
+                qos="Guaranteed", tolerations=GPU_TOLERATION))
+        else:
+            app = rng.choice(SERVE_APPS[s])
+            w = owner_of(app, "serve")
+            rs = f"{app}-{w['hash']}"
+            items.append(make_pod(
+                g, name=f"{rs}-{g.suffix()}", generate_name=f"{rs}-", namespace="serve",
+                labels={"app": app, "pod-template-hash": w["hash"]},
+                owner={"apiVersion": "apps/v1", "blockOwnerDeletion": True, "controller": True,
+                       "kind": "ReplicaSet", "name": rs, "uid": w["uid"]},
+                image="registry.example.com/serve:0.6.3", container="server",
+                resources=gpu_resources(s, cores), priority=1000, priority_class="serving-high",
+                created=created, node=node_name, node_ip=ip, phase="Running",
+                qos="Guaranteed", tolerations=GPU_TOLERATION))
+
+    # Pending pods: a scale-up of serving deployments, in bursts of the same shape.
+    t_pending = dt.datetime(2026, 12, 1, 9, 0, 0)
+    if clock[0] < t_pending:
+        clock[0] = t_pending
+    left = pending
+    while left > 0:
+        s = weighted(rng, [(1, 2), (2, 3), (4, 3), (8, 2)])
+        pclass, prio = rng.choice(PENDING_CLASSES)
+        app = PENDING_APPS[s] + ("" if prio == 1000 else f"-{pclass.split('-')[1]}")
+        w = workloads.get(app)
+        if w is None:
+            w = {"hash": g.suffix(10), "uid": g.uid()}
+            workloads[app] = w
+        rs = f"{app}-{w['hash']}"
+        burst = min(left, rng.randint(1, 6))
+        for _ in range(burst):
+            msg = (f"0/{nodes} nodes are available: {nodes} Insufficient nvidia.com/gpu. "
+                   f"preemption: 0/{nodes} nodes are available: {nodes} No preemption victims "
+                   "found for incoming pod.")
+            items.append(make_pod(
+                g, name=f"{rs}-{g.suffix()}", generate_name=f"{rs}-", namespace="serve",
+                labels={"app": app, "pod-template-hash": w["hash"]},
+                owner={"apiVersion": "apps/v1", "blockOwnerDeletion": True, "controller": True,
+                       "kind": "ReplicaSet", "name": rs, "uid": w["uid"]},
+                image="registry.example.com/serve:0.6.3", container="server",
+                resources=gpu_resources(s, NODE_TYPES["h100"][4] * s), priority=prio,
+                priority_class=pclass, created=tick(1, 3), phase="Pending", qos="Guaranteed",
+                unschedulable_msg=msg, tolerations=GPU_TOLERATION))
+        left -= burst
+
+    return {"apiVersion": "v1", "items": items, "kind": "List",
+            "metadata": {"resourceVersion": ""}}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--nodes", type=int, required=True, help="GPU nodes (8 GPUs each)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--fill", type=float, default=0.95,
+                    help="share of the GPUs held by running pods (default 0.95)")
+    ap.add_argument("--pending", type=int, default=None,
+                    help="Pending pods (default: nodes / 4, at least 1)")
+    ap.add_argument("--split", type=int, default=0, metavar="K",
+                    help="write a multi-document stream ('---'-separated JSON Lists of at most K "
+                         "items each) instead of one List; a workaround for importers that cap "
+                         "the size of one document (default 0: one List, as kubectl writes)")
+    ap.add_argument("--out", help="write here instead of stdout")
+    a = ap.parse_args()
+    if a.nodes < 1:
+        ap.error("--nodes must be at least 1")
+    if not 0.5 <= a.fill <= 1.0:
+        ap.error("--fill must be within [0.5, 1]")
+    pending = a.pending if a.pending is not None else max(1, round(a.nodes / 4))
+    doc = generate(a.nodes, a.seed, a.fill, pending)
+    if a.split > 0:
+        items = doc["items"]
+        text = "".join(
+            "---\n" + json.dumps(dict(doc, items=items[i:i + a.split]), indent=4) + "\n"
+            for i in range(0, len(items), a.split))
+    else:
+        text = json.dumps(doc, indent=4) + "\n"
+    if a.out:
+        with open(a.out, "w") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
+
+
+if __name__ == "__main__":
+    main()
