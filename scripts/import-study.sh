@@ -26,7 +26,7 @@ DIRTY=$(git diff --quiet HEAD -- src Cargo.toml Cargo.lock || echo " (with uncom
 PEAK_T=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["lists"]["moment_s"][0])' "$TMP/peak.json")
 PEAK_PERMILLE=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["mapped"]["gpus_in_use_permille"])' "$TMP/peak.json")
 PEAK_RUNNING=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["mapped"].get("running_pods",0))' "$TMP/peak.json")
-"$COPLAN" plan "$TMP/peak-c.toml" "$TMP/peak-w.toml" --planners "$ALL" > "$TMP/peak-plan.txt"
+"$COPLAN" plan "$TMP/peak-c.toml" "$TMP/peak-w.toml" --planners "$ALL" --events none > "$TMP/peak-plan.txt"
 
 # 2. The FGD protocol: the list as an arrival sequence, filled to $FILL of the GPUs.
 t0=$(date +%s.%N)
@@ -34,7 +34,7 @@ t0=$(date +%s.%N)
   --server-type G2=gpu-2s4n8g --out-cluster "$TMP/seq-c.toml" --out-workload "$TMP/seq-w.toml" \
   2> "$TMP/seq-summary.txt"
 t1=$(date +%s.%N)
-"$COPLAN" plan "$TMP/seq-c.toml" "$TMP/seq-w.toml" --planners "$ALL" > "$TMP/seq-plan.txt"
+"$COPLAN" plan "$TMP/seq-c.toml" "$TMP/seq-w.toml" --planners "$ALL" --events none > "$TMP/seq-plan.txt"
 t2=$(date +%s.%N)
 "$COPLAN" plan "$TMP/seq-c.toml" "$TMP/seq-w.toml" --planners k8s-default,k8s-nrt,flextopo-imp \
   > /dev/null
@@ -46,7 +46,7 @@ PLAN3_S=$(awk -v a="$t2" -v b="$t3" 'BEGIN { printf "%.2f", b - a }')
 # 3. The Kubernetes snapshot shipped in examples/k8s/.
 "$COPLAN" import k8s examples/k8s/cluster-snapshot.yaml examples/k8s/noderesourcetopologies.yaml \
   --out-cluster "$TMP/k8s-c.toml" --out-workload "$TMP/k8s-w.toml" 2> "$TMP/k8s-summary.txt"
-"$COPLAN" plan "$TMP/k8s-c.toml" "$TMP/k8s-w.toml" --planners "$ALL" > "$TMP/k8s-plan.txt"
+"$COPLAN" plan "$TMP/k8s-c.toml" "$TMP/k8s-w.toml" --planners "$ALL" --events none > "$TMP/k8s-plan.txt"
 # The imported snapshot as coplan sees it: every node, and one drawn large; beside the page.
 FIG=$(dirname "$OUT")
 "$COPLAN" topology "$TMP/k8s-c.toml" "$TMP/k8s-w.toml" --format svg > "$FIG/k8s-snapshot.svg"
