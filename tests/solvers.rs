@@ -263,7 +263,11 @@ fn a_batch_stopped_before_its_own_incumbent_keeps_its_warm_start() {
     assert_eq!(batch.status, PlanStatus::TimeLimit);
     let objective = batch.objective.expect("the warm start");
     // The incumbent is no bound: what is reported is the placement floor, a proven one below.
-    assert!(batch.bound.is_none_or(|b| b < objective), "{:?}", batch.bound);
+    assert!(
+        batch.bound.is_none_or(|b| b < objective),
+        "{:?}",
+        batch.bound
+    );
     assert!(
         (objective - sequential).abs() <= 1e-9 * sequential.abs().max(1.0),
         "{objective} against the warm start's {sequential}"
