@@ -123,24 +123,9 @@ fn workload() -> impl Strategy<Value = PreemptionSpec> {
                         count,
                     })
                     .collect();
-                spec.fill = fill.map(|w| FillSpec {
-                    mix: [(format!("w{w}"), 1.0)].into_iter().collect(),
-                    target_gpu_utilization: 0.8,
-                    allocator: [
-                        FillAllocator::Random,
-                        FillAllocator::NumaAligned,
-                        FillAllocator::BestFit,
-                        FillAllocator::Spread,
-                    ][allocator],
-                    churn_rounds: 1,
-                    seed: 3,
-                });
+                spec.fill = fill.map(|w| fill_spec(&format!("w{w}"), 0.8, allocator, 3));
                 spec.planners.ilp_time_limit_s = 60.0;
-                spec.simulation.admission = if bind {
-                    Admission::Bind
-                } else {
-                    Admission::Kubelet
-                };
+                spec.simulation.admission = admission(bind);
                 spec.flextopo.imp_scope = if node_scope {
                     ImpScope::Node
                 } else {
@@ -154,6 +139,31 @@ fn workload() -> impl Strategy<Value = PreemptionSpec> {
                 spec
             },
         )
+}
+
+/// A fill of one workload to `utilization` by the `allocator`-th fill allocator, one churn
+/// round.
+fn fill_spec(workload: &str, utilization: f64, allocator: usize, seed: u64) -> FillSpec {
+    FillSpec {
+        mix: [(workload.to_string(), 1.0)].into_iter().collect(),
+        target_gpu_utilization: utilization,
+        allocator: [
+            FillAllocator::Random,
+            FillAllocator::NumaAligned,
+            FillAllocator::BestFit,
+            FillAllocator::Spread,
+        ][allocator],
+        churn_rounds: 1,
+        seed,
+    }
+}
+
+fn admission(bind: bool) -> Admission {
+    if bind {
+        Admission::Bind
+    } else {
+        Admission::Kubelet
+    }
 }
 
 fn run(cluster: &Cluster, spec: &PreemptionSpec) -> Option<PlanReport> {
@@ -462,18 +472,7 @@ fn contested_workload() -> impl Strategy<Value = PreemptionSpec> {
             class.priority = class.priority.max(10);
         }
         spec.running.retain(|r| r.workload == "w0");
-        spec.fill = Some(FillSpec {
-            mix: [("w0".to_string(), 1.0)].into_iter().collect(),
-            target_gpu_utilization: 1.0,
-            allocator: [
-                FillAllocator::Random,
-                FillAllocator::NumaAligned,
-                FillAllocator::BestFit,
-                FillAllocator::Spread,
-            ][allocator],
-            churn_rounds: 1,
-            seed: 3,
-        });
+        spec.fill = Some(fill_spec("w0", 1.0, allocator, 3));
         spec.preempt = vec![
             PreemptEntry {
                 workload: "w1".into(),
@@ -587,24 +586,9 @@ fn batch_workload() -> impl Strategy<Value = (ClusterSpec, PreemptionSpec)> {
                         count,
                     })
                     .collect();
-                spec.fill = Some(FillSpec {
-                    mix: [(format!("w{filler}"), 1.0)].into_iter().collect(),
-                    target_gpu_utilization: 1.0,
-                    allocator: [
-                        FillAllocator::Random,
-                        FillAllocator::NumaAligned,
-                        FillAllocator::BestFit,
-                        FillAllocator::Spread,
-                    ][allocator],
-                    churn_rounds: 1,
-                    seed: 5,
-                });
+                spec.fill = Some(fill_spec(&format!("w{filler}"), 1.0, allocator, 5));
                 spec.planners.ilp_time_limit_s = 60.0;
-                spec.simulation.admission = if bind {
-                    Admission::Bind
-                } else {
-                    Admission::Kubelet
-                };
+                spec.simulation.admission = admission(bind);
                 (cluster, spec)
             },
         )
