@@ -604,6 +604,7 @@ pub fn prepare_sweep(
         planners,
         solver: solver.map(|b| b.name().to_string()),
         event_solver: None,
+        time_limit: options.cancel.budget_s().map(|s| s.to_string()),
     };
     Ok(PreparedSweep {
         cluster: toml_value(&cluster_file)?,

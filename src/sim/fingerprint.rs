@@ -54,6 +54,10 @@ pub struct SweepInputs {
     pub solver: Option<String>,
     /// `--event-solver`, when given.
     pub event_solver: Option<String>,
+    /// `--time-limit` in seconds, the budget of each planned cycle (time-limited solves end
+    /// elsewhere under another one).
+    #[serde(default)]
+    pub time_limit: Option<String>,
 }
 
 /// Seeds in the form [`SweepInputs::seeds`] records.
@@ -108,6 +112,10 @@ impl SweepInputs {
         }
         field(self.solver.as_deref().unwrap_or("-"));
         field(self.event_solver.as_deref().unwrap_or("-"));
+        // Shards written before the budget existed record none and keep their fingerprints.
+        if let Some(limit) = &self.time_limit {
+            field(limit);
+        }
         content_hash(&canonical)
     }
 
@@ -168,6 +176,11 @@ impl SweepInputs {
             ),
             format!("--event-solver {}", optional(other.event_solver.as_ref())),
         );
+        differ(
+            self.time_limit == other.time_limit,
+            format!("used --time-limit {}", optional(self.time_limit.as_ref())),
+            format!("--time-limit {}", optional(other.time_limit.as_ref())),
+        );
         out
     }
 }
@@ -222,6 +235,7 @@ mod tests {
             planners: vec!["k8s-default".into()],
             solver: None,
             event_solver: None,
+            time_limit: Some("10".into()),
         };
         let mut b = a.clone();
         b.sets[0].values[1] = "0.5".into();
