@@ -56,7 +56,7 @@ pub struct SweepInputs {
     pub event_solver: Option<String>,
     /// `--time-limit` in seconds, the budget of each planned cycle (time-limited solves end
     /// elsewhere under another one).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_limit: Option<String>,
 }
 

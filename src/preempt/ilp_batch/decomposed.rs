@@ -174,6 +174,11 @@ pub fn solve_decomposed(
         .collect();
     let space = CountSpace::new(classes);
     loop {
+        if deadline.expired() {
+            // Subproblems solved from here would find nothing and read as infeasible: what
+            // is known is no plan (the caller's warm start, if any, is the incumbent).
+            return Ok(None);
+        }
         let best = best_combination(&space, &table, problem, preemptors.len());
         let unsolved: Vec<(usize, usize)> = best
             .chosen

@@ -111,9 +111,9 @@ impl PreemptionPlanner for IlpBatch {
         let warm = warm_start.map(|a| warm_solution(problem, initial, (&classes, preemptors), a));
         // The best sequential plan already at the floor is optimal; a budget spent before a
         // model could be built leaves it the incumbent.
-        let early = match warm {
-            Some(w) if reaches(w.objective, floor) => Some(proven(w)),
-            Some(w) if deadline.expired() => Some(w),
+        let early = match &warm {
+            Some(w) if reaches(w.objective, floor) => Some(proven(w.clone())),
+            Some(w) if deadline.expired() => Some(w.clone()),
             _ => None,
         };
         let solution = match early {
@@ -124,6 +124,18 @@ impl PreemptionPlanner for IlpBatch {
                     problem, initial, preemptors, &classes, warm_start, &deadline,
                 )?,
             },
+        };
+        // A solve stopped by the budget may hold a worse plan than the warm start (a
+        // decomposition whose subproblems ran out of time): the better one is the incumbent.
+        let solution = match (solution, warm) {
+            (Some(s), Some(w)) if s.status != PlanStatus::Optimal && w.objective < s.objective => {
+                Some(BatchSolution {
+                    bound: s.bound,
+                    ..w
+                })
+            }
+            (None, Some(w)) => Some(w),
+            (s, _) => s,
         };
         let Some(solution) = solution.map(|s| with_floor(s, floor)) else {
             return Ok(BatchDecision {
