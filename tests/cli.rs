@@ -109,17 +109,27 @@ fn plan_snapshots_for_every_example_workload() {
     assert!(seen >= 2, "every workload example names its plan command");
 }
 
+/// Runs the one command of every fixture of `tests/fixtures/{dir}` (at least four; each must
+/// be a `command`), checks its exit code when `exit` is given, and snapshots its transcript as
+/// `{prefix}{stem}`.
+fn snapshot_every_fixture(dir: &str, command: &str, prefix: &str, exit: Option<i32>) {
+    let fixtures = files(&format!("tests/fixtures/{dir}"));
+    assert!(fixtures.len() >= 4, "the {dir} fixtures are there");
+    for (path, rel) in fixtures {
+        let args = fixture_args(&path, &rel);
+        assert_eq!(args.first().map(String::as_str), Some(command), "{rel}");
+        let (code, t) = transcript(&args);
+        if let Some(expected) = exit {
+            assert_eq!(code, expected, "{rel}:\n{t}");
+        }
+        snapshot(&format!("{prefix}{}", stem(&path)), &t);
+    }
+}
+
 /// `coplan explain` on the fixtures of `tests/fixtures/explain` (one command each).
 #[test]
 fn explain_snapshots_for_every_fixture() {
-    let fixtures = files("tests/fixtures/explain");
-    assert!(fixtures.len() >= 4, "the explain fixtures are there");
-    for (path, rel) in fixtures {
-        let args = fixture_args(&path, &rel);
-        assert_eq!(args.first().map(String::as_str), Some("explain"), "{rel}");
-        let (_, t) = transcript(&args);
-        snapshot(&format!("explain__{}", stem(&path)), &t);
-    }
+    snapshot_every_fixture("explain", "explain", "explain__", None);
 }
 
 #[test]
@@ -1139,15 +1149,7 @@ fn running_pods_above_the_limit_are_refused_at_the_first_one_past_it() {
 /// `coplan plan` on the fixtures of `tests/fixtures/plan` (one command each).
 #[test]
 fn plan_table_fixtures_match_their_snapshots() {
-    let fixtures = files("tests/fixtures/plan");
-    assert!(fixtures.len() >= 4, "the plan fixtures are there");
-    for (path, rel) in fixtures {
-        let args = fixture_args(&path, &rel);
-        assert_eq!(args.first().map(String::as_str), Some("plan"), "{rel}");
-        let (code, t) = transcript(&args);
-        assert_eq!(code, 0, "{rel}:\n{t}");
-        snapshot(&format!("plan_table__{}", stem(&path)), &t);
-    }
+    snapshot_every_fixture("plan", "plan", "plan_table__", Some(0));
 }
 
 /// Runs the command of `tests/fixtures/plan/<name>.toml` with `extra` arguments; its stdout.
