@@ -69,7 +69,7 @@ const MAY_IMPORT: &[(&str, &[&str])] = &[
     ),
 ];
 /// The binary's own files: they sit in `src/` but are not part of the library.
-const BINARY_FILES: &[&str] = &["main.rs", "cli.rs"];
+const BINARY_FILES: &[&str] = &["main.rs", "cli.rs", "progress.rs"];
 const ROOT: &str = "crate";
 
 /// A module: its name (`a::b`, or `crate` for lib.rs), file path and source text.

@@ -1408,7 +1408,7 @@ fn time_limit_refuses_what_is_not_a_budget() {
 /// plan still passes the verifier (exit 0).
 #[test]
 fn a_spent_budget_gives_honest_statuses_not_a_failure() {
-    let (code, out, err) = common::run_coplan(&[
+    let (code, out, err) = run_strs(&[
         "plan",
         "examples/clusters/paper-4090-x100.toml",
         "examples/workloads/paper-preemption.toml",
@@ -1419,15 +1419,7 @@ fn a_spent_budget_gives_honest_statuses_not_a_failure() {
     ]);
     assert_eq!(code, 0, "{err}");
     let plan: serde_json::Value = serde_json::from_str(&out).expect("JSON");
-    let by = |name: &str| {
-        plan["planners"]
-            .as_array()
-            .expect("planners")
-            .iter()
-            .find(|p| p["name"] == name)
-            .cloned()
-            .expect("ran")
-    };
+    let by = |name: &str| planner_named(&plan, name);
     let batch = by("ilp-batch");
     assert_eq!(batch["status"], "time_limit");
     // Its bound, if any, is the proven placement floor: below its incumbent.
@@ -1461,7 +1453,7 @@ fn a_spent_budget_gives_honest_statuses_not_a_failure() {
         by("flextopo-imp")["objective"]
     );
     // Co-location: the exact search stops after its first dive and says so.
-    let (code, out, err) = common::run_coplan(&[
+    let (code, out, err) = run_strs(&[
         "plan",
         "examples/clusters/a100-x16.toml",
         "examples/workloads/colocation-small.toml",
@@ -1472,12 +1464,17 @@ fn a_spent_budget_gives_honest_statuses_not_a_failure() {
     ]);
     assert_eq!(code, 0, "{err}");
     let plan: serde_json::Value = serde_json::from_str(&out).expect("JSON");
-    let ilp = plan["planners"]
-        .as_array()
-        .expect("planners")
-        .iter()
-        .find(|p| p["name"] == "ilp")
-        .cloned()
-        .expect("ilp ran");
+    let ilp = planner_named(&plan, "ilp");
     assert_eq!(ilp["status"], "time_limit", "{ilp}");
+}
+
+/// The planner `name` of a `plan --format json` output.
+fn planner_named(plan: &serde_json::Value, name: &str) -> serde_json::Value {
+    plan["planners"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|p| p["name"] == name)
+        .cloned()
+        .unwrap_or_else(|| panic!("{name} ran"))
 }

@@ -117,7 +117,7 @@ pub fn may_refuse(
 
 /// The GPUs and cores of `server` a plan may use: free, or held by a preemptible pod below
 /// `top` (the highest priority of the preemptors considered).
-fn reachable(initial: &ClusterState, server: ServerId, top: i64) -> (GpuSet, CoreSet) {
+pub fn reachable(initial: &ClusterState, server: ServerId, top: i64) -> (GpuSet, CoreSet) {
     let alloc = &initial.servers()[server.index()];
     alloc
         .residents()

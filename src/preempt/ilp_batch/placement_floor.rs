@@ -16,7 +16,7 @@
 //! nowhere even with every evictable pod gone: a batch whose incumbent reaches it is proven
 //! optimal without a MILP.
 
-use super::model::Class;
+use super::model::{Class, reachable};
 use crate::plan::preemption::Preemptor;
 use crate::preempt::problem::Problem;
 use crate::topology::state::ClusterState;
@@ -70,9 +70,7 @@ pub fn placement_floor(
             })
             .collect();
         let (free_g, free_c) = (alloc.free_gpus(), alloc.free_cores());
-        let (all_g, all_c) = evictable
-            .iter()
-            .fold((free_g, free_c), |(g, c), e| (g.or(e.gpus), c.or(e.cores)));
+        let (all_g, all_c) = reachable(initial, server, top);
         for (ci, class) in classes.iter().enumerate() {
             let p = &preemptors[class.rep];
             // The finest level any placement here reaches, evictable pods gone; coarser
