@@ -22,8 +22,9 @@ pub enum PlanStatus {
     Optimal,
     /// The solver stopped at its time limit: its best plan and best bound, no proof of optimality.
     TimeLimit,
-    /// A solve stopped within the MIP gap the spec allows (`ilp_mip_gap` > 0): a feasible
-    /// plan and a proven bound, no proof of optimality.
+    /// A feasible plan and a proven bound, no proof of optimality: a solve stopped within the
+    /// MIP gap the spec allows (`ilp_mip_gap` > 0), or `ilp-batch`'s model optimum evicts pods
+    /// no preemptor needs and the plan is the best the cluster would enact, above it.
     GapLimit,
     /// The exact co-location search run over rolling windows of tasks: a strong feasible
     /// schedule, not an optimum.

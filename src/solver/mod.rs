@@ -55,6 +55,16 @@ impl Deadline {
         Deadline { settings, ..self }
     }
 
+    /// The first `fraction` of what is left of this budget, from now: a stage that must leave
+    /// the rest to what follows it (the same stop flag, run end and settings).
+    pub fn first_part(&self, fraction: f64) -> Self {
+        Deadline {
+            started: Instant::now(),
+            limit_s: self.remaining_s().max(0.0) * fraction,
+            ..*self
+        }
+    }
+
     /// The backend and MIP gap every solve under this deadline uses.
     pub fn settings(&self) -> &SolverSettings {
         &self.settings

@@ -21,23 +21,32 @@
 pub mod assemble;
 pub mod bounds;
 pub mod decomposed;
+pub mod lagrangian;
 pub mod model;
 pub mod monolithic;
+pub mod needed;
 pub mod placement_floor;
+pub mod state_classes;
 pub mod warm_start;
 
 use self::assemble::assemble;
 use self::decomposed::{decomposition_size, solve_decomposed};
+use self::lagrangian::lagrangian;
+use self::model::Class;
 use self::model::{BatchSolution, classes};
 use self::monolithic::solve_monolithic;
-use self::placement_floor::placement_floor;
+use self::needed::{Enacted, enact_needed};
+use self::placement_floor::{placement_floor, server_floor};
+use self::state_classes::{StateClass, state_classes};
 use self::warm_start::warm_solution;
 use super::planner::{AppliedDecision, BatchDecision, PreemptionPlanner};
 use super::problem::{Decision, DecisionPoint, Problem};
 use crate::plan::error::PlanningError;
 use crate::plan::preemption::Preemptor;
 use crate::plan::{PlanStatus, PlannerRole};
+use crate::solver::Deadline;
 use crate::topology::state::ClusterState;
+use rayon::prelude::*;
 
 /// Relative difference under which an objective reaches the placement floor.
 const FLOOR_EPS: f64 = 1e-9;
@@ -69,6 +78,131 @@ fn with_floor(solution: BatchSolution, floor: f64) -> BatchSolution {
         bound: Some(solution.bound.map_or(floor, |b| b.max(floor))),
         ..solution
     }
+}
+
+/// Share of the budget left when a large batch starts that its Lagrangian decomposition may
+/// use; the monolithic MILP, warm-started from the best plan, gets the rest.
+const LAGRANGIAN_SHARE: f64 = 0.5;
+
+/// What the batch knows of its list before any MILP: its servers grouped by identical state,
+/// each state's per-instance floors, and the placement floor they sum to.
+pub struct ListStructure {
+    /// Servers in identical states (`state_classes`).
+    pub states: Vec<StateClass>,
+    /// Per state, per class: the floor of one instance by GPUs and by cores.
+    pub floors: Vec<Vec<[f64; 2]>>,
+    /// The placement floor of the whole list (a proven lower bound).
+    pub floor: f64,
+}
+
+impl ListStructure {
+    /// Groups the servers and prices their floors (one pass per state, not per server).
+    pub fn new(
+        problem: &Problem<'_>,
+        initial: &ClusterState,
+        preemptors: &[Preemptor],
+        classes: &[Class],
+    ) -> Self {
+        let Some(top) = preemptors.iter().map(|p| p.priority).max() else {
+            return ListStructure {
+                states: Vec::new(),
+                floors: Vec::new(),
+                floor: 0.0,
+            };
+        };
+        let states = state_classes(problem, initial, preemptors, classes, top);
+        let floors: Vec<Vec<[f64; 2]>> = states
+            .par_iter()
+            .map(|s| {
+                let server = s.representative().server;
+                server_floor(problem, (initial, preemptors, classes), server, top)
+            })
+            .collect();
+        let floor = placement_floor(problem, classes, &floors);
+        ListStructure {
+            states,
+            floors,
+            floor,
+        }
+    }
+}
+
+/// A batch too large to decompose exactly: the Lagrangian decomposition first (a bound and a
+/// plan, on part of the budget), then the monolithic MILP warm-started from the best plan known,
+/// unless the bound already proves it.
+fn solve_large(
+    problem: &Problem<'_>,
+    (initial, preemptors, classes): (&ClusterState, &[Preemptor], &[Class]),
+    list: &ListStructure,
+    warm: Option<BatchSolution>,
+    deadline: &Deadline,
+) -> Result<Option<BatchSolution>, PlanningError> {
+    let upper = warm.as_ref().map(|w| w.objective);
+    let stage = deadline.first_part(LAGRANGIAN_SHARE);
+    let relaxed = lagrangian(
+        problem,
+        (initial, preemptors, classes),
+        (&list.states, &list.floors),
+        upper,
+        &stage,
+    )?;
+    let bound = relaxed.bound.map_or(list.floor, |b| b.max(list.floor));
+    let incumbent = match (relaxed.incumbent, warm) {
+        (Some(a), Some(b)) => Some(if a.objective < b.objective { a } else { b }),
+        (a, b) => a.or(b),
+    };
+    if let Some(best) = &incumbent
+        && reaches(best.objective, bound)
+    {
+        return Ok(Some(proven(best.clone())));
+    }
+    let solved = solve_monolithic(
+        problem,
+        initial,
+        preemptors,
+        classes,
+        incumbent.as_ref(),
+        deadline,
+    )?;
+    // The MILP stopped early keeps the better of its plan and the incumbent, and the better of
+    // its bound and the decomposition's.
+    let solved = match (solved, incumbent) {
+        (Some(s), Some(i)) if s.status != PlanStatus::Optimal && i.objective < s.objective => {
+            Some(BatchSolution {
+                bound: s.bound,
+                ..i
+            })
+        }
+        (None, i) => i,
+        (s, _) => s,
+    };
+    Ok(solved.map(|s| match s.status {
+        PlanStatus::Optimal => s,
+        _ => BatchSolution {
+            bound: Some(s.bound.map_or(bound, |b| b.max(bound))),
+            ..s
+        },
+    }))
+}
+
+/// The proven lower bounds of a list that need no MILP of the whole batch: the placement
+/// floor, and the best Lagrangian bound found by `deadline` (`None` if no iteration completed).
+pub fn list_bounds(
+    problem: &Problem<'_>,
+    initial: &ClusterState,
+    preemptors: &[Preemptor],
+    deadline: &Deadline,
+) -> Result<(f64, Option<f64>), PlanningError> {
+    let classes = classes(preemptors);
+    let list = ListStructure::new(problem, initial, preemptors, &classes);
+    let relaxed = lagrangian(
+        problem,
+        (initial, preemptors, &classes),
+        (&list.states, &list.floors),
+        None,
+        deadline,
+    )?;
+    Ok((list.floor, relaxed.bound))
 }
 
 /// The `ilp-batch` planner: one exact optimum of the whole preemptor list (the batch
@@ -107,7 +241,8 @@ impl PreemptionPlanner for IlpBatch {
     ) -> Result<BatchDecision, PlanningError> {
         let classes = classes(preemptors);
         let deadline = super::ilp::deadline(problem);
-        let floor = placement_floor(problem, initial, preemptors, &classes);
+        let list = ListStructure::new(problem, initial, preemptors, &classes);
+        let floor = list.floor;
         let warm = warm_start.map(|a| warm_solution(problem, initial, (&classes, preemptors), a));
         // The best sequential plan already at the floor is optimal; a budget spent before a
         // model could be built leaves it the incumbent.
@@ -120,11 +255,16 @@ impl PreemptionPlanner for IlpBatch {
             Some(s) => Some(s),
             None => match decomposition_size(problem, initial, preemptors, &classes) {
                 Some(_) => solve_decomposed(problem, initial, preemptors, &classes, &deadline)?,
-                None => solve_monolithic(
-                    problem, initial, preemptors, &classes, warm_start, &deadline,
+                None => solve_large(
+                    problem,
+                    (initial, preemptors, &classes),
+                    &list,
+                    warm.clone(),
+                    &deadline,
                 )?,
             },
         };
+        let warm_copy = warm.clone();
         // A solve stopped by the budget may hold a worse plan than the warm start (a
         // decomposition whose subproblems ran out of time): the better one is the incumbent.
         let solution = match (solution, warm) {
@@ -146,11 +286,48 @@ impl PreemptionPlanner for IlpBatch {
             });
         };
         let decisions = assemble(problem, initial, preemptors, &classes, &solution);
+        let enacted = enact_needed(problem, initial, preemptors, decisions.clone());
+        if !enacted.changed {
+            return Ok(BatchDecision {
+                decisions,
+                status: solution.status,
+                bound: solution.bound,
+                objective: Some(solution.objective),
+            });
+        }
+        // The model's plan evicts pods no preemptor needs (`needed`): its objective is only a
+        // bound, and the plan is the cheaper of it as the cluster enacts it and the best
+        // sequential plan.
+        // A sequential plan is one the cluster enacts as it is.
+        let sequential = warm_copy.map(|w| Enacted {
+            decisions: assemble(problem, initial, preemptors, &classes, &w),
+            objective: w.objective,
+            changed: false,
+        });
+        let best = match sequential {
+            Some(w) if w.objective < enacted.objective => w,
+            _ => enacted,
+        };
+        let bound = match solution.status {
+            PlanStatus::Optimal => Some(solution.objective),
+            _ => solution.bound,
+        };
+        let status = if bound.is_some_and(|b| reaches(best.objective, b)) {
+            PlanStatus::Optimal
+        } else if deadline.expired() {
+            PlanStatus::TimeLimit
+        } else {
+            PlanStatus::GapLimit
+        };
         Ok(BatchDecision {
-            decisions,
-            status: solution.status,
-            bound: solution.bound,
-            objective: Some(solution.objective),
+            decisions: best.decisions,
+            status,
+            bound: if status == PlanStatus::Optimal {
+                Some(best.objective)
+            } else {
+                bound
+            },
+            objective: Some(best.objective),
         })
     }
 }

@@ -72,6 +72,36 @@ pub struct BatchSolution {
     pub bound: Option<f64>,
 }
 
+/// The canonical cost of a solution of a list of `list_len` preemptors, counted from its
+/// parts (not the solver's value): its placements, its victims, and `unplaced` for every
+/// instance it does not place (refused ones included).
+pub fn priced_objective(
+    problem: &Problem<'_>,
+    initial: &ClusterState,
+    list_len: usize,
+    solution: &BatchSolution,
+) -> f64 {
+    let cluster = problem.cluster;
+    let instances: u32 = solution.placed.iter().map(|p| p.count).sum();
+    solution
+        .placed
+        .iter()
+        .map(|p| {
+            f64::from(p.count)
+                * problem
+                    .cost
+                    .placement_cost(cluster.type_of(p.server), p.level)
+        })
+        .sum::<f64>()
+        + solution
+            .evicted
+            .iter()
+            .filter_map(|id| initial.pod(*id))
+            .map(|pod| problem.cost.victim_cost(pod.priority))
+            .sum::<f64>()
+        + problem.cost.weights.unplaced * (list_len as f64 - f64::from(instances))
+}
+
 /// Every domain of a server type: NUMA nodes, sockets, then the whole server.
 pub fn domains_of(t: &ServerType) -> Vec<(Level, Domain)> {
     Level::ALL
@@ -146,6 +176,9 @@ pub enum Counts<'a> {
     AtMost,
     /// Each class places (or refuses) exactly `k[class]` instances on the one server given.
     Exactly(&'a [u32]),
+    /// At most the class sizes on the servers given, each instance placed or refused priced
+    /// `-λ[class]` on top of its cost: a Lagrangian subproblem (`lagrangian`).
+    Priced(&'a [f64]),
 }
 
 /// Positions of one server's variables in the model's lists.
@@ -216,7 +249,7 @@ pub fn build_until(
 ) -> Option<Model> {
     let cluster = problem.cluster;
     let active = |ci: usize| match counts {
-        Counts::AtMost => true,
+        Counts::AtMost | Counts::Priced(_) => true,
         Counts::Exactly(k) => k[ci] > 0,
     };
     let top_priority = classes
@@ -291,13 +324,14 @@ pub fn build_until(
     let unplaced_w = problem.cost.weights.unplaced;
     let mut objective = match counts {
         Counts::AtMost => Expression::from(unplaced_w * preemptors.len() as f64),
-        Counts::Exactly(_) => Expression::from(0.0),
+        Counts::Exactly(_) | Counts::Priced(_) => Expression::from(0.0),
     };
     for (pl, var) in &placements {
         let t = cluster.type_of(pl.server);
         let unplaced_saving = match counts {
             Counts::AtMost => unplaced_w,
             Counts::Exactly(_) => 0.0,
+            Counts::Priced(price) => price[pl.class],
         };
         objective += (problem.cost.placement_cost(t, pl.level) - unplaced_saving) * *var;
     }
@@ -305,11 +339,13 @@ pub fn build_until(
         let prio = initial.pod(*id).map_or(0, |p| p.priority);
         objective += problem.cost.victim_cost(prio) * *v;
     }
-    if let Counts::Exactly(_) = counts {
-        // Per server, a refused instance is an unplaced one (in the monolithic model the
-        // constant already counts it).
-        for (_, var) in &refusals {
-            objective += unplaced_w * *var;
+    // Per server, a refused instance is an unplaced one (in the monolithic model the constant
+    // already counts it).
+    for ((ci, _), var) in &refusals {
+        match counts {
+            Counts::AtMost => {}
+            Counts::Exactly(_) => objective += unplaced_w * *var,
+            Counts::Priced(price) => objective += (unplaced_w - price[*ci]) * *var,
         }
     }
     let mut constraints = Vec::new();
@@ -329,7 +365,9 @@ pub fn build_until(
             )
             .sum();
         match counts {
-            Counts::AtMost => constraints.push(constraint!(placed <= class.members.len() as f64)),
+            Counts::AtMost | Counts::Priced(_) => {
+                constraints.push(constraint!(placed <= class.members.len() as f64))
+            }
             Counts::Exactly(k) => constraints.push(constraint!(placed == k[ci] as f64)),
         }
     }

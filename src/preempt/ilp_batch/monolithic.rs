@@ -1,23 +1,22 @@
-//! Exact solution of the batch as one MILP over every server, warm-started from the best
-//! sequential plan (used when the class-count space is too large to decompose).
+//! Exact solution of the batch as one MILP over every server, warm-started from the best plan
+//! known (used when the class-count space is too large to decompose).
 
 use super::model::{BatchSolution, Class, Counts, build_until, solve_model};
-use super::warm_start::{warm_solution, warm_values};
+use super::warm_start::warm_values;
 use crate::plan::error::PlanningError;
 use crate::plan::preemption::Preemptor;
-use crate::preempt::planner::AppliedDecision;
 use crate::preempt::problem::Problem;
 use crate::solver::Deadline;
 use crate::topology::ServerId;
 use crate::topology::state::ClusterState;
 
-/// Solves the batch as one MILP over every server, warm-started from a sequential plan.
+/// Solves the batch as one MILP over every server, warm-started from `warm` (a feasible plan).
 pub fn solve_monolithic(
     problem: &Problem<'_>,
     initial: &ClusterState,
     preemptors: &[Preemptor],
     classes: &[Class],
-    warm_start: Option<&[AppliedDecision]>,
+    warm: Option<&BatchSolution>,
     deadline: &Deadline,
 ) -> Result<Option<BatchSolution>, PlanningError> {
     let servers: Vec<ServerId> = problem.servers().collect();
@@ -31,8 +30,8 @@ pub fn solve_monolithic(
     );
     let Some(model) = built else {
         // The budget ended while the model was built: the warm start is the incumbent.
-        return Ok(warm_start.map(|a| warm_solution(problem, initial, (classes, preemptors), a)));
+        return Ok(warm.cloned());
     };
-    let warm = warm_start.map(|a| warm_values(classes, preemptors, &model, a, problem.cluster));
-    solve_model(model, deadline, warm)
+    let values = warm.map(|w| warm_values(&model, w));
+    solve_model(model, deadline, values)
 }

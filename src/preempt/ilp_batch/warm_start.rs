@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use good_lp::Variable;
 
-use super::model::{BatchSolution, Class, Model, Placed, domains_of};
+use super::model::{BatchSolution, Class, Model, Placed, domains_of, priced_objective};
 use crate::plan::PlanStatus;
 use crate::plan::preemption::Preemptor;
 use crate::preempt::planner::AppliedDecision;
@@ -69,37 +69,38 @@ fn read_plan(
     }
 }
 
-/// Values of the monolithic model's variables that reproduce a sequential plan.
-pub fn warm_values(
-    classes: &[Class],
-    preemptors: &[Preemptor],
-    model: &Model,
-    applied: &[AppliedDecision],
-    cluster: &crate::topology::Cluster,
-) -> Vec<(Variable, f64)> {
-    let plan = read_plan(classes, preemptors, applied, cluster);
+/// Values of the monolithic model's variables that reproduce a solution (a sequential plan
+/// read by [`warm_solution`], or the Lagrangian decomposition's plan).
+pub fn warm_values(model: &Model, solution: &BatchSolution) -> Vec<(Variable, f64)> {
+    let count: BTreeMap<(usize, ServerId, usize), u32> = solution
+        .placed
+        .iter()
+        .map(|p| ((p.class, p.server, p.domain), p.count))
+        .fold(BTreeMap::new(), |mut m, (k, n)| {
+            *m.entry(k).or_insert(0) += n;
+            m
+        });
+    let evicted: BTreeSet<PodId> = solution.evicted.iter().copied().collect();
+    let refusing: BTreeSet<(usize, ServerId)> = solution.refused.iter().copied().collect();
     let one_if = |b: bool| if b { 1.0 } else { 0.0 };
     model
         .placements
         .iter()
         .map(|(pl, var)| {
-            let n = plan
-                .count
-                .get(&(pl.class, pl.server, pl.domain))
-                .map_or(0, |(n, _)| *n);
-            (*var, f64::from(n))
+            let n = count.get(&(pl.class, pl.server, pl.domain)).copied();
+            (*var, f64::from(n.unwrap_or(0)))
         })
         .chain(
             model
                 .victims
                 .iter()
-                .map(|(id, v)| (*v, one_if(plan.evicted.contains(id)))),
+                .map(|(id, v)| (*v, one_if(evicted.contains(id)))),
         )
         .chain(
             model
                 .refusals
                 .iter()
-                .map(|(key, v)| (*v, one_if(plan.refusing.contains(key)))),
+                .map(|(key, v)| (*v, one_if(refusing.contains(key)))),
         )
         .collect()
 }
@@ -126,29 +127,14 @@ pub fn warm_solution(
             count,
         })
         .collect();
-    let instances: u32 = placed.iter().map(|p| p.count).sum();
-    let objective = placed
-        .iter()
-        .map(|p| {
-            f64::from(p.count)
-                * problem
-                    .cost
-                    .placement_cost(cluster.type_of(p.server), p.level)
-        })
-        .sum::<f64>()
-        + plan
-            .evicted
-            .iter()
-            .filter_map(|id| initial.pod(*id))
-            .map(|pod| problem.cost.victim_cost(pod.priority))
-            .sum::<f64>()
-        + problem.cost.weights.unplaced * (preemptors.len() as f64 - f64::from(instances));
-    BatchSolution {
+    let mut solution = BatchSolution {
         placed,
         refused: plan.refusing.into_iter().collect(),
         evicted: plan.evicted.into_iter().collect(),
-        objective,
+        objective: 0.0,
         status: PlanStatus::TimeLimit,
         bound: None,
-    }
+    };
+    solution.objective = priced_objective(problem, initial, preemptors.len(), &solution);
+    solution
 }

@@ -1,0 +1,390 @@
+//! A Lagrangian decomposition of the batch on its class rows: a proven lower bound and a plan,
+//! for lists whose class-count space is too large for the exact decomposition.
+//!
+//! Servers interact only through "each class places (or refuses) at most its size". Pricing
+//! each placed or refused instance of class `c` at `λ_c` (0 ≤ λ_c ≤ `unplaced`) instead of
+//! counting it splits the batch into one subproblem per server:
+//!
+//! ```text
+//! L(λ) = Σ_c λ_c · n_c + Σ_servers min_x ( cost(x) − Σ_c λ_c · x_c )
+//! ```
+//!
+//! For every such λ, `L(λ)` is at most the batch optimum (an instance left unplaced costs
+//! `unplaced − λ_c ≥ 0` more than the relaxed row charges, and every plan is a choice of one
+//! solution per server). A server's subproblem is its part of the batch MILP, priced
+//! (`Counts::Priced`), solved once per class of identical states (`state_classes`); one whose
+//! placement floor already pays for every price is 0 without a solve (its cheapest instance
+//! costs at least what the price returns). Only proven values enter `L`: a subproblem stopped by
+//! the deadline contributes its solver's bound, and an iteration where one has none gives no
+//! bound. The prices follow subgradient steps (Polyak's rule towards the best plan known).
+//!
+//! Each iteration also assembles a plan: the servers' subproblem solutions, the most saving
+//! first, while the class sizes allow. It is a feasible batch solution (each server's part is
+//! feasible on its own and the rows hold), a warm start for the monolithic MILP.
+
+use rayon::prelude::*;
+
+use super::assemble::assemble;
+use super::model::{BatchSolution, Class, Counts, Placed, build, priced_objective, solve_model};
+use super::needed::{as_solution, enact_needed};
+use super::state_classes::{Member, StateClass};
+use crate::plan::PlanStatus;
+use crate::plan::error::PlanningError;
+use crate::plan::preemption::Preemptor;
+use crate::preempt::problem::Problem;
+use crate::solver::Deadline;
+use crate::topology::state::ClusterState;
+
+/// What the decomposition proved and found.
+#[derive(Debug, Clone, Default)]
+pub struct Outcome {
+    /// The best `L(λ)` over the iterations that priced every state class.
+    pub bound: Option<f64>,
+    /// The cheapest plan assembled from the subproblems' solutions.
+    pub incumbent: Option<BatchSolution>,
+    /// Price vectors tried.
+    pub iterations: usize,
+    /// Subproblem MILPs solved (the rest were 0 by their floors).
+    pub subproblems_solved: usize,
+}
+
+/// Most price vectors tried.
+const MAX_ITERATIONS: usize = 80;
+/// Below this share of `unplaced`, a price that moves is taken as converged.
+const MIN_STRIDE: f64 = 1e-7;
+
+/// One state class's subproblem at one price vector.
+struct Priced {
+    /// A proven lower bound of its value (≤ 0: placing nothing is always a solution).
+    lower: Option<f64>,
+    /// Instances per class its solution places or refuses (the subgradient's part).
+    usage: Option<Vec<u32>>,
+    /// Its solution as the cluster would enact it (only the victims needed), when that still
+    /// places something: a column of the plans assembled.
+    column: Option<BatchSolution>,
+    solved: bool,
+}
+
+/// Runs the decomposition until it proves `upper` (or its own plan) optimal, its prices
+/// converge, or `deadline` passes. `floors[k]`: per class, the placement floor of one instance
+/// on state class `k`'s servers, by GPUs and by cores (`placement_floor::server_floor`).
+pub fn lagrangian(
+    problem: &Problem<'_>,
+    (initial, preemptors, classes): (&ClusterState, &[Preemptor], &[Class]),
+    (states, floors): (&[StateClass], &[Vec<[f64; 2]>]),
+    upper: Option<f64>,
+    deadline: &Deadline,
+) -> Result<Outcome, PlanningError> {
+    let unplaced = problem.cost.weights.unplaced;
+    let sizes: Vec<f64> = classes.iter().map(|c| c.members.len() as f64).collect();
+    // Start each price at the cheapest instance of its class anywhere: below it no server
+    // places the class, so the first bound is the floor's order of magnitude.
+    let mut price: Vec<f64> = (0..classes.len())
+        .map(|c| {
+            floors
+                .iter()
+                .map(|f| f[c][0].max(f[c][1]))
+                .fold(unplaced, f64::min)
+        })
+        .collect();
+    let mut out = Outcome::default();
+    // Per class, how far its price moves next (Rprop: longer while the row keeps its sign,
+    // shorter once it flips), so a class whose row is far off does not hold back the others as
+    // one common step length would.
+    let mut stride: Vec<f64> = price.iter().map(|l| (l * 0.5).max(1.0)).collect();
+    let mut last_sign = vec![0.0f64; classes.len()];
+    let mut pool: Vec<Vec<BatchSolution>> = vec![Vec::new(); states.len()];
+    while out.iterations < MAX_ITERATIONS && !deadline.expired() {
+        out.iterations += 1;
+        let priced: Vec<Priced> = states
+            .par_iter()
+            .zip(floors)
+            .map(|(state, floor)| {
+                price_state(
+                    problem,
+                    (initial, preemptors, classes),
+                    state,
+                    floor,
+                    &price,
+                    deadline,
+                )
+            })
+            .collect::<Result<_, _>>()?;
+        out.subproblems_solved += priced.iter().filter(|p| p.solved).count();
+        for (columns, p) in pool.iter_mut().zip(&priced) {
+            if let Some(sol) = &p.column
+                && !columns.iter().any(|c| same_plan(c, sol))
+            {
+                columns.push(sol.clone());
+            }
+        }
+        let plan = assemble_plan(
+            problem,
+            (initial, preemptors, classes),
+            states,
+            &pool,
+            deadline,
+        );
+        if out
+            .incumbent
+            .as_ref()
+            .is_none_or(|b| plan.objective < b.objective)
+        {
+            out.incumbent = Some(plan);
+        }
+        let value = priced
+            .iter()
+            .zip(states)
+            .map(|(p, s)| p.lower.map(|l| l * s.members.len() as f64))
+            .sum::<Option<f64>>()
+            .map(|servers| servers + price.iter().zip(&sizes).map(|(l, n)| l * n).sum::<f64>());
+        if let Some(v) = value
+            && out.bound.is_none_or(|b| v > b)
+        {
+            out.bound = Some(v);
+        }
+        let target = out
+            .incumbent
+            .as_ref()
+            .map(|b| b.objective)
+            .into_iter()
+            .chain(upper)
+            .fold(f64::INFINITY, f64::min);
+        if out
+            .bound
+            .is_some_and(|b| target <= b + 1e-9 * b.abs().max(1.0))
+        {
+            break;
+        }
+        // The subgradient: what each row lacks (+) or exceeds (−) at these prices.
+        let mut used = vec![0.0; classes.len()];
+        for (p, s) in priced.iter().zip(states) {
+            for (c, n) in p.usage.iter().flatten().enumerate() {
+                used[c] += f64::from(*n) * s.members.len() as f64;
+            }
+        }
+        let mut moving = false;
+        for c in 0..classes.len() {
+            let sign = (sizes[c] - used[c]).signum() * f64::from(u8::from(sizes[c] != used[c]));
+            if sign == 0.0 {
+                continue;
+            }
+            if last_sign[c] != 0.0 {
+                stride[c] *= if sign == last_sign[c] { 1.2 } else { 0.5 };
+            }
+            last_sign[c] = sign;
+            let next = (price[c] + sign * stride[c]).clamp(0.0, unplaced);
+            moving |= (next - price[c]).abs() > MIN_STRIDE * unplaced.max(1.0);
+            price[c] = next;
+        }
+        if !moving {
+            break;
+        }
+    }
+    Ok(out)
+}
+
+/// Whether two subproblem solutions are the same plan.
+fn same_plan(a: &BatchSolution, b: &BatchSolution) -> bool {
+    a.placed == b.placed && a.refused == b.refused && a.evicted == b.evicted
+}
+
+/// Instances placed or refused per class in a solution.
+fn instances(solution: &BatchSolution, classes: usize) -> Vec<u32> {
+    let mut n = vec![0u32; classes];
+    for pl in &solution.placed {
+        n[pl.class] += pl.count;
+    }
+    for (c, _) in &solution.refused {
+        n[*c] += 1;
+    }
+    n
+}
+
+/// Prices one state class's subproblem on its representative server.
+fn price_state(
+    problem: &Problem<'_>,
+    (initial, preemptors, classes): (&ClusterState, &[Preemptor], &[Class]),
+    state: &StateClass,
+    floor: &[[f64; 2]],
+    price: &[f64],
+    deadline: &Deadline,
+) -> Result<Priced, PlanningError> {
+    // Each instance costs at least its floor by GPUs and at least its floor by cores, so at
+    // least any mix of the two: where some mix pays for every price, nothing placed is optimal.
+    let paid = [0.0, 0.5, 1.0].iter().any(|&by_gpu| {
+        floor
+            .iter()
+            .zip(price)
+            .all(|(f, l)| *l <= by_gpu * f[0] + (1.0 - by_gpu) * f[1])
+    });
+    if paid {
+        return Ok(Priced {
+            lower: Some(0.0),
+            usage: None,
+            column: None,
+            solved: false,
+        });
+    }
+    if deadline.expired() {
+        return Ok(Priced {
+            lower: None,
+            usage: None,
+            column: None,
+            solved: false,
+        });
+    }
+    let server = state.representative().server;
+    let model = build(
+        problem,
+        initial,
+        preemptors,
+        classes,
+        &[server],
+        Counts::Priced(price),
+    );
+    let solved = solve_model(model, deadline, None)?;
+    let lower = solved.as_ref().and_then(|s| match s.status {
+        PlanStatus::Optimal => Some(s.objective.min(0.0)),
+        _ => s.bound.map(|b| b.min(0.0)),
+    });
+    let solution = solved.filter(|s| !s.placed.is_empty() || !s.refused.is_empty());
+    let column = solution
+        .as_ref()
+        .and_then(|s| needed_column(problem, (initial, preemptors, classes), s));
+    Ok(Priced {
+        lower,
+        usage: solution.map(|s| instances(&s, classes.len())),
+        column,
+        solved: true,
+    })
+}
+
+/// A subproblem's solution with only the victims its preemptors need (`needed`), if it still
+/// places something.
+fn needed_column(
+    problem: &Problem<'_>,
+    (initial, preemptors, classes): (&ClusterState, &[Preemptor], &[Class]),
+    solution: &BatchSolution,
+) -> Option<BatchSolution> {
+    let decisions = assemble(problem, initial, preemptors, classes, solution);
+    let enacted = enact_needed(problem, initial, preemptors, decisions);
+    if !enacted.changed {
+        return Some(solution.clone());
+    }
+    let column = as_solution(
+        problem,
+        classes,
+        &enacted.decisions,
+        (0.0, PlanStatus::TimeLimit),
+    );
+    (!column.placed.is_empty()).then_some(column)
+}
+
+/// One plan from the subproblems' solutions found so far (every state's columns): copied onto
+/// the servers of their state, the cheapest per placed instance first, one column per server,
+/// while every class has instances left.
+fn assemble_plan(
+    problem: &Problem<'_>,
+    (initial, preemptors, classes): (&ClusterState, &[Preemptor], &[Class]),
+    states: &[StateClass],
+    pool: &[Vec<BatchSolution>],
+    deadline: &Deadline,
+) -> BatchSolution {
+    let unplaced = problem.cost.weights.unplaced;
+    let mut offers: Vec<(f64, usize, &BatchSolution)> = pool
+        .iter()
+        .enumerate()
+        .flat_map(|(k, columns)| columns.iter().map(move |sol| (k, sol)))
+        .filter_map(|(k, sol)| {
+            let placed: u32 = sol.placed.iter().map(|pl| pl.count).sum();
+            let alone = priced_objective(problem, initial, placed as usize, sol);
+            (placed > 0 && alone < f64::from(placed) * unplaced)
+                .then(|| (alone / f64::from(placed), k, sol))
+        })
+        .collect();
+    offers.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let mut left: Vec<u32> = classes.iter().map(|c| c.members.len() as u32).collect();
+    let mut next_member = vec![0usize; states.len()];
+    let mut plan = BatchSolution {
+        placed: Vec::new(),
+        refused: Vec::new(),
+        evicted: Vec::new(),
+        objective: 0.0,
+        status: PlanStatus::TimeLimit,
+        bound: None,
+    };
+    for &(_, k, sol) in &offers {
+        let state = &states[k];
+        let need = instances(sol, classes.len());
+        while let Some(member) = state.members.get(next_member[k]) {
+            if need.iter().zip(&left).any(|(n, l)| n > l) {
+                break;
+            }
+            for (l, n) in left.iter_mut().zip(&need) {
+                *l -= n;
+            }
+            next_member[k] += 1;
+            copy_onto(&mut plan, sol, state, member);
+        }
+    }
+    // The last instances of a class rarely fill a whole column (four on a server, one left):
+    // the columns cut down to what is left, re-solved exactly on their server, in the same order.
+    for &(_, k, sol) in &offers {
+        if left.iter().all(|&l| l == 0) || deadline.expired() {
+            break;
+        }
+        let state = &states[k];
+        let Some(member) = state.members.get(next_member[k]) else {
+            continue;
+        };
+        let cut: Vec<u32> = instances(sol, classes.len())
+            .iter()
+            .zip(&left)
+            .map(|(n, l)| *n.min(l))
+            .collect();
+        if cut.iter().all(|&n| n == 0) {
+            continue;
+        }
+        let server = state.representative().server;
+        let model = build(
+            problem,
+            initial,
+            preemptors,
+            classes,
+            &[server],
+            Counts::Exactly(&cut),
+        );
+        let Ok(Some(smaller)) = solve_model(model, deadline, None) else {
+            continue;
+        };
+        let placed: u32 = smaller.placed.iter().map(|pl| pl.count).sum();
+        if placed == 0
+            || priced_objective(problem, initial, placed as usize, &smaller)
+                >= f64::from(placed) * unplaced
+        {
+            continue;
+        }
+        for (l, n) in left.iter_mut().zip(&cut) {
+            *l -= n;
+        }
+        next_member[k] += 1;
+        copy_onto(&mut plan, &smaller, state, member);
+    }
+    plan.objective = priced_objective(problem, initial, preemptors.len(), &plan);
+    plan
+}
+
+/// Adds the representative's solution `sol`, copied onto `member` of the same state class.
+fn copy_onto(plan: &mut BatchSolution, sol: &BatchSolution, state: &StateClass, member: &Member) {
+    let server = member.server;
+    plan.placed
+        .extend(sol.placed.iter().map(|pl| Placed { server, ..*pl }));
+    plan.refused
+        .extend(sol.refused.iter().map(|(c, _)| (*c, server)));
+    plan.evicted.extend(
+        sol.evicted
+            .iter()
+            .filter_map(|pod| state.counterpart(member, *pod)),
+    );
+}
