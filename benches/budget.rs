@@ -2,8 +2,10 @@
 //! the default planners and the default `--time-limit`, as a user runs it (the binary, a cold
 //! process), on every shipped example and on imported inputs: the Alibaba trace at its peak and
 //! filled to 0.97 (read by path from `../shared/data`, skipped when absent), the full Azure
-//! conversation trace, and 20,000 servers. Per input: the wall time against the budget, peak
-//! memory where `/usr/bin/time` exists, and the `ilp-batch` / `ilp` status.
+//! conversation trace, and 20,000 servers; and the batch optimum at real size: `mixed-10k` × 200
+//! (`benches/inputs/paper-preemption-200.toml`) and `mixed-20k` × 50 with `ilp-batch`. Per
+//! input: the wall time against the budget and the `ilp-batch` / `ilp` status, objective and
+//! bound.
 //!
 //! `cargo bench --bench budget [-- --time-limit S] [--only NAME,…]`
 
@@ -117,8 +119,23 @@ fn main() {
             "benches/inputs/mixed-20k.toml".into(),
             "benches/inputs/paper-preemption-unpinned.toml".into(),
         ),
+        (
+            "batch-10k-200".into(),
+            "examples/clusters/mixed-10k.toml".into(),
+            "benches/inputs/paper-preemption-200.toml".into(),
+        ),
     ];
     inputs.extend(imported(&dir));
+    // The batch optimum on 20,000 servers: the default planners of that list and `ilp-batch`.
+    let planners_of = |name: &str| match name {
+        "batch-20k-50" => Some("k8s-default,k8s-nrt,flextopo-imp,ilp-batch"),
+        _ => None,
+    };
+    inputs.push((
+        "batch-20k-50".into(),
+        "benches/inputs/mixed-20k.toml".into(),
+        "benches/inputs/paper-preemption-unpinned.toml".into(),
+    ));
     println!("budget {budget} s; wall time of a plain `coplan plan` (cold process)");
     println!("{:<24} {:>9} {:>9}  exact side", "input", "wall s", "over");
     for (name, cluster, workload) in inputs {
@@ -126,7 +143,7 @@ fn main() {
             continue;
         }
         let t = Instant::now();
-        let out = coplan(&[
+        let mut args = vec![
             "plan",
             &cluster,
             &workload,
@@ -134,7 +151,11 @@ fn main() {
             &budget,
             "--format",
             "json",
-        ]);
+        ];
+        if let Some(planners) = planners_of(&name) {
+            args.extend(["--planners", planners]);
+        }
+        let out = coplan(&args);
         let wall = t.elapsed().as_secs_f64();
         assert!(
             out.status.success(),
@@ -149,9 +170,10 @@ fn main() {
             .filter(|p| p["name"] == "ilp" || p["name"] == "ilp-batch")
             .map(|p| {
                 format!(
-                    "{} {} (bound {})",
+                    "{} {} {} (bound {})",
                     p["name"].as_str().unwrap_or("?"),
                     p["status"].as_str().unwrap_or("?"),
+                    p["objective"],
                     p["bound"]
                 )
             })
