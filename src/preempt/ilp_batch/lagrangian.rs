@@ -32,7 +32,8 @@ use crate::plan::PlanStatus;
 use crate::plan::error::PlanningError;
 use crate::plan::preemption::Preemptor;
 use crate::preempt::problem::Problem;
-use crate::solver::Deadline;
+use crate::solver::{Deadline, SolverSettings};
+use crate::spec::kind::SolverBackend;
 use crate::topology::state::ClusterState;
 
 /// What the decomposition proved and found.
@@ -189,6 +190,16 @@ fn same_plan(a: &BatchSolution, b: &BatchSolution) -> bool {
     a.placed == b.placed && a.refused == b.refused && a.evicted == b.evicted
 }
 
+/// The deadline of the subproblem MILPs: one server each, thousands per iteration, solved by
+/// the embedded solver whatever the run's backend (HiGHS costs milliseconds per model to set
+/// up: on 20,000 servers its decomposition found no plan in the budget; docs/performance.md).
+fn small_models(deadline: &Deadline) -> Deadline {
+    deadline.solving_with(SolverSettings {
+        backend: SolverBackend::Microlp,
+        ..*deadline.settings()
+    })
+}
+
 /// Instances placed or refused per class in a solution.
 fn instances(solution: &BatchSolution, classes: usize) -> Vec<u32> {
     let mut n = vec![0u32; classes];
@@ -243,7 +254,7 @@ fn price_state(
         &[server],
         Counts::Priced(price),
     );
-    let solved = solve_model(model, deadline, None)?;
+    let solved = solve_model(model, &small_models(deadline), None)?;
     let lower = solved.as_ref().and_then(|s| match s.status {
         PlanStatus::Optimal => Some(s.objective.min(0.0)),
         _ => s.bound.map(|b| b.min(0.0)),
@@ -355,7 +366,7 @@ fn assemble_plan(
             &[server],
             Counts::Exactly(&cut),
         );
-        let Ok(Some(smaller)) = solve_model(model, deadline, None) else {
+        let Ok(Some(smaller)) = solve_model(model, &small_models(deadline), None) else {
             continue;
         };
         let placed: u32 = smaller.placed.iter().map(|pl| pl.count).sum();
