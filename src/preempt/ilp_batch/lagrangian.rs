@@ -16,11 +16,14 @@
 //! placement floor already pays for every price is 0 without a solve (its cheapest instance
 //! costs at least what the price returns). Only proven values enter `L`: a subproblem stopped by
 //! the deadline contributes its solver's bound, and an iteration where one has none gives no
-//! bound. The prices follow subgradient steps (Polyak's rule towards the best plan known).
+//! bound. The prices follow the subgradient's signs, one step length per class (longer while
+//! its row keeps its sign, half as long once it flips).
 //!
-//! Each iteration also assembles a plan: the servers' subproblem solutions, the most saving
-//! first, while the class sizes allow. It is a feasible batch solution (each server's part is
-//! feasible on its own and the rows hold), a warm start for the monolithic MILP.
+//! Each iteration also assembles a plan from the subproblems' solutions seen so far, each
+//! enacted with only the victims its preemptors need (`needed`): the cheapest per placed
+//! instance first, one per server, while the class sizes allow, the last instances re-solved
+//! exactly on their server. It is a feasible batch solution (each server's part is feasible on
+//! its own and the rows hold) and a warm start for the monolithic MILP.
 
 use rayon::prelude::*;
 
@@ -63,6 +66,7 @@ struct Priced {
     /// Its solution as the cluster would enact it (only the victims needed), when that still
     /// places something: a column of the plans assembled.
     column: Option<BatchSolution>,
+    /// Whether its MILP was solved (not settled by its floors).
     solved: bool,
 }
 
@@ -76,40 +80,17 @@ pub fn lagrangian(
     upper: Option<f64>,
     deadline: &Deadline,
 ) -> Result<Outcome, PlanningError> {
-    let unplaced = problem.cost.weights.unplaced;
+    let list = (initial, preemptors, classes);
     let sizes: Vec<f64> = classes.iter().map(|c| c.members.len() as f64).collect();
-    // Start each price at the cheapest instance of its class anywhere: below it no server
-    // places the class, so the first bound is the floor's order of magnitude.
-    let mut price: Vec<f64> = (0..classes.len())
-        .map(|c| {
-            floors
-                .iter()
-                .map(|f| f[c][0].max(f[c][1]))
-                .fold(unplaced, f64::min)
-        })
-        .collect();
+    let mut prices = Prices::new(floors, classes.len(), problem.cost.weights.unplaced);
     let mut out = Outcome::default();
-    // Per class, how far its price moves next (Rprop: longer while the row keeps its sign,
-    // shorter once it flips), so a class whose row is far off does not hold back the others as
-    // one common step length would.
-    let mut stride: Vec<f64> = price.iter().map(|l| (l * 0.5).max(1.0)).collect();
-    let mut last_sign = vec![0.0f64; classes.len()];
     let mut pool: Vec<Vec<BatchSolution>> = vec![Vec::new(); states.len()];
     while out.iterations < MAX_ITERATIONS && !deadline.expired() {
         out.iterations += 1;
         let priced: Vec<Priced> = states
             .par_iter()
             .zip(floors)
-            .map(|(state, floor)| {
-                price_state(
-                    problem,
-                    (initial, preemptors, classes),
-                    state,
-                    floor,
-                    &price,
-                    deadline,
-                )
-            })
+            .map(|(state, floor)| price_state(problem, list, state, floor, &prices.price, deadline))
             .collect::<Result<_, _>>()?;
         out.subproblems_solved += priced.iter().filter(|p| p.solved).count();
         for (columns, p) in pool.iter_mut().zip(&priced) {
@@ -119,13 +100,7 @@ pub fn lagrangian(
                 columns.push(sol.clone());
             }
         }
-        let plan = assemble_plan(
-            problem,
-            (initial, preemptors, classes),
-            states,
-            &pool,
-            deadline,
-        );
+        let plan = assemble_plan(problem, list, states, &pool, deadline);
         if out
             .incumbent
             .as_ref()
@@ -133,13 +108,7 @@ pub fn lagrangian(
         {
             out.incumbent = Some(plan);
         }
-        let value = priced
-            .iter()
-            .zip(states)
-            .map(|(p, s)| p.lower.map(|l| l * s.members.len() as f64))
-            .sum::<Option<f64>>()
-            .map(|servers| servers + price.iter().zip(&sizes).map(|(l, n)| l * n).sum::<f64>());
-        if let Some(v) = value
+        if let Some(v) = dual_value(&priced, states, &prices.price, &sizes)
             && out.bound.is_none_or(|b| v > b)
         {
             out.bound = Some(v);
@@ -151,38 +120,91 @@ pub fn lagrangian(
             .into_iter()
             .chain(upper)
             .fold(f64::INFINITY, f64::min);
-        if out
+        let proven = out
             .bound
-            .is_some_and(|b| target <= b + 1e-9 * b.abs().max(1.0))
-        {
-            break;
-        }
-        // The subgradient: what each row lacks (+) or exceeds (−) at these prices.
-        let mut used = vec![0.0; classes.len()];
-        for (p, s) in priced.iter().zip(states) {
-            for (c, n) in p.usage.iter().flatten().enumerate() {
-                used[c] += f64::from(*n) * s.members.len() as f64;
-            }
-        }
-        let mut moving = false;
-        for c in 0..classes.len() {
-            let sign = (sizes[c] - used[c]).signum() * f64::from(u8::from(sizes[c] != used[c]));
-            if sign == 0.0 {
-                continue;
-            }
-            if last_sign[c] != 0.0 {
-                stride[c] *= if sign == last_sign[c] { 1.2 } else { 0.5 };
-            }
-            last_sign[c] = sign;
-            let next = (price[c] + sign * stride[c]).clamp(0.0, unplaced);
-            moving |= (next - price[c]).abs() > MIN_STRIDE * unplaced.max(1.0);
-            price[c] = next;
-        }
-        if !moving {
+            .is_some_and(|b| target <= b + 1e-9 * b.abs().max(1.0));
+        if proven || !prices.step(&row_slack(&priced, states, &sizes)) {
             break;
         }
     }
     Ok(out)
+}
+
+/// `L(λ)` from the states' proven values, `None` when one has none.
+fn dual_value(
+    priced: &[Priced],
+    states: &[StateClass],
+    price: &[f64],
+    sizes: &[f64],
+) -> Option<f64> {
+    let servers = priced
+        .iter()
+        .zip(states)
+        .map(|(p, s)| p.lower.map(|l| l * s.members.len() as f64))
+        .sum::<Option<f64>>()?;
+    Some(servers + price.iter().zip(sizes).map(|(l, n)| l * n).sum::<f64>())
+}
+
+/// The subgradient: per class, what its row lacks (+) or exceeds (−) at these prices.
+fn row_slack(priced: &[Priced], states: &[StateClass], sizes: &[f64]) -> Vec<f64> {
+    let mut slack = sizes.to_vec();
+    for (p, s) in priced.iter().zip(states) {
+        for (c, n) in p.usage.iter().flatten().enumerate() {
+            slack[c] -= f64::from(*n) * s.members.len() as f64;
+        }
+    }
+    slack
+}
+
+/// The prices and how far each moves next.
+struct Prices {
+    price: Vec<f64>,
+    /// Per class, the next step's length (Rprop: longer while the row keeps its sign, shorter
+    /// once it flips), so that a class whose row is far off does not hold back the others as
+    /// one common step length would.
+    stride: Vec<f64>,
+    last_sign: Vec<f64>,
+    unplaced: f64,
+}
+
+impl Prices {
+    /// Each price at the cheapest instance of its class anywhere: below it no server places
+    /// the class, so the first bound is the floor's order of magnitude.
+    fn new(floors: &[Vec<[f64; 2]>], classes: usize, unplaced: f64) -> Self {
+        let price: Vec<f64> = (0..classes)
+            .map(|c| {
+                floors
+                    .iter()
+                    .map(|f| f[c][0].max(f[c][1]))
+                    .fold(unplaced, f64::min)
+            })
+            .collect();
+        Prices {
+            stride: price.iter().map(|l| (l * 0.5).max(1.0)).collect(),
+            last_sign: vec![0.0; classes],
+            price,
+            unplaced,
+        }
+    }
+
+    /// Moves every price along its row's sign; `false` once none moves any more.
+    fn step(&mut self, slack: &[f64]) -> bool {
+        let mut moving = false;
+        for (c, &g) in slack.iter().enumerate() {
+            if g == 0.0 {
+                continue;
+            }
+            let sign = g.signum();
+            if self.last_sign[c] != 0.0 {
+                self.stride[c] *= if sign == self.last_sign[c] { 1.2 } else { 0.5 };
+            }
+            self.last_sign[c] = sign;
+            let next = (self.price[c] + sign * self.stride[c]).clamp(0.0, self.unplaced);
+            moving |= (next - self.price[c]).abs() > MIN_STRIDE * self.unplaced.max(1.0);
+            self.price[c] = next;
+        }
+        moving
+    }
 }
 
 /// Whether two subproblem solutions are the same plan.
