@@ -16,8 +16,7 @@
 //! placement floor already pays for every price is 0 without a solve (its cheapest instance
 //! costs at least what the price returns). Only proven values enter `L`: a subproblem stopped by
 //! the deadline contributes its solver's bound, and an iteration where one has none gives no
-//! bound. The prices follow the subgradient's signs, one step length per class (longer while
-//! its row keeps its sign, half as long once it flips).
+//! bound. The prices maximise a cutting-plane model of `L` within a trust region (`Prices`).
 //!
 //! Each iteration also assembles a plan from the subproblems' solutions seen so far, each
 //! enacted with only the victims its preemptors need (`needed`): the cheapest per placed
@@ -25,6 +24,7 @@
 //! exactly on their server. It is a feasible batch solution (each server's part is feasible on
 //! its own and the rows hold) and a warm start for the monolithic MILP.
 
+use good_lp::{Expression, ProblemVariables, Variable, constraint, variable};
 use rayon::prelude::*;
 
 use super::assemble::assemble;
@@ -35,7 +35,7 @@ use crate::plan::PlanStatus;
 use crate::plan::error::PlanningError;
 use crate::plan::preemption::Preemptor;
 use crate::preempt::problem::Problem;
-use crate::solver::{Deadline, SolverSettings};
+use crate::solver::{self, Deadline, SolverSettings};
 use crate::spec::kind::SolverBackend;
 use crate::topology::state::ClusterState;
 
@@ -54,8 +54,6 @@ pub struct Outcome {
 
 /// Most price vectors tried.
 const MAX_ITERATIONS: usize = 80;
-/// Below this share of `unplaced`, a price that moves is taken as converged.
-const MIN_STRIDE: f64 = 1e-7;
 
 /// One state class's subproblem at one price vector.
 struct Priced {
@@ -108,7 +106,8 @@ pub fn lagrangian(
         {
             out.incumbent = Some(plan);
         }
-        if let Some(v) = dual_value(&priced, states, &prices.price, &sizes)
+        let value = dual_value(&priced, states, &prices.price, &sizes);
+        if let Some(v) = value
             && out.bound.is_none_or(|b| v > b)
         {
             out.bound = Some(v);
@@ -123,7 +122,8 @@ pub fn lagrangian(
         let proven = out
             .bound
             .is_some_and(|b| target <= b + 1e-9 * b.abs().max(1.0));
-        if proven || !prices.step(&row_slack(&priced, states, &sizes)) {
+        let Some(value) = value else { break };
+        if proven || !prices.step(value, &row_slack(&priced, states, &sizes), deadline) {
             break;
         }
     }
@@ -156,16 +156,29 @@ fn row_slack(priced: &[Priced], states: &[StateClass], sizes: &[f64]) -> Vec<f64
     slack
 }
 
-/// The prices and how far each moves next.
+/// The prices, chosen by a cutting-plane model of `L` kept inside a box around the best prices
+/// so far (a trust region): every evaluated price vector `λ_k` gives the plane
+/// `L(λ) ≤ L(λ_k) + g_k · (λ − λ_k)` (`g_k` its rows' slack, a supergradient, as `L` is
+/// concave), and the next prices maximise the lowest plane in the box. A step that gains at
+/// least a tenth of what the model promised moves the box there and doubles it; otherwise
+/// the box shrinks. The model's maximum in the box, close to the best value, is convergence.
 struct Prices {
+    /// The prices to evaluate next.
     price: Vec<f64>,
-    /// Per class, the next step's length (Rprop: longer while the row keeps its sign, shorter
-    /// once it flips), so that a class whose row is far off does not hold back the others as
-    /// one common step length would.
-    stride: Vec<f64>,
-    last_sign: Vec<f64>,
+    /// The best prices so far, their value, and what the model promised at `price`.
+    center: Vec<f64>,
+    best: Option<f64>,
+    promised: Option<f64>,
+    radius: f64,
+    /// (λ_k, L(λ_k), g_k) of every evaluated price vector.
+    cuts: Vec<(Vec<f64>, f64, Vec<f64>)>,
     unplaced: f64,
 }
+
+/// Share of the promised gain a step must reach to move the box.
+const SERIOUS_STEP: f64 = 0.1;
+/// Relative gap between the model's promise and the best value taken as convergence.
+const CONVERGED: f64 = 1e-6;
 
 impl Prices {
     /// Each price at the cheapest instance of its class anywhere: below it no server places
@@ -179,31 +192,88 @@ impl Prices {
                     .fold(unplaced, f64::min)
             })
             .collect();
+        let radius = price.iter().copied().fold(1.0, f64::max);
         Prices {
-            stride: price.iter().map(|l| (l * 0.5).max(1.0)).collect(),
-            last_sign: vec![0.0; classes],
+            center: price.clone(),
             price,
+            best: None,
+            promised: None,
+            radius,
+            cuts: Vec::new(),
             unplaced,
         }
     }
 
-    /// Moves every price along its row's sign; `false` once none moves any more.
-    fn step(&mut self, slack: &[f64]) -> bool {
-        let mut moving = false;
-        for (c, &g) in slack.iter().enumerate() {
-            if g == 0.0 {
-                continue;
+    /// Takes the value and slack at the current prices and picks the next ones; `false` once
+    /// the model converged (or had no next point).
+    fn step(&mut self, value: f64, slack: &[f64], deadline: &Deadline) -> bool {
+        self.cuts.push((self.price.clone(), value, slack.to_vec()));
+        match (self.best, self.promised) {
+            (Some(b), Some(p)) if value < b + SERIOUS_STEP * (p - b) => self.radius *= 0.5,
+            (Some(_), _) => {
+                self.center = self.price.clone();
+                self.best = Some(value);
+                self.radius *= 2.0;
             }
-            let sign = g.signum();
-            if self.last_sign[c] != 0.0 {
-                self.stride[c] *= if sign == self.last_sign[c] { 1.2 } else { 0.5 };
+            (None, _) => {
+                self.center = self.price.clone();
+                self.best = Some(value);
             }
-            self.last_sign[c] = sign;
-            let next = (self.price[c] + sign * self.stride[c]).clamp(0.0, self.unplaced);
-            moving |= (next - self.price[c]).abs() > MIN_STRIDE * self.unplaced.max(1.0);
-            self.price[c] = next;
         }
-        moving
+        self.radius = self.radius.min(self.unplaced);
+        let best = self.best.unwrap_or(value);
+        let Some((next, promised)) = self.maximise_model(deadline) else {
+            return false;
+        };
+        if promised - best <= CONVERGED * best.abs().max(1.0) || self.radius < CONVERGED {
+            return false;
+        }
+        self.price = next;
+        self.promised = Some(promised);
+        true
+    }
+
+    /// The maximum of the lowest plane within the box: the next prices and the model's value.
+    fn maximise_model(&self, deadline: &Deadline) -> Option<(Vec<f64>, f64)> {
+        let mut vars = ProblemVariables::new();
+        let lambda: Vec<Variable> = self
+            .center
+            .iter()
+            .map(|&c| {
+                vars.add(
+                    variable()
+                        .min((c - self.radius).max(0.0))
+                        .max((c + self.radius).min(self.unplaced)),
+                )
+            })
+            .collect();
+        let top = self
+            .cuts
+            .iter()
+            .map(|(_, v, _)| v.abs())
+            .fold(1.0, f64::max)
+            + self.unplaced * self.cuts.first().map_or(0.0, |(_, _, g)| g.len() as f64) * 1e6;
+        let t = vars.add(variable().min(-top).max(top));
+        let constraints: Vec<good_lp::Constraint> = self
+            .cuts
+            .iter()
+            .map(|(at, value, slope)| {
+                let plane: Expression = lambda
+                    .iter()
+                    .zip(at)
+                    .zip(slope)
+                    .map(|((l, a), g)| *g * (*l - *a))
+                    .sum::<Expression>()
+                    + *value;
+                constraint!(t <= plane)
+            })
+            .collect();
+        let mut keep = lambda.clone();
+        keep.push(t);
+        let solved =
+            solver::minimise(vars, -t, constraints, &keep, &small_models(deadline), None).ok()?;
+        let (prices, model) = solved.values.split_at(lambda.len());
+        Some((prices.to_vec(), *model.first()?))
     }
 }
 
