@@ -24,6 +24,8 @@
 //! exactly on their server. It is a feasible batch solution (each server's part is feasible on
 //! its own and the rows hold) and a warm start for the monolithic MILP.
 
+use std::collections::BTreeMap;
+
 use good_lp::{Expression, ProblemVariables, Variable, constraint, variable};
 use rayon::prelude::*;
 
@@ -52,6 +54,8 @@ pub struct Outcome {
     pub subproblems_solved: usize,
 }
 
+/// Cut-down columns compared for each of the last instances of a plan.
+const COMPLETION_CANDIDATES: usize = 16;
 /// Most price vectors tried.
 const MAX_ITERATIONS: usize = 80;
 
@@ -432,50 +436,89 @@ fn assemble_plan(
         }
     }
     // The last instances of a class rarely fill a whole column (four on a server, one left):
-    // the columns cut down to what is left, re-solved exactly on their server, in the same order.
-    for &(_, k, sol) in &offers {
-        if left.iter().all(|&l| l == 0) || deadline.expired() {
+    // columns cut down to what is left are re-solved exactly on their server (and enacted with
+    // only the victims needed); of the first few with a free server, the cheapest per placed
+    // instance is taken, until every class is placed or none places anything.
+    let mut cut_solutions: BTreeMap<(usize, Vec<u32>), Option<PricedColumn>> = BTreeMap::new();
+    while left.iter().any(|&l| l > 0) && !deadline.expired() {
+        let mut best: Option<(f64, usize, BatchSolution)> = None;
+        let mut tried = 0;
+        for &(_, k, sol) in &offers {
+            if tried >= COMPLETION_CANDIDATES {
+                break;
+            }
+            if next_member[k] >= states[k].members.len() {
+                continue;
+            }
+            let cut: Vec<u32> = instances(sol, classes.len())
+                .iter()
+                .zip(&left)
+                .map(|(n, l)| *n.min(l))
+                .collect();
+            if cut.iter().all(|&n| n == 0) {
+                continue;
+            }
+            tried += 1;
+            let solved = cut_solutions
+                .entry((k, cut))
+                .or_insert_with_key(|(k, cut)| {
+                    solve_cut(
+                        problem,
+                        (initial, preemptors, classes),
+                        &states[*k],
+                        cut,
+                        deadline,
+                    )
+                });
+            if let Some((per, column)) = solved
+                && best.as_ref().is_none_or(|(b, _, _)| *per < *b)
+            {
+                best = Some((*per, k, column.clone()));
+            }
+        }
+        let Some((_, k, column)) = best else {
             break;
-        }
-        let state = &states[k];
-        let Some(member) = state.members.get(next_member[k]) else {
-            continue;
         };
-        let cut: Vec<u32> = instances(sol, classes.len())
-            .iter()
-            .zip(&left)
-            .map(|(n, l)| *n.min(l))
-            .collect();
-        if cut.iter().all(|&n| n == 0) {
-            continue;
+        for (l, n) in left.iter_mut().zip(instances(&column, classes.len())) {
+            *l = l.saturating_sub(n);
         }
-        let server = state.representative().server;
-        let model = build(
-            problem,
-            initial,
-            preemptors,
-            classes,
-            &[server],
-            Counts::Exactly(&cut),
-        );
-        let Ok(Some(smaller)) = solve_model(model, &small_models(deadline), None) else {
-            continue;
-        };
-        let placed: u32 = smaller.placed.iter().map(|pl| pl.count).sum();
-        if placed == 0
-            || priced_objective(problem, initial, placed as usize, &smaller)
-                >= f64::from(placed) * unplaced
-        {
-            continue;
-        }
-        for (l, n) in left.iter_mut().zip(&cut) {
-            *l -= n;
+        if let Some(member) = states[k].members.get(next_member[k]) {
+            copy_onto(&mut plan, &column, &states[k], member);
         }
         next_member[k] += 1;
-        copy_onto(&mut plan, &smaller, state, member);
     }
     plan.objective = priced_objective(problem, initial, preemptors.len(), &plan);
     plan
+}
+
+/// A column and its cost per placed instance.
+type PricedColumn = (f64, BatchSolution);
+
+/// Exactly the instances `cut` on a state's representative server, enacted with only the
+/// victims needed: its cost per placed instance and the solution, if it places any and saves
+/// against leaving them unplaced.
+fn solve_cut(
+    problem: &Problem<'_>,
+    (initial, preemptors, classes): (&ClusterState, &[Preemptor], &[Class]),
+    state: &StateClass,
+    cut: &[u32],
+    deadline: &Deadline,
+) -> Option<PricedColumn> {
+    let server = state.representative().server;
+    let model = build(
+        problem,
+        initial,
+        preemptors,
+        classes,
+        &[server],
+        Counts::Exactly(cut),
+    );
+    let solved = solve_model(model, &small_models(deadline), None).ok()??;
+    let column = needed_column(problem, (initial, preemptors, classes), &solved)?;
+    let placed: u32 = column.placed.iter().map(|pl| pl.count).sum();
+    let cost = priced_objective(problem, initial, placed as usize, &column);
+    (placed > 0 && cost < f64::from(placed) * problem.cost.weights.unplaced)
+        .then(|| (cost / f64::from(placed), column))
 }
 
 /// Adds the representative's solution `sol`, copied onto `member` of the same state class.
