@@ -10,12 +10,15 @@
 //! is known of it, which is at least the best found. `solve_every_subproblem` solves them all
 //! (the reference the lazy path is tested against).
 
+use std::collections::BTreeSet;
+
 use rayon::prelude::*;
 
 use super::bounds::ServerBounds;
 use super::model::{
     BatchSolution, Class, Counts, build, domain_capacity, lowest_victim, may_refuse, solve_model,
 };
+use super::state_classes::state_classes;
 use crate::plan::PlanStatus;
 use crate::plan::error::PlanningError;
 use crate::plan::preemption::Preemptor;
@@ -173,6 +176,19 @@ pub fn solve_decomposed(
         })
         .collect();
     let space = CountSpace::new(classes);
+    // Servers in identical states have the same subproblems: one MILP serves the whole group.
+    let top = classes
+        .iter()
+        .map(|c| preemptors[c.rep].priority)
+        .max()
+        .unwrap_or(i64::MIN);
+    let states = state_classes(problem, initial, preemptors, classes, top);
+    let mut state_of = vec![0usize; servers.len()];
+    for (k, state) in states.iter().enumerate() {
+        for m in &state.members {
+            state_of[m.server.index()] = k;
+        }
+    }
     loop {
         if deadline.expired() {
             // Subproblems solved from here would find nothing and read as infeasible: what
@@ -180,11 +196,13 @@ pub fn solve_decomposed(
             return Ok(None);
         }
         let best = best_combination(&space, &table, problem, preemptors.len());
+        let mut groups = BTreeSet::new();
         let unsolved: Vec<(usize, usize)> = best
             .chosen
             .iter()
             .copied()
             .filter(|&(s, j)| matches!(table[s][j].known, Known::Bound(_)))
+            .filter(|&(s, j)| groups.insert((state_of[s], j)))
             .collect();
         if unsolved.is_empty() {
             return Ok(Some(combined_solution(
@@ -208,7 +226,13 @@ pub fn solve_decomposed(
         for ((s, j), known) in unsolved.into_iter().zip(solved) {
             let known = known?;
             all_met_their_bounds &= met_its_bound(&table[s][j].known, &known);
-            table[s][j].known = known;
+            let state = &states[state_of[s]];
+            for member in &state.members {
+                table[member.server.index()][j].known = match &known {
+                    Known::Solved(sol) => Known::Solved(state.moved(sol, servers[s], member)),
+                    other => other.clone(),
+                };
+            }
         }
         // The combination's MILP optima equal the bounds it was chosen by, and every other
         // combination costs at least its bounds: it is optimal, and a second pass of the

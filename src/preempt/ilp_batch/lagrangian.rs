@@ -30,7 +30,7 @@ use good_lp::{Expression, ProblemVariables, Variable, constraint, variable};
 use rayon::prelude::*;
 
 use super::assemble::assemble;
-use super::model::{BatchSolution, Class, Counts, Placed, build, priced_objective, solve_model};
+use super::model::{BatchSolution, Class, Counts, build, priced_objective, solve_model};
 use super::needed::{as_solution, enact_needed};
 use super::state_classes::{Member, StateClass};
 use crate::plan::PlanStatus;
@@ -523,14 +523,8 @@ fn solve_cut(
 
 /// Adds the representative's solution `sol`, copied onto `member` of the same state class.
 fn copy_onto(plan: &mut BatchSolution, sol: &BatchSolution, state: &StateClass, member: &Member) {
-    let server = member.server;
-    plan.placed
-        .extend(sol.placed.iter().map(|pl| Placed { server, ..*pl }));
-    plan.refused
-        .extend(sol.refused.iter().map(|(c, _)| (*c, server)));
-    plan.evicted.extend(
-        sol.evicted
-            .iter()
-            .filter_map(|pod| state.counterpart(member, *pod)),
-    );
+    let copy = state.moved(sol, state.representative().server, member);
+    plan.placed.extend(copy.placed);
+    plan.refused.extend(copy.refused);
+    plan.evicted.extend(copy.evicted);
 }

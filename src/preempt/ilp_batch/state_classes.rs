@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 
-use super::model::{Class, domains_of, lowest_victim, may_refuse};
+use super::model::{BatchSolution, Class, Placed, domains_of, lowest_victim, may_refuse};
 use crate::plan::preemption::Preemptor;
 use crate::preempt::problem::Problem;
 use crate::topology::state::ClusterState;
@@ -38,10 +38,25 @@ impl StateClass {
         &self.members[0]
     }
 
-    /// The pod of `member` that plays the role of the representative's `pod`.
-    pub fn counterpart(&self, member: &Member, pod: PodId) -> Option<PodId> {
-        let at = self.representative().pods.iter().position(|p| *p == pod)?;
-        member.pods.get(at).copied()
+    /// `solution`, a solution of the subproblem of the member on `from`, as the same solution
+    /// on `to`: the same counts in the same domains, the matching pods evicted.
+    pub fn moved(&self, solution: &BatchSolution, from: ServerId, to: &Member) -> BatchSolution {
+        let source = self.members.iter().find(|m| m.server == from);
+        let counterpart = |pod: &PodId| {
+            let at = source?.pods.iter().position(|p| p == pod)?;
+            to.pods.get(at).copied()
+        };
+        let server = to.server;
+        BatchSolution {
+            placed: solution
+                .placed
+                .iter()
+                .map(|pl| Placed { server, ..*pl })
+                .collect(),
+            refused: solution.refused.iter().map(|(c, _)| (*c, server)).collect(),
+            evicted: solution.evicted.iter().filter_map(counterpart).collect(),
+            ..solution.clone()
+        }
     }
 }
 
