@@ -16,7 +16,7 @@ use rayon::prelude::*;
 
 use super::bounds::ServerBounds;
 use super::model::{
-    BatchSolution, Class, Counts, build, domain_capacity, lowest_victim, may_refuse, solve_model,
+    BatchSolution, Class, Counts, domain_capacity, lowest_victim, may_refuse, solve_on_server,
 };
 use super::state_classes::state_classes;
 use crate::plan::PlanStatus;
@@ -304,15 +304,9 @@ fn solve_subproblem(
     counts: &[u32],
     deadline: &Deadline,
 ) -> Result<Known, PlanningError> {
-    let model = build(
-        problem,
-        initial,
-        preemptors,
-        classes,
-        &[server],
-        Counts::Exactly(counts),
-    );
-    Ok(solve_model(model, deadline, None)?.map_or(Known::Infeasible, Known::Solved))
+    let list = (initial, preemptors, classes);
+    let solved = solve_on_server(problem, list, server, Counts::Exactly(counts), deadline)?;
+    Ok(solved.map_or(Known::Infeasible, Known::Solved))
 }
 
 /// The mixed-radix space of placed counts per class (0..=class size each): the programme's

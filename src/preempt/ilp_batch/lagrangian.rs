@@ -30,7 +30,7 @@ use good_lp::{Expression, ProblemVariables, Variable, constraint, variable};
 use rayon::prelude::*;
 
 use super::assemble::assemble;
-use super::model::{BatchSolution, Class, Counts, build, priced_objective, solve_model};
+use super::model::{BatchSolution, Class, Counts, priced_objective, solve_on_server};
 use super::needed::{as_solution, enact_needed};
 use super::state_classes::{Member, StateClass};
 use crate::plan::PlanStatus;
@@ -296,6 +296,18 @@ fn small_models(deadline: &Deadline) -> Deadline {
     })
 }
 
+/// A group's subproblem, solved on its representative server by the embedded solver.
+fn solve_representative(
+    problem: &Problem<'_>,
+    list: (&ClusterState, &[Preemptor], &[Class]),
+    state: &StateClass,
+    counts: Counts<'_>,
+    deadline: &Deadline,
+) -> Result<Option<BatchSolution>, PlanningError> {
+    let server = state.representative().server;
+    solve_on_server(problem, list, server, counts, &small_models(deadline))
+}
+
 /// Instances placed or refused per class in a solution.
 fn instances(solution: &BatchSolution, classes: usize) -> Vec<u32> {
     let mut n = vec![0u32; classes];
@@ -341,16 +353,8 @@ fn price_state(
             solved: false,
         });
     }
-    let server = state.representative().server;
-    let model = build(
-        problem,
-        initial,
-        preemptors,
-        classes,
-        &[server],
-        Counts::Priced(price),
-    );
-    let solved = solve_model(model, &small_models(deadline), None)?;
+    let list = (initial, preemptors, classes);
+    let solved = solve_representative(problem, list, state, Counts::Priced(price), deadline)?;
     let lower = solved.as_ref().and_then(|s| match s.status {
         PlanStatus::Optimal => Some(s.objective.min(0.0)),
         _ => s.bound.map(|b| b.min(0.0)),
@@ -504,16 +508,9 @@ fn solve_cut(
     cut: &[u32],
     deadline: &Deadline,
 ) -> Option<PricedColumn> {
-    let server = state.representative().server;
-    let model = build(
-        problem,
-        initial,
-        preemptors,
-        classes,
-        &[server],
-        Counts::Exactly(cut),
-    );
-    let solved = solve_model(model, &small_models(deadline), None).ok()??;
+    let list = (initial, preemptors, classes);
+    let solved =
+        solve_representative(problem, list, state, Counts::Exactly(cut), deadline).ok()??;
     let column = needed_column(problem, (initial, preemptors, classes), &solved)?;
     let placed: u32 = column.placed.iter().map(|pl| pl.count).sum();
     let cost = priced_objective(problem, initial, placed as usize, &column);

@@ -470,6 +470,18 @@ pub fn build_until(
     })
 }
 
+/// The batch model of one server alone, solved: a subproblem of the decompositions.
+pub fn solve_on_server(
+    problem: &Problem<'_>,
+    (initial, preemptors, classes): (&ClusterState, &[Preemptor], &[Class]),
+    server: ServerId,
+    counts: Counts<'_>,
+    deadline: &Deadline,
+) -> Result<Option<BatchSolution>, PlanningError> {
+    let model = build(problem, initial, preemptors, classes, &[server], counts);
+    solve_model(model, deadline, None)
+}
+
 /// Solves a model; `None` when it is infeasible or the deadline passed before any incumbent
 /// (a warm start is one, `solver::minimise`).
 pub fn solve_model(
