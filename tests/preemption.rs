@@ -465,3 +465,84 @@ fn event_solver_flag_picks_the_per_event_solver_and_is_refused_for_colocation() 
     assert_eq!(code, 2);
     assert!(err.contains("applies to preemption workloads"), "{err}");
 }
+
+/// The batch model lets `online` evict two pods so that `batch-next`, of the victims' own
+/// priority, takes the second one's core. Enacted as a scheduler would (only the victims each
+/// preemptor needs), that plan leaves `batch-next` unplaced: `ilp-batch` reports the model's
+/// optimum as a bound (`gap_limit`), never as a plan, and no planner is above it.
+#[test]
+fn a_batch_optimum_that_over_evicts_is_a_bound_not_a_plan() {
+    let rel = "tests/fixtures/preemption/over-eviction.toml";
+    let (workload, text) = load_preemption(rel);
+    let cluster = load_cluster(header(&text, "cluster").expect("cluster header"));
+    let report = plan(
+        &cluster,
+        &workload,
+        &["k8s-default", "flextopo-imp", "ilp-batch"],
+    );
+    let batch = &report.planners[2];
+    assert_eq!(batch.status, coplan::plan::PlanStatus::GapLimit);
+    let bound = batch.bound.expect("a proven bound");
+    assert!((bound - 2.0).abs() < 1e-9, "the model's optimum: {bound}");
+    for p in &report.planners {
+        let objective = p.objective.expect("an objective");
+        assert!((objective - 1001.0).abs() < 1e-9, "{}: {objective}", p.name);
+        assert!(p.gap_is_bound, "{}: its gap is against a bound", p.name);
+    }
+    let online = &batch.events[0];
+    assert!(online.placed);
+    assert_eq!(online.victims.len(), 1, "only the victim it needs");
+    assert!(
+        !batch.events[1].placed,
+        "batch-next cannot evict its own priority"
+    );
+}
+
+/// Servers in identical states form one group, whatever their pods' ids; a solution of one
+/// server's subproblem moves onto another of its group with the matching pods.
+#[test]
+fn identical_servers_form_one_group_and_share_solutions() {
+    use coplan::preempt::ilp_batch::model::{self as batch_model, Counts};
+    use coplan::preempt::ilp_batch::state_classes::state_classes;
+    use coplan::preempt::problem::Problem;
+    use coplan::preempt::scenario;
+    use coplan::solver::Deadline;
+    use coplan::topology::Cluster;
+
+    let rel = "tests/fixtures/preemption/identical-states.toml";
+    let (workload, text) = load_preemption(rel);
+    let cluster = Cluster::from_spec(&load_cluster(header(&text, "cluster").expect("cluster")));
+    let problem = Problem::new(&cluster, &workload);
+    let mut initial = scenario::initial_state(&cluster, &workload, None).expect("a state");
+    let preemptors = scenario::preemptors(&workload, &mut initial);
+    let classes = batch_model::classes(&preemptors);
+    let states = state_classes(&problem, &initial, &preemptors, &classes, 100);
+    let groups: Vec<Vec<u32>> = states
+        .iter()
+        .map(|s| s.members.iter().map(|m| m.server.0).collect())
+        .collect();
+    assert_eq!(groups, vec![vec![0, 1], vec![2, 3]]);
+    // Four instances on a busy server need its batch pod gone: the solution on gpu-2 moved
+    // onto gpu-3 evicts gpu-3's own pod.
+    let busy = &states[1];
+    let list = (&initial, preemptors.as_slice(), classes.as_slice());
+    let solved = batch_model::solve_on_server(
+        &problem,
+        list,
+        busy.members[0].server,
+        Counts::Exactly(&[4]),
+        &Deadline::after(10.0),
+    )
+    .expect("solves")
+    .expect("feasible");
+    assert_eq!(solved.evicted, busy.members[0].pods);
+    let moved = busy.moved(&solved, busy.members[0].server, &busy.members[1]);
+    assert_eq!(moved.evicted, busy.members[1].pods);
+    assert!(
+        moved
+            .placed
+            .iter()
+            .all(|p| p.server == busy.members[1].server)
+    );
+    assert_eq!(moved.objective, solved.objective);
+}

@@ -512,7 +512,7 @@ fn event_excesses(
 }
 
 /// `gap` of every planner against the batch reference (`ilp-batch`): its objective when
-/// optimal, else its bound.
+/// optimal, else its proven bound (`gap_is_bound`).
 fn apply_gaps(reports: &mut [PreemptionPlannerReport]) {
     let reference = reports
         .iter()
@@ -521,7 +521,9 @@ fn apply_gaps(reports: &mut [PreemptionPlannerReport]) {
             PlanStatus::Optimal => r
                 .bound
                 .map(|b| (b, r.objective.is_some_and(|o| !same_optimum(b, o)))),
-            PlanStatus::TimeLimit => r.bound.map(|b| (b, true)),
+            // A proven bound below its plan (stopped early, within a MIP gap, or an optimum
+            // of the model that over-evicts): every gap is at most this.
+            PlanStatus::TimeLimit | PlanStatus::GapLimit => r.bound.map(|b| (b, true)),
             _ => None,
         });
     for r in reports.iter_mut() {

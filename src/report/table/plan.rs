@@ -278,6 +278,9 @@ fn notes(report: &PreemptionPlan) -> String {
         let any_bound = report.planners.iter().any(|r| r.gap_is_bound);
         let marks = match (any_bound, b.status == PlanStatus::Optimal) {
             (false, _) => "every gap is exact",
+            (true, false) if b.status == PlanStatus::GapLimit => {
+                "≤ marks an upper bound (ilp-batch proved a bound below its plan, not an optimum)"
+            }
             (true, false) => "≤ marks an upper bound (ilp-batch stopped early)",
             // Proven, yet some gap is only a bound: the replay of its plan in list order cost
             // more than the optimum it proved.
