@@ -169,12 +169,14 @@ fn main() {
             .flatten()
             .filter(|p| p["name"] == "ilp" || p["name"] == "ilp-batch")
             .map(|p| {
+                let value =
+                    |v: &serde_json::Value| v.as_f64().map_or("-".into(), |x| format!("{x:.3}"));
                 format!(
                     "{} {} {} (bound {})",
                     p["name"].as_str().unwrap_or("?"),
                     p["status"].as_str().unwrap_or("?"),
-                    p["objective"],
-                    p["bound"]
+                    value(&p["objective"]),
+                    value(&p["bound"])
                 )
             })
             .collect();
