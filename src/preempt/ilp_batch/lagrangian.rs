@@ -29,9 +29,9 @@ use std::collections::BTreeMap;
 use good_lp::{Expression, ProblemVariables, Variable, constraint, variable};
 use rayon::prelude::*;
 
-use super::assemble::assemble;
+use super::assemble::{assemble, solution_of};
 use super::model::{BatchSolution, Class, Counts, priced_objective, solve_on_server};
-use super::needed::{as_solution, enact_needed};
+use super::needed::enact_needed;
 use super::state_classes::{Member, StateClass};
 use crate::plan::PlanStatus;
 use crate::plan::error::PlanningError;
@@ -383,7 +383,7 @@ fn needed_column(
     if !enacted.changed {
         return Some(solution.clone());
     }
-    let column = as_solution(
+    let column = solution_of(
         problem,
         classes,
         &enacted.decisions,

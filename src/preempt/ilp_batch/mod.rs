@@ -134,10 +134,10 @@ fn solve_large(
     problem: &Problem<'_>,
     (initial, preemptors, classes): (&ClusterState, &[Preemptor], &[Class]),
     list: &ListStructure,
-    warm: Option<BatchSolution>,
+    warm: Option<&BatchSolution>,
     deadline: &Deadline,
 ) -> Result<Option<BatchSolution>, PlanningError> {
-    let upper = warm.as_ref().map(|w| w.objective);
+    let upper = warm.map(|w| w.objective);
     let stage = deadline.first_part(LAGRANGIAN_SHARE);
     let relaxed = lagrangian(
         problem,
@@ -147,7 +147,7 @@ fn solve_large(
         &stage,
     )?;
     let bound = relaxed.bound.map_or(list.floor, |b| b.max(list.floor));
-    let incumbent = match (relaxed.incumbent, warm) {
+    let incumbent = match (relaxed.incumbent, warm.cloned()) {
         (Some(a), Some(b)) => Some(if a.objective < b.objective { a } else { b }),
         (a, b) => a.or(b),
     };
@@ -183,6 +183,59 @@ fn solve_large(
             ..s
         },
     }))
+}
+
+/// The batch's decision from its solution, as the cluster enacts it (`needed`). When that
+/// changes nothing, the solution is the plan. Otherwise the solution evicts pods no preemptor
+/// needs: its objective is only a bound, and the plan is the cheaper of it as enacted and the
+/// best sequential plan (`sequential`, enacted as it is), `optimal` only if that reaches the
+/// bound.
+fn as_enacted(
+    problem: &Problem<'_>,
+    (initial, preemptors, classes): (&ClusterState, &[Preemptor], &[Class]),
+    solution: &BatchSolution,
+    sequential: Option<BatchSolution>,
+    deadline: &Deadline,
+) -> BatchDecision {
+    let decisions = assemble(problem, initial, preemptors, classes, solution);
+    let enacted = enact_needed(problem, initial, preemptors, decisions.clone());
+    if !enacted.changed {
+        return BatchDecision {
+            decisions,
+            status: solution.status,
+            bound: solution.bound,
+            objective: Some(solution.objective),
+        };
+    }
+    let best = match sequential {
+        Some(w) if w.objective < enacted.objective => Enacted {
+            decisions: assemble(problem, initial, preemptors, classes, &w),
+            objective: w.objective,
+            changed: false,
+        },
+        _ => enacted,
+    };
+    let bound = match solution.status {
+        PlanStatus::Optimal => Some(solution.objective),
+        _ => solution.bound,
+    };
+    let status = if bound.is_some_and(|b| reaches(best.objective, b)) {
+        PlanStatus::Optimal
+    } else if deadline.expired() {
+        PlanStatus::TimeLimit
+    } else {
+        PlanStatus::GapLimit
+    };
+    BatchDecision {
+        decisions: best.decisions,
+        status,
+        bound: if status == PlanStatus::Optimal {
+            Some(best.objective)
+        } else {
+            bound
+        },
+        objective: Some(best.objective),
+    }
 }
 
 /// The proven lower bounds of a list that need no MILP of the whole batch: the placement
@@ -259,22 +312,21 @@ impl PreemptionPlanner for IlpBatch {
                     problem,
                     (initial, preemptors, &classes),
                     &list,
-                    warm.clone(),
+                    warm.as_ref(),
                     &deadline,
                 )?,
             },
         };
-        let warm_copy = warm.clone();
         // A solve stopped by the budget may hold a worse plan than the warm start (a
         // decomposition whose subproblems ran out of time): the better one is the incumbent.
-        let solution = match (solution, warm) {
+        let solution = match (solution, &warm) {
             (Some(s), Some(w)) if s.status != PlanStatus::Optimal && w.objective < s.objective => {
                 Some(BatchSolution {
                     bound: s.bound,
-                    ..w
+                    ..w.clone()
                 })
             }
-            (None, Some(w)) => Some(w),
+            (None, Some(w)) => Some(w.clone()),
             (s, _) => s,
         };
         let Some(solution) = solution.map(|s| with_floor(s, floor)) else {
@@ -285,49 +337,7 @@ impl PreemptionPlanner for IlpBatch {
                 objective: None,
             });
         };
-        let decisions = assemble(problem, initial, preemptors, &classes, &solution);
-        let enacted = enact_needed(problem, initial, preemptors, decisions.clone());
-        if !enacted.changed {
-            return Ok(BatchDecision {
-                decisions,
-                status: solution.status,
-                bound: solution.bound,
-                objective: Some(solution.objective),
-            });
-        }
-        // The model's plan evicts pods no preemptor needs (`needed`): its objective is only a
-        // bound, and the plan is the cheaper of it as the cluster enacts it and the best
-        // sequential plan.
-        // A sequential plan is one the cluster enacts as it is.
-        let sequential = warm_copy.map(|w| Enacted {
-            decisions: assemble(problem, initial, preemptors, &classes, &w),
-            objective: w.objective,
-            changed: false,
-        });
-        let best = match sequential {
-            Some(w) if w.objective < enacted.objective => w,
-            _ => enacted,
-        };
-        let bound = match solution.status {
-            PlanStatus::Optimal => Some(solution.objective),
-            _ => solution.bound,
-        };
-        let status = if bound.is_some_and(|b| reaches(best.objective, b)) {
-            PlanStatus::Optimal
-        } else if deadline.expired() {
-            PlanStatus::TimeLimit
-        } else {
-            PlanStatus::GapLimit
-        };
-        Ok(BatchDecision {
-            decisions: best.decisions,
-            status,
-            bound: if status == PlanStatus::Optimal {
-                Some(best.objective)
-            } else {
-                bound
-            },
-            objective: Some(best.objective),
-        })
+        let list = (initial, preemptors, classes.as_slice());
+        Ok(as_enacted(problem, list, &solution, warm, &deadline))
     }
 }

@@ -14,8 +14,6 @@
 
 use std::collections::BTreeMap;
 
-use super::model::{BatchSolution, Class, Placed, domains_of};
-use crate::plan::PlanStatus;
 use crate::plan::preemption::{Preemptor, enactment_order};
 use crate::preempt::problem::{Decision, Problem};
 use crate::topology::state::ClusterState;
@@ -198,63 +196,5 @@ impl Target {
             Target::Counts => (g.len() >= req.gpus && c.len() >= req.cores)
                 .then_some((GpuSet::empty(), CoreSet::empty())),
         }
-    }
-}
-
-/// Enacted decisions read back as a batch solution (counts per class, server and domain;
-/// refusals; victims), with `objective` and `status` given by the caller.
-pub fn as_solution(
-    problem: &Problem<'_>,
-    classes: &[Class],
-    decisions: &[Decision],
-    (objective, status): (f64, PlanStatus),
-) -> BatchSolution {
-    let mut class_of: BTreeMap<usize, usize> = BTreeMap::new();
-    for (c, class) in classes.iter().enumerate() {
-        for &i in &class.members {
-            class_of.insert(i, c);
-        }
-    }
-    let mut count: BTreeMap<(usize, ServerId, usize), (u32, Level)> = BTreeMap::new();
-    let mut refused = Vec::new();
-    let mut evicted = Vec::new();
-    for (i, d) in decisions.iter().enumerate() {
-        let (Some(server), Some(&c)) = (d.server, class_of.get(&i)) else {
-            continue;
-        };
-        evicted.extend(d.victims.iter().copied());
-        if d.refuse {
-            refused.push((c, server));
-            continue;
-        }
-        let Some((g, cores)) = d.placement else {
-            continue;
-        };
-        let t = problem.cluster.type_of(server);
-        let level = t.level_of(g, cores);
-        let domain = domains_of(t).iter().position(|(l, dom)| {
-            *l == level && g.is_subset(&dom.gpus) && cores.is_subset(&dom.cores)
-        });
-        if let Some(di) = domain {
-            count.entry((c, server, di)).or_insert((0, level)).0 += 1;
-        }
-    }
-    evicted.sort_unstable();
-    BatchSolution {
-        placed: count
-            .into_iter()
-            .map(|((class, server, domain), (count, level))| Placed {
-                class,
-                server,
-                domain,
-                level,
-                count,
-            })
-            .collect(),
-        refused,
-        evicted,
-        objective,
-        status,
-        bound: None,
     }
 }

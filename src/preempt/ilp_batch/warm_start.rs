@@ -7,67 +7,14 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use good_lp::Variable;
 
-use super::model::{BatchSolution, Class, Model, Placed, domains_of, priced_objective};
+use super::assemble::solution_of;
+use super::model::{BatchSolution, Class, Model, priced_objective};
 use crate::plan::PlanStatus;
 use crate::plan::preemption::Preemptor;
 use crate::preempt::planner::AppliedDecision;
-use crate::preempt::problem::Problem;
+use crate::preempt::problem::{Decision, Problem};
 use crate::topology::state::ClusterState;
-use crate::topology::{Level, PodId, ServerId};
-
-/// A sequential plan in the model's terms.
-struct WarmPlan {
-    /// Instances placed per (class, server, domain), with the domain's level.
-    count: BTreeMap<(usize, ServerId, usize), (u32, Level)>,
-    evicted: BTreeSet<PodId>,
-    /// (class, server) pairs where the plan evicted for a pod it then left unplaced.
-    refusing: BTreeSet<(usize, ServerId)>,
-}
-
-fn read_plan(
-    classes: &[Class],
-    preemptors: &[Preemptor],
-    applied: &[AppliedDecision],
-    cluster: &crate::topology::Cluster,
-) -> WarmPlan {
-    let class_of = |p: &Preemptor| {
-        classes
-            .iter()
-            .position(|cl| preemptors[cl.rep].workload == p.workload)
-    };
-    let mut count: BTreeMap<(usize, ServerId, usize), (u32, Level)> = BTreeMap::new();
-    for (a, p) in applied.iter().zip(preemptors) {
-        let (Some(server), Some((g, c, level))) = (a.server, a.placement) else {
-            continue;
-        };
-        let doms = domains_of(cluster.type_of(server));
-        let Some(di) = doms
-            .iter()
-            .position(|(l, d)| *l == level && g.is_subset(&d.gpus) && c.is_subset(&d.cores))
-        else {
-            continue;
-        };
-        let Some(ci) = class_of(p) else {
-            continue;
-        };
-        count.entry((ci, server, di)).or_insert((0, level)).0 += 1;
-    }
-    let evicted = applied
-        .iter()
-        .flat_map(|a| a.victims.iter().copied())
-        .collect();
-    let refusing = applied
-        .iter()
-        .zip(preemptors)
-        .filter(|(a, _)| a.placement.is_none() && !a.victims.is_empty())
-        .filter_map(|(a, p)| Some((class_of(p)?, a.server?)))
-        .collect();
-    WarmPlan {
-        count,
-        evicted,
-        refusing,
-    }
-}
+use crate::topology::{PodId, ServerId};
 
 /// Values of the monolithic model's variables that reproduce a solution (a sequential plan
 /// read by [`warm_solution`], or the Lagrangian decomposition's plan).
@@ -114,27 +61,19 @@ pub fn warm_solution(
     (classes, preemptors): (&[Class], &[Preemptor]),
     applied: &[AppliedDecision],
 ) -> BatchSolution {
-    let cluster = problem.cluster;
-    let plan = read_plan(classes, preemptors, applied, cluster);
-    let placed: Vec<Placed> = plan
-        .count
+    // An applied decision without a placement but with victims evicted for a pod it left
+    // unplaced: a refusal, as the model reads it.
+    let decisions: Vec<Decision> = applied
         .iter()
-        .map(|(&(class, server, domain), &(count, level))| Placed {
-            class,
-            server,
-            domain,
-            level,
-            count,
+        .map(|a| Decision {
+            server: a.server,
+            victims: a.victims.clone(),
+            placement: a.placement.map(|(g, c, _)| (g, c)),
+            refuse: a.placement.is_none() && !a.victims.is_empty(),
+            ..Decision::default()
         })
         .collect();
-    let mut solution = BatchSolution {
-        placed,
-        refused: plan.refusing.into_iter().collect(),
-        evicted: plan.evicted.into_iter().collect(),
-        objective: 0.0,
-        status: PlanStatus::TimeLimit,
-        bound: None,
-    };
+    let mut solution = solution_of(problem, classes, &decisions, (0.0, PlanStatus::TimeLimit));
     solution.objective = priced_objective(problem, initial, preemptors.len(), &solution);
     solution
 }
