@@ -65,6 +65,7 @@ fn class(i: usize, preemptible: bool) -> impl Strategy<Value = WorkloadClass> {
                 TopologyQos::None,
             ][qos],
             preemptible,
+            ..Default::default()
         }
     })
 }

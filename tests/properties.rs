@@ -84,6 +84,7 @@ fn class(i: usize) -> impl Strategy<Value = WorkloadClass> {
                 TopologyQos::None,
             ][qos],
             preemptible,
+            ..Default::default()
         },
     )
 }
@@ -575,6 +576,7 @@ fn batch_workload() -> impl Strategy<Value = (ClusterSpec, PreemptionSpec)> {
                             TopologyQos::None,
                         ][qos],
                         preemptible: true,
+                        ..Default::default()
                     })
                     .collect();
                 let mut spec: PreemptionSpec =

@@ -145,6 +145,7 @@ impl ClusterBuilder {
                 count: names.len() as i64,
                 name_prefix: format!("{}-", t.name),
                 names: Some(names),
+                ..Default::default()
             });
         }
         ClusterSpec {
@@ -157,6 +158,7 @@ impl ClusterBuilder {
                 .cloned()
                 .collect(),
             pool: pools,
+            ..Default::default()
         }
     }
 
@@ -255,6 +257,7 @@ impl ClassRegistry {
             cores: i64::from(cores),
             topology_qos: qos.topology_qos,
             preemptible: qos.preemptible,
+            ..Default::default()
         });
         self.by_shape.insert(key, self.classes.len() - 1);
         name

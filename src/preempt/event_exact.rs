@@ -334,7 +334,7 @@ impl<'a, 'p> Search<'a, 'p> {
             self.state.servers()[server.index()]
                 .residents()
                 .iter()
-                .filter(|r| r.preemptible && r.priority < p.priority)
+                .filter(|r| self.problem.may_evict(p, r.priority, r.preemptible))
                 .map(|r| Victim {
                     id: r.id,
                     priority: r.priority,
@@ -708,7 +708,9 @@ mod tests {
                 count,
                 name_prefix: "n".into(),
                 names: None,
+                ..Default::default()
             }],
+            ..Default::default()
         })
     }
 

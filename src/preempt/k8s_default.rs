@@ -168,6 +168,9 @@ fn chain_bound(
         victims,
     } = scratch;
     let (problem, state, p) = (at.problem, at.state, at.preemptor);
+    if !problem.eligible(server, p) {
+        return None;
+    }
     let a = &state.servers()[server.index()];
     if fits(server, a.free_gpus(), a.free_cores()) {
         // The exact key of a candidate without victims.
@@ -176,7 +179,7 @@ fn chain_bound(
     facts.clear();
     let (mut g, mut c) = (a.free_gpus(), a.free_cores());
     for r in a.residents() {
-        if r.preemptible && r.priority < p.priority {
+        if problem.may_evict(p, r.priority, r.preemptible) {
             g = g.or(r.gpus);
             c = c.or(r.cores);
             facts.push((
@@ -213,6 +216,9 @@ fn dry_run_server(
     let (problem, state, p) = (at.problem, at.state, at.preemptor);
     let a = &state.servers()[server.index()];
     let mut evaluated = 1u64;
+    if !problem.eligible(server, p) {
+        return (evaluated, None);
+    }
     let victims: Vec<Resident> = if fits(server, a.free_gpus(), a.free_cores()) {
         Vec::new()
     } else {
@@ -221,7 +227,7 @@ fn dry_run_server(
         let mut potential: Vec<Resident> = a
             .residents()
             .iter()
-            .filter(|r| r.preemptible && r.priority < p.priority)
+            .filter(|r| problem.may_evict(p, r.priority, r.preemptible))
             .copied()
             .collect();
         let (mut g, mut c) = potential

@@ -694,7 +694,9 @@ mod tests {
                 count: 1,
                 name_prefix: "n".into(),
                 names: None,
+                ..Default::default()
             }],
+            ..Default::default()
         };
         let cluster = Cluster::from_spec(&cluster_spec);
         let spec: PreemptionSpec = toml::from_str(

@@ -2,11 +2,13 @@
 //! potential victims, admission, pod importance and the Kubernetes candidate chain.
 
 use std::cmp::Ordering;
+use std::sync::Arc;
 
 use crate::plan::cancel::Cancel;
 use crate::plan::preemption::Preemptor;
 use crate::spec::preemption::{Admission, PreemptionSpec, TopologyQos};
 use crate::topology::state::{ClusterState, Pod};
+use crate::topology::eligibility::Eligibility;
 use crate::topology::{Cluster, CoreSet, Domain, GpuSet, Level, PodId, Request, ServerId};
 
 use super::objective::CostModel;
@@ -30,6 +32,9 @@ pub struct Problem<'a> {
     pub parallel_min_servers: usize,
     /// Read between events and inside the exact searches: a stop request ends a run early.
     pub cancel: Cancel,
+    /// Which servers each class may land on and whether it may evict: the one filter every
+    /// planner asks ([`crate::topology::eligibility`]).
+    pub eligibility: Arc<Eligibility>,
 }
 
 impl<'a> Problem<'a> {
@@ -41,7 +46,31 @@ impl<'a> Problem<'a> {
             cost: CostModel::new(spec),
             parallel_min_servers: PARALLEL_MIN_SERVERS,
             cancel: Cancel::never(),
+            eligibility: Arc::new(Eligibility::new(cluster, spec)),
         }
+    }
+
+    /// Whether the scheduler's filter lets `p` onto `server` (labels, taints, cordon,
+    /// readiness).
+    pub fn eligible(&self, server: ServerId, p: &Preemptor) -> bool {
+        self.eligibility.allows(p.workload, server)
+    }
+
+    /// Whether `p` may evict (its class's `preemption_policy` is not `never`).
+    pub fn evicts(&self, p: &Preemptor) -> bool {
+        self.eligibility.evicts(p.workload)
+    }
+
+    /// The priority below which `p` may evict: its own, or the lowest there is when its
+    /// class's `preemption_policy` is `never` (nothing is below it).
+    pub fn eviction_reach(&self, p: &Preemptor) -> i64 {
+        if self.evicts(p) { p.priority } else { i64::MIN }
+    }
+
+    /// Whether a pod of `priority` that is `preemptible` is a potential victim of `p`: it is
+    /// preemptible, of strictly lower priority, and `p` may evict at all.
+    pub fn may_evict(&self, p: &Preemptor, priority: i64, preemptible: bool) -> bool {
+        preemptible && priority < self.eviction_reach(p)
     }
 
     /// The per-chunk results of a parallel pass over the servers, in chunk order, moved into
@@ -71,7 +100,7 @@ impl<'a> Problem<'a> {
         state.servers()[server.index()]
             .residents()
             .iter()
-            .filter(|pod| pod.preemptible && pod.priority < p.priority)
+            .filter(|pod| self.may_evict(p, pod.priority, pod.preemptible))
             .map(|pod| pod.id)
             .collect()
     }
@@ -113,13 +142,17 @@ impl<'a> Problem<'a> {
         QosTest {
             request: p.request,
             domains,
+            allowed: self.eligibility.flags(p.workload),
         }
     }
 
-    /// Whether the node admits a placement at `level` for `p` on `server`: under `kubelet`
-    /// admission the QoS must be met; under `bind` every placement is admitted.
+    /// Whether `p` may be placed on `server` at `level`: the scheduler's filter lets it onto
+    /// the node, and the node admits it (under `kubelet` admission the QoS must be met; under
+    /// `bind` every placement is admitted).
     pub fn admits(&self, server: ServerId, p: &Preemptor, level: Level) -> bool {
-        self.spec.simulation.admission == Admission::Bind || self.meets_qos(server, p, level)
+        self.eligible(server, p)
+            && (self.spec.simulation.admission == Admission::Bind
+                || self.meets_qos(server, p, level))
     }
 
     /// Every server id, ascending.
@@ -135,11 +168,18 @@ pub struct QosTest {
     /// Per server type: the domains of the levels the QoS allows that are large enough for
     /// the request, best level first.
     domains: Vec<Vec<(Level, Domain)>>,
+    /// The servers the scheduler's filter lets the preemptor onto (`None`: all).
+    allowed: Option<Arc<[bool]>>,
 }
 
 impl QosTest {
     /// The domains a placement meeting the QoS could use on `server`, best level first.
     pub fn domains(&self, cluster: &Cluster, server: ServerId) -> &[(Level, Domain)] {
+        if let Some(allowed) = &self.allowed
+            && !allowed.get(server.index()).copied().unwrap_or(true)
+        {
+            return &[];
+        }
         &self.domains[cluster.server(server).type_id.index()]
     }
 

@@ -6,6 +6,7 @@ use crate::plan::preemption::Preemptor;
 use crate::rng::SeededRng;
 use crate::spec::Finding;
 use crate::spec::preemption::{FillAllocator, FillSpec, PreemptionSpec};
+use crate::topology::eligibility::Eligibility;
 use crate::topology::state::{ClusterState, Pod, running_state};
 use crate::topology::{Cluster, CoreSet, GpuSet, PodId, Request, ServerId, ServerType};
 
@@ -130,6 +131,8 @@ struct Fill<'a> {
     index: FillIndex,
     /// The cluster's GPUs (a sum over its servers: counted once, not at every step).
     total_gpus: usize,
+    /// Which servers the scheduler's filter lets each class onto.
+    eligibility: Eligibility,
 }
 
 impl<'a> Fill<'a> {
@@ -156,6 +159,7 @@ impl<'a> Fill<'a> {
             pods: fill_pods(workload, spec, state),
             index: FillIndex::new(state, spec.allocator),
             total_gpus: cluster.gpu_count(),
+            eligibility: Eligibility::new(cluster, workload),
         }
     }
 
@@ -222,7 +226,7 @@ impl<'a> Fill<'a> {
                 gpus: class.gpus.max(0) as u32,
                 cores: class.cores.max(0) as u32,
             };
-            let Some((server, gpus, cores)) = self.choose(state, request, rng) else {
+            let Some((server, gpus, cores)) = self.choose(state, (wi, request), rng) else {
                 blocked[k] = true;
                 continue;
             };
@@ -240,10 +244,13 @@ impl<'a> Fill<'a> {
     fn choose(
         &mut self,
         state: &ClusterState,
-        req: Request,
+        (class, req): (usize, Request),
         rng: &mut SeededRng,
     ) -> Option<(ServerId, GpuSet, CoreSet)> {
-        let server = self.index.choose_server(req, rng)?;
+        let server = match self.eligibility.flags(class) {
+            None => self.index.choose_server(req, rng)?,
+            Some(allowed) => self.choose_among(state, req, &allowed, rng)?,
+        };
         let a = &state.servers()[server.index()];
         let (gpus, cores) = match self.spec.allocator {
             FillAllocator::Random => {
@@ -267,6 +274,40 @@ impl<'a> Fill<'a> {
             ),
         };
         Some((server, gpus, cores))
+    }
+}
+
+impl Fill<'_> {
+    /// [`FillIndex::choose_server`]'s rule among the servers the filter lets a class onto:
+    /// a scan, as restricted classes are few and their clusters hand-written or imported.
+    fn choose_among(
+        &self,
+        state: &ClusterState,
+        req: Request,
+        allowed: &[bool],
+        rng: &mut SeededRng,
+    ) -> Option<ServerId> {
+        let room: Vec<(u32, u32, ServerId)> = state
+            .servers()
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| allowed.get(*i).copied().unwrap_or(true))
+            .map(|(i, a)| (a.free_gpus().len(), a.free_cores().len(), ServerId(i as u32)))
+            .filter(|&(g, c, _)| g >= req.gpus && c >= req.cores)
+            .collect();
+        match self.spec.allocator {
+            FillAllocator::Random | FillAllocator::NumaAligned => {
+                if room.is_empty() {
+                    return None;
+                }
+                Some(room[rng.below(room.len())].2)
+            }
+            FillAllocator::BestFit => room.iter().min().map(|r| r.2),
+            FillAllocator::Spread => room
+                .iter()
+                .max_by_key(|r| (r.0, r.1, std::cmp::Reverse(r.2)))
+                .map(|r| r.2),
+        }
     }
 }
 
@@ -323,7 +364,9 @@ mod tests {
                 count: servers,
                 name_prefix: "n".into(),
                 names: None,
+                ..Default::default()
             }],
+            ..Default::default()
         })
     }
 
@@ -631,6 +674,7 @@ mod tests {
             count: per_type,
             name_prefix: name_prefix.into(),
             names: None,
+            ..Default::default()
         };
         Cluster::from_spec(&ClusterSpec {
             kind: None,
@@ -641,6 +685,7 @@ mod tests {
                 pool("a100-8g", "a"),
                 pool("gpu-2s4n8g", "g"),
             ],
+            ..Default::default()
         })
     }
 

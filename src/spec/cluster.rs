@@ -3,10 +3,13 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use std::collections::BTreeMap;
+
+use super::eligibility::{NodeRules, Taint};
 use super::kind::SpecKind;
 
 /// A cluster: server types and pools of servers of each type.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ClusterSpec {
     /// `"cluster"`, or absent: a file without `kind` is read as a cluster.
@@ -20,6 +23,10 @@ pub struct ClusterSpec {
     pub server_type: Vec<ServerTypeSpec>,
     /// Pools of identical servers.
     pub pool: Vec<PoolSpec>,
+    /// Scheduling rules of named servers, on top of their pool's: labels (added, a server's
+    /// value winning), taints (added), a cordon, readiness.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server: Vec<ServerRulesSpec>,
 }
 
 /// One hardware template.
@@ -90,6 +97,71 @@ pub struct PoolSpec {
     /// imported clusters keep the names their nodes have.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub names: Option<Vec<String>>,
+    /// Node labels every server of the pool carries (node selectors and affinity read them).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+    /// Taints every server of the pool carries.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub taints: Vec<Taint>,
+    /// Every server of the pool is cordoned (`kubectl cordon`).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub unschedulable: bool,
+}
+
+/// The scheduling rules of one named server, on top of its pool's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ServerRulesSpec {
+    /// A server of some pool.
+    pub name: String,
+    /// Labels added to the pool's (this server's value wins).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+    /// Taints added to the pool's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub taints: Vec<Taint>,
+    /// Cordoned (`spec.unschedulable`).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub unschedulable: bool,
+    /// `false`: the node is NotReady and takes nothing.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub ready: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+fn is_true(b: &bool) -> bool {
+    *b
+}
+fn yes() -> bool {
+    true
+}
+
+impl Default for PoolSpec {
+    fn default() -> Self {
+        PoolSpec {
+            server_type: String::new(),
+            count: 0,
+            name_prefix: default_name_prefix(),
+            names: None,
+            labels: BTreeMap::new(),
+            taints: Vec::new(),
+            unschedulable: false,
+        }
+    }
+}
+
+impl PoolSpec {
+    /// The scheduling rules every server of the pool carries.
+    pub fn rules(&self) -> NodeRules {
+        NodeRules {
+            labels: self.labels.clone(),
+            taints: self.taints.clone(),
+            unschedulable: self.unschedulable,
+            ready: true,
+        }
+    }
 }
 
 fn default_name_prefix() -> String {
@@ -155,6 +227,29 @@ impl ClusterSpec {
             .find(|t| t.name == name)
             .cloned()
             .or_else(|| builtin_server_types().into_iter().find(|t| t.name == name))
+    }
+
+    /// The scheduling rules of every server of `pool`, with the named servers' own added:
+    /// (name, rules) in index order.
+    pub fn pool_server_rules(&self, pool: &PoolSpec) -> Vec<(String, NodeRules)> {
+        let base = pool.rules();
+        let own: BTreeMap<&str, &ServerRulesSpec> =
+            self.server.iter().map(|s| (s.name.as_str(), s)).collect();
+        Self::pool_server_names(pool)
+            .into_iter()
+            .map(|name| {
+                let mut rules = base.clone();
+                if let Some(s) = own.get(name.as_str()) {
+                    rules
+                        .labels
+                        .extend(s.labels.iter().map(|(k, v)| (k.clone(), v.clone())));
+                    rules.taints.extend(s.taints.iter().cloned());
+                    rules.unschedulable |= s.unschedulable;
+                    rules.ready &= s.ready;
+                }
+                (name, rules)
+            })
+            .collect()
     }
 
     /// Server names of a pool in index order: its explicit `names`, else numbered ones.

@@ -3,6 +3,7 @@
 
 pub mod cluster;
 pub mod colocation;
+pub mod eligibility;
 pub mod kind;
 pub mod limits;
 pub mod preemption;

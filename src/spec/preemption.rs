@@ -7,6 +7,7 @@ use schemars::JsonSchema;
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
+use super::eligibility::{AffinityTerm, PreemptionPolicy, Toleration};
 use super::kind::SpecKind;
 
 /// Planners of `kind = "preemption"`, in report order.
@@ -57,7 +58,7 @@ pub struct PreemptionSpec {
 }
 
 /// A class of identical pods.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WorkloadClass {
     /// Unique name; instances are named `<name>-<index>`.
@@ -76,6 +77,18 @@ pub struct WorkloadClass {
     /// Whether instances may be evicted by higher-priority pods (default false).
     #[serde(default)]
     pub preemptible: bool,
+    /// `nodeSelector`: a server must carry every one of these labels with this value.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub node_selector: BTreeMap<String, String>,
+    /// Required node affinity: alternatives, of which one must hold (none: no constraint).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub node_affinity: Vec<AffinityTerm>,
+    /// Taints the pods tolerate.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tolerations: Vec<Toleration>,
+    /// `never`: a preemptor of this class is placed where it fits but never evicts.
+    #[serde(default, skip_serializing_if = "PreemptionPolicy::is_default")]
+    pub preemption_policy: PreemptionPolicy,
 }
 
 /// FlexTopo topology QoS of a preemptor.

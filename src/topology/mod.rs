@@ -2,14 +2,17 @@
 //! state, placement levels and the node allocator shared by every planner.
 
 pub mod bits;
+pub mod eligibility;
 pub mod graph;
 pub mod state;
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use crate::spec::eligibility::NodeRules;
 use crate::spec::{ClusterSpec, Penalty};
 pub use bits::{CoreSet, GpuSet};
 
@@ -342,6 +345,8 @@ pub struct Server {
     pub name: String,
     /// Its server type in [`Cluster::types`].
     pub type_id: ServerTypeId,
+    /// Its labels, taints, cordon and readiness ([`eligibility`] reads them).
+    pub rules: Arc<NodeRules>,
 }
 
 /// The resolved cluster: server types and servers in pool order.
@@ -374,10 +379,18 @@ impl Cluster {
                     types.len() - 1
                 }
             };
-            for name in ClusterSpec::pool_server_names(pool) {
+            // Servers without rules of their own share their pool's.
+            let shared = Arc::new(pool.rules());
+            for (name, rules) in spec.pool_server_rules(pool) {
+                let rules = if rules == *shared {
+                    Arc::clone(&shared)
+                } else {
+                    Arc::new(rules)
+                };
                 servers.push(Server {
                     name,
                     type_id: ServerTypeId(type_id as u16),
+                    rules,
                 });
             }
         }

@@ -231,7 +231,9 @@ fn graph_matches_the_layout_masks() {
                 count: 1,
                 name_prefix: "n".into(),
                 names: None,
+                ..Default::default()
             }],
+            ..Default::default()
         });
         let t = &cluster.types[0];
         let g = server_graph(&cluster, ServerId(0), None);

@@ -9,8 +9,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::plan::PlannerRole;
 use crate::plan::preemption::{EventOutcome, PreemptionPlannerReport, Preemptor, enactment_order};
+use crate::spec::eligibility::PreemptionPolicy;
 use crate::spec::PreemptionSpec;
 use crate::spec::preemption::{Admission, TopologyQos, TopologyScore};
+use crate::topology::eligibility::Eligibility;
 use crate::topology::state::ClusterState;
 use crate::topology::{Cluster, Level, ServerType};
 
@@ -182,6 +184,23 @@ pub fn verify_plan(
             ));
         }
         let mut cost = 0.0;
+        let never = spec
+            .workload
+            .get(p.workload)
+            .is_some_and(|c| c.preemption_policy == PreemptionPolicy::Never);
+        if never && !e.victims.is_empty() {
+            return Err(reject(
+                name,
+                "evicts, but its class's preemption_policy is `never`".into(),
+            ));
+        }
+        // The scheduler nominates only a node its filter lets the pod onto, placed or not.
+        if let Some(node) = &e.node
+            && let Some(server) = cluster.server_id(node)
+            && let Some(refusal) = Eligibility::why(cluster, spec, p.workload, server)
+        {
+            return Err(reject(name, format!("chose {node}, which refuses it: {refusal}")));
+        }
         for v in &e.victims {
             if !evicted.insert(v.clone()) {
                 return Err(reject(name, format!("victim {v} is evicted twice")));

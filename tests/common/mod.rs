@@ -109,6 +109,7 @@ pub fn two_pools(a: ServerTypeSpec, b: ServerTypeSpec, na: i64, nb: i64) -> Clus
         count: na,
         name_prefix: "a".into(),
         names: None,
+        ..Default::default()
     }];
     if nb > 0 {
         pool.push(PoolSpec {
@@ -116,6 +117,7 @@ pub fn two_pools(a: ServerTypeSpec, b: ServerTypeSpec, na: i64, nb: i64) -> Clus
             count: nb,
             name_prefix: "b".into(),
             names: None,
+            ..Default::default()
         });
     }
     ClusterSpec {
@@ -123,5 +125,6 @@ pub fn two_pools(a: ServerTypeSpec, b: ServerTypeSpec, na: i64, nb: i64) -> Clus
         name: "random".into(),
         server_type: vec![a, b],
         pool,
+        ..Default::default()
     }
 }

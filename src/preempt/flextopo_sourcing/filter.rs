@@ -216,7 +216,7 @@ fn screen(
     server: ServerId,
     gains: &mut Vec<u32>,
 ) -> Screen {
-    let is_victim = |pod: &VictimFacts| pod.preemptible && pod.priority < p.priority;
+    let is_victim = |pod: &VictimFacts| problem.may_evict(p, pod.priority, pod.preemptible);
     let (mut g, mut c) = (a.free_gpus(), a.free_cores());
     for pod in a.residents().iter().filter(|pod| is_victim(pod)) {
         g = g.or(pod.gpus);

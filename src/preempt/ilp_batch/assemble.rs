@@ -79,7 +79,7 @@ pub fn assemble(
         let refusing = refused_on.remove(&server).unwrap_or_default();
         order.extend(refusing.iter().copied());
         order.sort_unstable_by_key(|&i| (std::cmp::Reverse(preemptors[i].priority), i));
-        let mut attributed = attribute(initial, preemptors, &order, &ids, &here);
+        let mut attributed = attribute(problem, initial, preemptors, (&order, &ids), &here);
         // The ids must be free when the events replay in that order; otherwise the node
         // allocator places this server's pods during the replay.
         let replayable = ids.len() + refusing.len() == order.len() && {
@@ -135,10 +135,10 @@ pub fn assemble(
 /// pod has a strictly higher priority than every one that may not, so it is enacted before any
 /// of them and the pod is gone before its resources are taken.
 fn attribute(
+    problem: &Problem<'_>,
     initial: &ClusterState,
     preemptors: &[Preemptor],
-    order: &[usize],
-    ids: &BTreeMap<usize, (GpuSet, CoreSet)>,
+    (order, ids): (&[usize], &BTreeMap<usize, (GpuSet, CoreSet)>),
     evicted: &[PodId],
 ) -> BTreeMap<usize, Vec<PodId>> {
     let mut out: BTreeMap<usize, Vec<PodId>> = BTreeMap::new();
@@ -146,7 +146,7 @@ fn attribute(
         let Some(pod) = initial.pod(*id) else {
             continue;
         };
-        let eligible = |i: &usize| preemptors[*i].priority > pod.priority;
+        let eligible = |i: &usize| problem.eviction_reach(&preemptors[*i]) > pod.priority;
         let first_taker = order.iter().find(|i| {
             ids.get(i)
                 .is_some_and(|(g, c)| g.intersects(&pod.gpus) || c.intersects(&pod.cores))

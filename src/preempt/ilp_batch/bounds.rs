@@ -33,6 +33,7 @@ struct Evictable {
 
 /// One class on this server.
 struct ClassHere {
+    /// The priority below which its instances may evict ([`Problem::eviction_reach`]).
     priority: i64,
     gpus: u32,
     cores: u32,
@@ -83,7 +84,7 @@ impl ServerBounds {
             .map(|class| {
                 let p = &preemptors[class.rep];
                 ClassHere {
-                    priority: p.priority,
+                    priority: problem.eviction_reach(p),
                     gpus: p.request.gpus,
                     cores: p.request.cores,
                     levels: level_capacities(problem, server, p, class.members.len()),

@@ -179,7 +179,7 @@ pub fn solve_decomposed(
     // Servers in identical states have the same subproblems: one MILP serves the whole group.
     let top = classes
         .iter()
-        .map(|c| preemptors[c.rep].priority)
+        .map(|c| problem.eviction_reach(&preemptors[c.rep]))
         .max()
         .unwrap_or(i64::MIN);
     let states = state_classes(problem, initial, preemptors, classes, top);

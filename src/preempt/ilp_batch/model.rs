@@ -142,7 +142,8 @@ pub fn may_refuse(
             .type_of(server)
             .required_level(p.request)
             .is_some()
-        && lowest_victim.is_some_and(|lo| lo < p.priority)
+        && problem.eligible(server, p)
+        && lowest_victim.is_some_and(|lo| lo < problem.eviction_reach(p))
 }
 
 /// The GPUs and cores of `server` a plan may use: free, or held by a preemptible pod below
@@ -256,7 +257,7 @@ pub fn build_until(
         .iter()
         .enumerate()
         .filter(|(ci, _)| active(*ci))
-        .map(|(_, c)| preemptors[c.rep].priority)
+        .map(|(_, c)| problem.eviction_reach(&preemptors[c.rep]))
         .max()
         .unwrap_or(i64::MIN);
     let mut vars = ProblemVariables::new();
@@ -397,13 +398,13 @@ pub fn build_until(
             .placements
             .iter()
             .map(|&k| &placements[k])
-            .filter(|(pl, _)| preemptors[classes[pl.class].rep].priority > pod.priority)
+            .filter(|(pl, _)| problem.eviction_reach(&preemptors[classes[pl.class].rep]) > pod.priority)
             .map(|(_, var)| Expression::from(*var))
             .chain(
                 here.refusals
                     .iter()
                     .map(|&k| &refusals[k])
-                    .filter(|((c, _), _)| preemptors[classes[*c].rep].priority > pod.priority)
+                    .filter(|((c, _), _)| problem.eviction_reach(&preemptors[classes[*c].rep]) > pod.priority)
                     .map(|(_, var)| Expression::from(*var)),
             )
             .sum();

@@ -72,7 +72,7 @@ pub fn enact_needed(
         let mut victims: Vec<PodId> = running
             .iter()
             .copied()
-            .filter(|id| priority(id) < p.priority)
+            .filter(|id| priority(id) < problem.eviction_reach(p))
             .collect();
         victims.sort_by_key(|id| (own.contains(id), std::cmp::Reverse(priority(id)), *id));
         let freed = |kept: &[PodId]| {

@@ -230,5 +230,6 @@ pub fn cluster(spec: &ClusterSpec) -> Vec<Finding> {
             server_names.insert(name, i);
         }
     }
+    super::eligibility::named_servers(&mut out, spec);
     out.0
 }

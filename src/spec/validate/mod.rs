@@ -6,6 +6,7 @@
 
 mod cluster;
 mod colocation;
+mod eligibility;
 mod findings;
 mod preemption;
 

@@ -45,6 +45,12 @@ pub fn preemption(spec: &PreemptionSpec) -> Vec<Finding> {
                 .help(format!("use an integer in [{}, {}]", i32::MIN, i32::MAX)),
             );
         }
+        super::eligibility::pod_rules(
+            &mut out,
+            &p!["workload", i],
+            &w.node_affinity,
+            &w.tolerations,
+        );
         out.at_least(p!["workload", i, "gpus"], w.gpus, 0, "`gpus`");
         out.at_least(p!["workload", i, "cores"], w.cores, 0, "`cores`");
         out.at_most(p!["workload", i, "gpus"], w.gpus, MAX_POD_GPUS, "`gpus`");
