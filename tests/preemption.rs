@@ -546,3 +546,91 @@ fn identical_servers_form_one_group_and_share_solutions() {
     );
     assert_eq!(moved.objective, solved.objective);
 }
+
+/// Every planner, the exact ones included, obeys the scheduler's filter on the fixtures of
+/// `tests/fixtures/eligibility` (labels, taints, cordon, NotReady, selectors, affinity,
+/// tolerations, `preemption_policy = "never"`): the node and victims each fixture states.
+#[test]
+fn every_planner_obeys_the_scheduling_rules() {
+    let dir = common::root().join("tests/fixtures/eligibility");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("fixture folder")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.file_name().is_some_and(|n| n != "cluster.toml"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 7);
+    for path in files {
+        let rel = format!(
+            "tests/fixtures/eligibility/{}",
+            path.file_name().unwrap_or_default().to_string_lossy()
+        );
+        let (workload, text) = load_preemption(&rel);
+        let cluster = load_cluster(header(&text, "cluster").expect("cluster header"));
+        let report = plan(&cluster, &workload, &TOPOLOGY_PLANNERS_AND_NRT);
+        let node = match header(&text, "expect-node").expect("expect-node") {
+            "-" => None,
+            n => Some(n.to_string()),
+        };
+        let victims: Vec<String> = match header(&text, "expect-victims") {
+            Some("-") | None => vec![],
+            Some(v) => v.split_whitespace().map(String::from).collect(),
+        };
+        for p in &report.planners {
+            let e = &p.events[0];
+            assert_eq!(e.node, node, "{rel}: {} node", p.name);
+            assert_eq!(
+                sorted(&e.victims),
+                sorted(&victims),
+                "{rel}: {} victims",
+                p.name
+            );
+            assert_eq!(e.placed, node.is_some(), "{rel}: {} placed", p.name);
+        }
+    }
+}
+
+const TOPOLOGY_PLANNERS_AND_NRT: [&str; 6] = [
+    "k8s-default",
+    "k8s-nrt",
+    "flextopo-imp",
+    "flextopo-exhaustive",
+    "ilp",
+    "ilp-batch",
+];
+
+/// `explain` names the rule that keeps the preemptor off each server.
+#[test]
+fn explain_names_the_rule_that_filtered_each_server_out() {
+    let cluster = load_cluster("tests/fixtures/eligibility/cluster.toml");
+    let (workload, _) = load_preemption("tests/fixtures/eligibility/untolerated-taint.toml");
+    let options = coplan::preempt::explain::ExplainOptions {
+        event: 1,
+        planners: Some(vec!["k8s-default".into()]),
+        ..Default::default()
+    };
+    let cluster = coplan::topology::Cluster::from_spec(&cluster);
+    let e =
+        coplan::preempt::explain::explain_event(&cluster, &workload, &options).expect("explained");
+    let rules: Vec<(&str, &str)> = e
+        .filtered_out
+        .iter()
+        .map(|f| (f.server.as_str(), f.rule))
+        .collect();
+    assert_eq!(
+        rules,
+        [
+            ("a100-0", "node-affinity"),
+            ("a100-1", "not-ready"),
+            ("h100-0", "taint"),
+            ("h100-1", "unschedulable"),
+        ]
+    );
+    assert!(
+        e.filtered_out[2]
+            .reason
+            .contains("dedicated=llm:NoSchedule"),
+        "{:?}",
+        e.filtered_out[2]
+    );
+}

@@ -683,3 +683,106 @@ proptest! {
         prop_assert_eq!(strip(&exact), strip(&milp));
     }
 }
+
+/// Random scheduling rules over a random instance: zone labels per pool, a taint on pool b,
+/// a cordoned or NotReady server; per class a zone selector, tolerations and the preemption
+/// policy.
+#[allow(clippy::type_complexity)]
+fn with_rules(
+    (mut cluster, mut spec): (ClusterSpec, PreemptionSpec),
+    (zones, taint_b, named): ((usize, usize), bool, (usize, usize)),
+    classes: Vec<(usize, bool, bool)>,
+) -> (ClusterSpec, PreemptionSpec) {
+    use coplan::spec::cluster::ServerRulesSpec;
+    use coplan::spec::eligibility::{PreemptionPolicy, Taint, TaintEffect, Toleration};
+    let zone = ["x", "y"];
+    for (i, pool) in cluster.pool.iter_mut().enumerate() {
+        let z = if i == 0 { zones.0 } else { zones.1 };
+        pool.labels.insert("zone".into(), zone[z].into());
+        if i == 1 && taint_b {
+            pool.taints.push(Taint {
+                key: "team".into(),
+                value: "llm".into(),
+                effect: TaintEffect::NoSchedule,
+            });
+        }
+    }
+    // 0: none, 1: a0 cordoned, 2: a1 NotReady (when it exists), 3: a0 NotReady.
+    let (which, _) = named;
+    let rule = |name: &str, unschedulable: bool, ready: bool| ServerRulesSpec {
+        name: name.into(),
+        labels: Default::default(),
+        taints: vec![],
+        unschedulable,
+        ready,
+    };
+    match which {
+        1 => cluster.server.push(rule("a0", true, true)),
+        2 if cluster.pool[0].count > 1 => cluster.server.push(rule("a1", false, false)),
+        3 => cluster.server.push(rule("a0", false, false)),
+        _ => {}
+    }
+    for (class, (selector, tolerate, never)) in spec.workload.iter_mut().zip(classes) {
+        if selector < 2 {
+            class
+                .node_selector
+                .insert("zone".into(), zone[selector].into());
+        }
+        if tolerate {
+            class.tolerations.push(Toleration {
+                key: "team".into(),
+                operator: coplan::spec::eligibility::TolerationOperator::Exists,
+                value: String::new(),
+                effect: None,
+            });
+        }
+        if never {
+            class.preemption_policy = PreemptionPolicy::Never;
+        }
+    }
+    // Running pods stay where the spec puts them, whatever the rules say now.
+    (cluster, spec)
+}
+
+proptest! {
+    // Most random instances do not fit their running pods; twice the cases keep enough.
+    #![proptest_config(ProptestConfig { cases: 2 * cases(), ..ProptestConfig::default() })]
+
+    /// No planner, the exact ones included, places a pod where the filter refuses it or lets
+    /// a `never` pod evict; the batch optimum still bounds every plan.
+    #[test]
+    fn no_planner_places_where_the_filter_refuses(
+        base in (cluster(), workload()),
+        node_rules in ((0..2usize, 0..2usize), any::<bool>(), (0..4usize, 0..1usize)),
+        class_rules in prop::collection::vec((0..3usize, any::<bool>(), prop::bool::weighted(0.25)), 3),
+    ) {
+        let (cluster_spec, spec) = with_rules(base, node_rules, class_rules);
+        prop_assume!(valid(&cluster_spec, &spec));
+        let cluster = Cluster::from_spec(&cluster_spec);
+        let Some(report) = run(&cluster, &spec) else { return Ok(()) };
+        let classes: std::collections::BTreeMap<String, usize> = spec
+            .workload
+            .iter()
+            .enumerate()
+            .map(|(i, w)| (w.name.clone(), i))
+            .collect();
+        let batch = report.planners.iter().find(|p| p.name == "ilp-batch").expect("ran");
+        let bound = batch.bound.expect("a solved batch has a bound");
+        for p in &report.planners {
+            prop_assert!(bound <= p.objective.expect("objective") + EPS, "{}", p.name);
+            for e in &p.events {
+                // Preemptor names are `<class>-<index>`.
+                let class = e.preemptor.rsplit_once('-').map(|(c, _)| c).unwrap_or_default();
+                let ci = classes[class];
+                if let Some(node) = &e.node {
+                    let server = cluster.server_id(node).expect("a server of the cluster");
+                    let why = coplan::topology::eligibility::Eligibility::why(&cluster, &spec, ci, server);
+                    prop_assert!(why.is_none(), "{} put {} on {}: {:?}", p.name, e.preemptor, node, why);
+                }
+                if spec.workload[ci].preemption_policy == coplan::spec::eligibility::PreemptionPolicy::Never {
+                    prop_assert!(e.victims.is_empty(), "{}: {} evicts", p.name, e.preemptor);
+                }
+            }
+        }
+    }
+}

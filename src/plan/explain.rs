@@ -6,6 +6,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::plan::preemption::EventOutcome;
+use crate::spec::eligibility::PreemptionPolicy;
 use crate::spec::preemption::TopologyQos;
 use crate::spec::sorted_keys;
 use crate::topology::Level;
@@ -39,6 +40,11 @@ pub struct EventExplanation {
     pub topology_qos: TopologyQos,
     /// The best level any server type can hold the request at (`null`: none can).
     pub required_level: Option<Level>,
+    /// `never`: the preemptor is placed where it fits and evicts nobody.
+    pub preemption_policy: PreemptionPolicy,
+    /// Every server the scheduler's filter keeps the preemptor off, in name order, with the
+    /// rule that does (labels, taints, cordon, readiness).
+    pub filtered_out: Vec<FilteredServer>,
     /// Planners first, in the order asked; then one optimum per distinct state they faced.
     pub columns: Vec<DecisionColumn>,
     /// For each planner that is not the per-event optimum: its excess over the optimum on its
@@ -47,6 +53,18 @@ pub struct EventExplanation {
     /// Remarks, e.g. a joint planner whose solver had no plan to show.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+}
+
+/// A server the scheduler's filter refuses a preemptor, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct FilteredServer {
+    /// Server name.
+    pub server: String,
+    /// The first rule that refuses: `not-ready`, `unschedulable`, `node-selector`,
+    /// `node-affinity` or `taint`.
+    pub rule: &'static str,
+    /// The rule in words, e.g. `untolerated taint gpu=h100:NoSchedule`.
+    pub reason: String,
 }
 
 /// Whose decision a column shows.

@@ -173,7 +173,8 @@ struct Admitted {
 }
 
 /// Per server type, its admitted domains, finest level first (as the allocator tries them).
-/// Admission depends on the server only through its type.
+/// The node's admission depends on the server only through its type (the scheduler's filter,
+/// per server, is asked in [`Search::bounds`]).
 fn admitted_domains(problem: &Problem<'_>, p: &Preemptor) -> Vec<Vec<Admitted>> {
     let mut per_type: Vec<Option<Vec<Admitted>>> = vec![None; problem.cluster.types.len()];
     for server in problem.servers() {
@@ -184,7 +185,7 @@ fn admitted_domains(problem: &Problem<'_>, p: &Preemptor) -> Vec<Vec<Admitted>> 
         let t = problem.cluster.type_of(server);
         let mut domains = Vec::new();
         for level in Level::ALL {
-            if !problem.admits(server, p, level) {
+            if !problem.node_admits(server, p, level) {
                 continue;
             }
             for d in t.domains(level) {
@@ -353,7 +354,7 @@ impl<'a, 'p> Search<'a, 'p> {
         let mut out = Vec::new();
         for server in self.problem.servers() {
             let type_id = self.problem.cluster.server(server).type_id.index();
-            if self.admitted[type_id].is_empty() {
+            if self.admitted[type_id].is_empty() || !self.problem.eligible(server, p) {
                 continue;
             }
             self.collect_victims(server, p);

@@ -16,13 +16,15 @@ use crate::plan::PlannerRole;
 use crate::plan::cancel::Cancel;
 use crate::plan::error::PlanningError;
 use crate::plan::explain::{
-    ColumnKind, DecisionColumn, EventExplanation, ScoreRecord, SearchRecord, VictimFacts,
+    ColumnKind, DecisionColumn, EventExplanation, FilteredServer, ScoreRecord, SearchRecord,
+    VictimFacts,
 };
 use crate::plan::preemption::{Preemptor, enactment_order};
 use crate::spec::PreemptionSpec;
 use crate::spec::preemption::TopologyQos;
-use crate::topology::Cluster;
+use crate::topology::eligibility::Eligibility;
 use crate::topology::state::ClusterState;
+use crate::topology::{Cluster, ServerId};
 
 /// What to explain.
 #[derive(Debug, Clone, Default)]
@@ -284,10 +286,28 @@ fn explain_one(
             .iter()
             .filter_map(|t| t.required_level(p.request))
             .min(),
+        preemption_policy: class.preemption_policy,
+        filtered_out: filtered_out(cx.cluster, cx.spec, p),
         columns,
         differences,
         notes,
     })
+}
+
+/// Every server the filter keeps `p` off, in name order, with the rule.
+fn filtered_out(cluster: &Cluster, spec: &PreemptionSpec, p: &Preemptor) -> Vec<FilteredServer> {
+    let mut out: Vec<FilteredServer> = (0..cluster.servers.len() as u32)
+        .map(ServerId)
+        .filter_map(|s| {
+            Eligibility::why(cluster, spec, p.workload, s).map(|r| FilteredServer {
+                server: cluster.server(s).name.clone(),
+                rule: r.rule(),
+                reason: r.to_string(),
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| a.server.cmp(&b.server));
+    out
 }
 
 /// The 0-based index of a 1-based event, or an input error naming the range.

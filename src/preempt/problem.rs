@@ -7,8 +7,8 @@ use std::sync::Arc;
 use crate::plan::cancel::Cancel;
 use crate::plan::preemption::Preemptor;
 use crate::spec::preemption::{Admission, PreemptionSpec, TopologyQos};
-use crate::topology::state::{ClusterState, Pod};
 use crate::topology::eligibility::Eligibility;
+use crate::topology::state::{ClusterState, Pod};
 use crate::topology::{Cluster, CoreSet, Domain, GpuSet, Level, PodId, Request, ServerId};
 
 use super::objective::CostModel;
@@ -150,9 +150,13 @@ impl<'a> Problem<'a> {
     /// the node, and the node admits it (under `kubelet` admission the QoS must be met; under
     /// `bind` every placement is admitted).
     pub fn admits(&self, server: ServerId, p: &Preemptor, level: Level) -> bool {
-        self.eligible(server, p)
-            && (self.spec.simulation.admission == Admission::Bind
-                || self.meets_qos(server, p, level))
+        self.eligible(server, p) && self.node_admits(server, p, level)
+    }
+
+    /// The node's (kubelet's) half of [`Problem::admits`]: it depends on the server only
+    /// through its type, so per-type tables may cache it; the filter's half is per server.
+    pub fn node_admits(&self, server: ServerId, p: &Preemptor, level: Level) -> bool {
+        self.spec.simulation.admission == Admission::Bind || self.meets_qos(server, p, level)
     }
 
     /// Every server id, ascending.

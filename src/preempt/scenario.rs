@@ -292,7 +292,13 @@ impl Fill<'_> {
             .iter()
             .enumerate()
             .filter(|(i, _)| allowed.get(*i).copied().unwrap_or(true))
-            .map(|(i, a)| (a.free_gpus().len(), a.free_cores().len(), ServerId(i as u32)))
+            .map(|(i, a)| {
+                (
+                    a.free_gpus().len(),
+                    a.free_cores().len(),
+                    ServerId(i as u32),
+                )
+            })
             .filter(|&(g, c, _)| g >= req.gpus && c >= req.cores)
             .collect();
         match self.spec.allocator {

@@ -184,7 +184,9 @@ impl Requirement {
 pub const NODE_NAME_FIELD: &str = "metadata.name";
 
 /// One term of required node affinity: every requirement must hold. Terms are alternatives.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Default, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(deny_unknown_fields)]
 pub struct AffinityTerm {
     /// Requirements on node labels.

@@ -57,7 +57,10 @@ impl fmt::Display for Refusal {
             Refusal::Unschedulable => f.write_str("node is cordoned (unschedulable)"),
             Refusal::NodeSelector { key, wanted, found } => match found {
                 Some(v) => write!(f, "node selector wants {key}={wanted}, node has {v}"),
-                None => write!(f, "node selector wants {key}={wanted}, node has no such label"),
+                None => write!(
+                    f,
+                    "node selector wants {key}={wanted}, node has no such label"
+                ),
             },
             Refusal::NodeAffinity => f.write_str("no required node affinity term matches"),
             Refusal::Taint(t) if t.value.is_empty() => {
@@ -233,5 +236,235 @@ impl Eligibility {
         let class = spec.workload.get(class)?;
         let s = cluster.server(server);
         refusal(&s.name, &s.rules, &pod_rules(class))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Scheduler-style tables: node × pod → admitted, or refused by the rule named.
+
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::spec::eligibility::{
+        Requirement, SelectorOperator as Op, TaintEffect as E, Toleration, TolerationOperator as T,
+    };
+
+    fn node(labels: &[(&str, &str)], taints: &[(&str, &str, E)]) -> NodeRules {
+        NodeRules {
+            labels: labels
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            taints: taints
+                .iter()
+                .map(|(k, v, e)| Taint {
+                    key: k.to_string(),
+                    value: v.to_string(),
+                    effect: *e,
+                })
+                .collect(),
+            unschedulable: false,
+            ready: true,
+        }
+    }
+
+    fn req(key: &str, operator: Op, values: &[&str]) -> Requirement {
+        Requirement {
+            key: key.into(),
+            operator,
+            values: values.iter().map(|v| v.to_string()).collect(),
+        }
+    }
+
+    fn tol(key: &str, operator: T, value: &str, effect: Option<E>) -> Toleration {
+        Toleration {
+            key: key.into(),
+            operator,
+            value: value.into(),
+            effect,
+        }
+    }
+
+    struct Pod {
+        selector: BTreeMap<String, String>,
+        affinity: Vec<AffinityTerm>,
+        tolerations: Vec<Toleration>,
+    }
+
+    impl Pod {
+        fn new() -> Self {
+            Pod {
+                selector: BTreeMap::new(),
+                affinity: vec![],
+                tolerations: vec![],
+            }
+        }
+        fn rules(&self) -> PodRules<'_> {
+            PodRules {
+                node_selector: &self.selector,
+                node_affinity: &self.affinity,
+                tolerations: &self.tolerations,
+            }
+        }
+        fn expressions(mut self, r: Vec<Requirement>) -> Self {
+            self.affinity.push(AffinityTerm {
+                match_expressions: r,
+                match_fields: vec![],
+            });
+            self
+        }
+    }
+
+    fn rule(n: &NodeRules, name: &str, p: &Pod) -> Option<&'static str> {
+        refusal(name, n, &p.rules()).map(|r| r.rule())
+    }
+
+    #[test]
+    fn every_selector_operator_as_the_scheduler_reads_it() {
+        let n = node(&[("gpu", "H100"), ("count", "8")], &[]);
+        let cases: Vec<(Requirement, bool)> = vec![
+            (req("gpu", Op::In, &["A100", "H100"]), true),
+            (req("gpu", Op::In, &["A100"]), false),
+            (req("absent", Op::In, &["x"]), false),
+            (req("gpu", Op::NotIn, &["A100"]), true),
+            (req("gpu", Op::NotIn, &["H100"]), false),
+            (req("absent", Op::NotIn, &["x"]), true),
+            (req("gpu", Op::Exists, &[]), true),
+            (req("absent", Op::Exists, &[]), false),
+            (req("gpu", Op::DoesNotExist, &[]), false),
+            (req("absent", Op::DoesNotExist, &[]), true),
+            (req("count", Op::Gt, &["4"]), true),
+            (req("count", Op::Gt, &["8"]), false),
+            (req("count", Op::Lt, &["9"]), true),
+            (req("count", Op::Lt, &["8"]), false),
+            // Not an integer on the node: Gt and Lt fail.
+            (req("gpu", Op::Gt, &["1"]), false),
+            (req("absent", Op::Lt, &["1"]), false),
+        ];
+        for (r, admitted) in cases {
+            let p = Pod::new().expressions(vec![r.clone()]);
+            let got = rule(&n, "n0", &p);
+            let want = (!admitted).then_some("node-affinity");
+            assert_eq!(got, want, "{r:?}");
+        }
+    }
+
+    #[test]
+    fn terms_are_alternatives_and_requirements_conjunctions() {
+        let n = node(&[("gpu", "H100"), ("zone", "a")], &[]);
+        let both = Pod::new().expressions(vec![
+            req("gpu", Op::In, &["H100"]),
+            req("zone", Op::In, &["b"]),
+        ]);
+        assert_eq!(rule(&n, "n0", &both), Some("node-affinity"));
+        let either = Pod::new()
+            .expressions(vec![req("zone", Op::In, &["b"])])
+            .expressions(vec![req("gpu", Op::In, &["H100"])]);
+        assert_eq!(rule(&n, "n0", &either), None);
+        // An empty term matches nothing.
+        let mut empty = Pod::new();
+        empty.affinity.push(AffinityTerm::default());
+        assert_eq!(rule(&n, "n0", &empty), Some("node-affinity"));
+    }
+
+    #[test]
+    fn match_fields_read_the_node_name() {
+        let n = node(&[], &[]);
+        let mut p = Pod::new();
+        p.affinity.push(AffinityTerm {
+            match_expressions: vec![],
+            match_fields: vec![req(NODE_NAME_FIELD, Op::In, &["n1", "n2"])],
+        });
+        assert_eq!(rule(&n, "n1", &p), None);
+        assert_eq!(rule(&n, "n0", &p), Some("node-affinity"));
+        p.affinity[0].match_fields[0].operator = Op::NotIn;
+        assert_eq!(rule(&n, "n0", &p), None);
+        assert_eq!(rule(&n, "n1", &p), Some("node-affinity"));
+    }
+
+    #[test]
+    fn node_selector_wants_every_label_with_its_value() {
+        let n = node(&[("gpu", "H100"), ("zone", "a")], &[]);
+        let mut p = Pod::new();
+        p.selector.insert("gpu".into(), "H100".into());
+        assert_eq!(rule(&n, "n0", &p), None);
+        p.selector.insert("zone".into(), "b".into());
+        let r = refusal("n0", &n, &p.rules()).expect("refused");
+        assert_eq!(r.to_string(), "node selector wants zone=b, node has a");
+    }
+
+    #[test]
+    fn taints_and_tolerations() {
+        let cases: Vec<(E, Vec<Toleration>, Option<&str>)> = vec![
+            (E::NoSchedule, vec![], Some("taint")),
+            (E::NoExecute, vec![], Some("taint")),
+            // A preference is a score, never a filter.
+            (E::PreferNoSchedule, vec![], None),
+            (
+                E::NoSchedule,
+                vec![tol("team", T::Equal, "llm", None)],
+                None,
+            ),
+            (
+                E::NoSchedule,
+                vec![tol("team", T::Equal, "web", None)],
+                Some("taint"),
+            ),
+            (E::NoSchedule, vec![tol("team", T::Exists, "", None)], None),
+            (
+                E::NoSchedule,
+                vec![tol("team", T::Exists, "", Some(E::NoExecute))],
+                Some("taint"),
+            ),
+            (
+                E::NoExecute,
+                vec![tol("team", T::Equal, "llm", Some(E::NoExecute))],
+                None,
+            ),
+            // An empty key with Exists tolerates every taint.
+            (E::NoExecute, vec![tol("", T::Exists, "", None)], None),
+            (
+                E::NoSchedule,
+                vec![tol("other", T::Exists, "", None)],
+                Some("taint"),
+            ),
+        ];
+        for (effect, tolerations, want) in cases {
+            let n = node(&[], &[("team", "llm", effect)]);
+            let mut p = Pod::new();
+            p.tolerations = tolerations.clone();
+            assert_eq!(rule(&n, "n0", &p), want, "{effect:?} {tolerations:?}");
+        }
+        let n = node(&[], &[("team", "llm", E::PreferNoSchedule)]);
+        assert_eq!(intolerable_preferences(&n, &Pod::new().rules()), 1);
+    }
+
+    #[test]
+    fn cordon_and_readiness() {
+        let mut n = node(&[], &[]);
+        n.unschedulable = true;
+        let mut p = Pod::new();
+        assert_eq!(rule(&n, "n0", &p), Some("unschedulable"));
+        p.tolerations
+            .push(tol(UNSCHEDULABLE_TAINT, T::Exists, "", Some(E::NoSchedule)));
+        assert_eq!(rule(&n, "n0", &p), None);
+        n.ready = false;
+        // NotReady takes nothing, whatever the pod tolerates.
+        p.tolerations.push(tol("", T::Exists, "", None));
+        assert_eq!(rule(&n, "n0", &p), Some("not-ready"));
+    }
+
+    #[test]
+    fn the_first_refusing_rule_is_the_reason() {
+        let mut n = node(&[("gpu", "A100")], &[("team", "llm", E::NoSchedule)]);
+        n.unschedulable = true;
+        let mut p = Pod::new();
+        p.selector.insert("gpu".into(), "H100".into());
+        assert_eq!(rule(&n, "n0", &p), Some("unschedulable"));
+        n.unschedulable = false;
+        assert_eq!(rule(&n, "n0", &p), Some("node-selector"));
+        p.selector.clear();
+        assert_eq!(rule(&n, "n0", &p), Some("taint"));
     }
 }

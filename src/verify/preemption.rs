@@ -9,8 +9,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::plan::PlannerRole;
 use crate::plan::preemption::{EventOutcome, PreemptionPlannerReport, Preemptor, enactment_order};
-use crate::spec::eligibility::PreemptionPolicy;
 use crate::spec::PreemptionSpec;
+use crate::spec::eligibility::PreemptionPolicy;
 use crate::spec::preemption::{Admission, TopologyQos, TopologyScore};
 use crate::topology::eligibility::Eligibility;
 use crate::topology::state::ClusterState;
@@ -199,7 +199,10 @@ pub fn verify_plan(
             && let Some(server) = cluster.server_id(node)
             && let Some(refusal) = Eligibility::why(cluster, spec, p.workload, server)
         {
-            return Err(reject(name, format!("chose {node}, which refuses it: {refusal}")));
+            return Err(reject(
+                name,
+                format!("chose {node}, which refuses it: {refusal}"),
+            ));
         }
         for v in &e.victims {
             if !evicted.insert(v.clone()) {

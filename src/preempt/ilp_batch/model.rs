@@ -398,13 +398,17 @@ pub fn build_until(
             .placements
             .iter()
             .map(|&k| &placements[k])
-            .filter(|(pl, _)| problem.eviction_reach(&preemptors[classes[pl.class].rep]) > pod.priority)
+            .filter(|(pl, _)| {
+                problem.eviction_reach(&preemptors[classes[pl.class].rep]) > pod.priority
+            })
             .map(|(_, var)| Expression::from(*var))
             .chain(
                 here.refusals
                     .iter()
                     .map(|&k| &refusals[k])
-                    .filter(|((c, _), _)| problem.eviction_reach(&preemptors[classes[*c].rep]) > pod.priority)
+                    .filter(|((c, _), _)| {
+                        problem.eviction_reach(&preemptors[classes[*c].rep]) > pod.priority
+                    })
                     .map(|(_, var)| Expression::from(*var)),
             )
             .sum();

@@ -27,6 +27,10 @@ pub fn preemption_event(e: &EventExplanation) -> String {
         e.topology_qos.as_str(),
         e.required_level.map_or("no server type", |l| l.as_str()),
     );
+    if e.preemption_policy == crate::spec::eligibility::PreemptionPolicy::Never {
+        out.push_str("preemption policy `never`: placed where it fits, evicts nobody\n");
+    }
+    out.push_str(&filtered_lines(e));
     out.push('\n');
     let mut header = vec![String::new()];
     header.extend(e.columns.iter().map(heading));
@@ -163,6 +167,32 @@ fn score(c: &DecisionColumn, term: fn(&crate::plan::explain::ScoreRecord) -> f64
     c.flextopo_score
         .as_ref()
         .map_or("-".into(), |s| fixed(term(s)))
+}
+
+/// The servers the scheduler's filter keeps the preemptor off: a count per rule, then each
+/// server with its reason (the first ten per rule; the JSON lists all).
+fn filtered_lines(e: &EventExplanation) -> String {
+    const SHOWN: usize = 10;
+    let mut by_rule: std::collections::BTreeMap<&str, Vec<&crate::plan::explain::FilteredServer>> =
+        std::collections::BTreeMap::new();
+    for f in &e.filtered_out {
+        by_rule.entry(f.rule).or_default().push(f);
+    }
+    let mut out = String::new();
+    for (rule, servers) in by_rule {
+        let _ = writeln!(out, "filtered out by {rule}: {} servers", servers.len());
+        for f in servers.iter().take(SHOWN) {
+            let _ = writeln!(out, "  {}: {}", f.server, f.reason);
+        }
+        if servers.len() > SHOWN {
+            let _ = writeln!(
+                out,
+                "  … {} more (see --format json)",
+                servers.len() - SHOWN
+            );
+        }
+    }
+    out
 }
 
 /// Every victim of any column once, in name order: class, priority and QoS.

@@ -8,8 +8,7 @@ use super::findings::Findings;
 use crate::p;
 use crate::spec::cluster::ClusterSpec;
 use crate::spec::eligibility::{
-    AffinityTerm, NODE_NAME_FIELD, Requirement, SelectorOperator, Toleration,
-    TolerationOperator,
+    AffinityTerm, NODE_NAME_FIELD, Requirement, SelectorOperator, Toleration, TolerationOperator,
 };
 use crate::spec::source::Finding;
 
@@ -32,7 +31,10 @@ fn requirement(out: &mut Findings, path: String, r: &Requirement, fields: bool) 
         if r.key != NODE_NAME_FIELD {
             out.push(invalid(
                 p![path.as_str(), "key"],
-                format!("`match_fields` supports only `{NODE_NAME_FIELD}`, got `{}`", r.key),
+                format!(
+                    "`match_fields` supports only `{NODE_NAME_FIELD}`, got `{}`",
+                    r.key
+                ),
                 "unsupported field",
                 "match node labels with `match_expressions` instead",
             ));
@@ -40,7 +42,10 @@ fn requirement(out: &mut Findings, path: String, r: &Requirement, fields: bool) 
         if !matches!(r.operator, In | NotIn) {
             out.push(invalid(
                 p![path.as_str(), "operator"],
-                format!("`match_fields` supports `In` and `NotIn`, got `{}`", r.operator.as_str()),
+                format!(
+                    "`match_fields` supports `In` and `NotIn`, got `{}`",
+                    r.operator.as_str()
+                ),
                 "unsupported operator",
                 "use In or NotIn with node names",
             ));
