@@ -362,6 +362,8 @@ pub enum PlanFormat {
     Table,
     Json,
     Csv,
+    /// Per preemptor, its node and the pods evicted for it, by name (JSON; preemption only).
+    Evictions,
 }
 
 /// The format of the import summary: text on stderr, or JSON on stdout.

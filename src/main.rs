@@ -239,6 +239,13 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 (PlanResult::Colocation(r), PlanFormat::Table) => table::plan::colocation(r),
                 (PlanResult::Colocation(r), PlanFormat::Json) => json::to_json(r),
                 (PlanResult::Colocation(r), PlanFormat::Csv) => csv::colocation_plan(r),
+                (PlanResult::Preemption(r), PlanFormat::Evictions) => json::preemption_evictions(r),
+                (PlanResult::Colocation(_), PlanFormat::Evictions) => {
+                    return Err(input(
+                        "`--format evictions` lists the pods a preemption plan evicts; a co-location plan evicts none".into(),
+                        Some("use `--format table`, `json` or `csv`".into()),
+                    ));
+                }
             };
             emit(&text, out.as_deref())?;
             if require_all_placed && !result.some_planner_placed_all() {
@@ -317,6 +324,13 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 }
                 (SimulationResult::Colocation(r), PlanFormat::Json) => json::to_json(r),
                 (SimulationResult::Colocation(r), PlanFormat::Csv) => csv::colocation_simulation(r),
+                (_, PlanFormat::Evictions) => {
+                    return Err(input(
+                        "`--format evictions` lists one plan's evictions; a simulation has many"
+                            .into(),
+                        Some("use `coplan plan … --format evictions`".into()),
+                    ));
+                }
             };
             emit(&text, out.as_deref())?;
             if let Some(plot) = plot {

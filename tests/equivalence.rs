@@ -150,6 +150,7 @@ fn workload() -> impl Strategy<Value = PreemptionSpec> {
                     .map(|(w, count)| PreemptEntry {
                         workload: format!("w{w}"),
                         count,
+                        name: None,
                     })
                     .collect();
                 spec.fill = Some(FillSpec {

@@ -105,6 +105,7 @@ fn workload() -> impl Strategy<Value = PreemptionSpec> {
                 let running = running
                     .into_iter()
                     .map(|(w, s)| RunningPod {
+                        name: None,
                         workload: format!("w{w}"),
                         node: ["a0", "a1", "b0"][s].into(),
                         gpus: None,
@@ -122,6 +123,7 @@ fn workload() -> impl Strategy<Value = PreemptionSpec> {
                     .map(|(w, count)| PreemptEntry {
                         workload: format!("w{w}"),
                         count,
+                        name: None,
                     })
                     .collect();
                 spec.fill = fill.map(|w| fill_spec(&format!("w{w}"), 0.8, allocator, 3));
@@ -480,10 +482,12 @@ fn contested_workload() -> impl Strategy<Value = PreemptionSpec> {
             PreemptEntry {
                 workload: "w1".into(),
                 count: first,
+                name: None,
             },
             PreemptEntry {
                 workload: "w2".into(),
                 count: second,
+                name: None,
             },
         ];
         spec
@@ -588,6 +592,7 @@ fn batch_workload() -> impl Strategy<Value = (ClusterSpec, PreemptionSpec)> {
                     .map(|(w, count)| PreemptEntry {
                         workload: format!("w{w}"),
                         count,
+                        name: None,
                     })
                     .collect();
                 spec.fill = Some(fill_spec(&format!("w{filler}"), 1.0, allocator, 5));

@@ -278,6 +278,7 @@ pub fn preempt_entries(classes_in_order: &[String]) -> Vec<PreemptEntry> {
             _ => out.push(PreemptEntry {
                 workload: class.clone(),
                 count: 1,
+                name: None,
             }),
         }
     }
@@ -430,6 +431,7 @@ impl Ledger {
         self.gpus_used += u64::from(gpus.len());
         let ids = |v: Vec<usize>| IdsOrCount::Ids(v.into_iter().map(|i| i as i64).collect());
         self.running.push(RunningPod {
+            name: None,
             workload: class.to_string(),
             node: entry.0.clone(),
             gpus: Some(ids(gpus.iter().collect())),

@@ -338,8 +338,9 @@ pub fn preemptors(spec: &PreemptionSpec, state: &mut ClusterState) -> Vec<Preemp
         };
         let class = &spec.workload[wi];
         for _ in 0..entry.count.max(0) {
+            let generated = state.next_name(wi, &class.name);
             out.push(Preemptor {
-                name: state.next_name(wi, &class.name),
+                name: entry.name.clone().unwrap_or(generated),
                 workload: wi,
                 priority: class.priority,
                 request: Request {

@@ -250,3 +250,52 @@ pub fn sweep_lines(out: &SweepOutput) -> String {
     }
     s
 }
+
+/// `plan --format evictions`: per planner, per preemptor, the node it goes to and the pods
+/// evicted for it, by the names the spec gives them (`namespace/name` for an import): what an
+/// operator acts on.
+pub fn preemption_evictions(plan: &crate::plan::preemption::PreemptionPlan) -> String {
+    #[derive(Serialize)]
+    struct Evictions<'a> {
+        schema_version: u32,
+        kind: &'static str,
+        cluster: &'a str,
+        workload: Option<&'a str>,
+        planners: Vec<PlannerEvictions<'a>>,
+    }
+    #[derive(Serialize)]
+    struct PlannerEvictions<'a> {
+        planner: &'a str,
+        evictions: Vec<Eviction<'a>>,
+    }
+    #[derive(Serialize)]
+    struct Eviction<'a> {
+        preemptor: &'a str,
+        node: Option<&'a str>,
+        placed: bool,
+        victims: &'a [String],
+    }
+    to_json(&Evictions {
+        schema_version: 1,
+        kind: "preemption-evictions",
+        cluster: &plan.cluster,
+        workload: plan.workload.as_deref(),
+        planners: plan
+            .planners
+            .iter()
+            .map(|p| PlannerEvictions {
+                planner: &p.name,
+                evictions: p
+                    .events
+                    .iter()
+                    .map(|e| Eviction {
+                        preemptor: &e.preemptor,
+                        node: e.node.as_deref(),
+                        placed: e.placed,
+                        victims: &e.victims,
+                    })
+                    .collect(),
+            })
+            .collect(),
+    })
+}

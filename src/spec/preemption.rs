@@ -121,6 +121,10 @@ impl TopologyQos {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RunningPod {
+    /// The pod's own name (`namespace/name` or a bare name), kept through every output;
+    /// absent: `<workload>-<index>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     /// The workload class of the pod.
     pub workload: String,
     /// Server name.
@@ -242,6 +246,10 @@ pub struct PreemptEntry {
     /// Number of instances (≥ 1).
     #[serde(default = "one_i64")]
     pub count: i64,
+    /// The pod's own name (`namespace/name` or a bare name) when `count` is 1; absent:
+    /// `<workload>-<index>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
 }
 
 fn one_i64() -> i64 {

@@ -407,7 +407,10 @@ pub fn running_state(
     for (i, running) in spec.running.iter().enumerate() {
         match place_running(cluster, spec, &state, i, running) {
             Ok(mut pod) => {
-                pod.name = state.next_name(pod.workload, &spec.workload[pod.workload].name);
+                // The index is taken either way, so unnamed pods keep the names they have
+                // without the named ones.
+                let generated = state.next_name(pod.workload, &spec.workload[pod.workload].name);
+                pod.name = running.name.clone().unwrap_or(generated);
                 if let Err(e) = state.add(cluster, pod) {
                     findings.push(Finding::new(
                         "spec::resource-taken",

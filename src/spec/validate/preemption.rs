@@ -325,5 +325,75 @@ pub fn preemption(spec: &PreemptionSpec) -> Vec<Finding> {
         ),
         _ => {}
     }
+    pod_names(&mut out, spec);
     out.0
+}
+
+/// Given pod names (`[[running]] name`, `[[preempt]] name`): unique in the spec, one pod per
+/// name, and not of the form `<workload>-<index>` that unnamed pods are given.
+fn pod_names(out: &mut Findings, spec: &PreemptionSpec) {
+    let generated = |name: &str| {
+        name.rsplit_once('-').is_some_and(|(class, index)| {
+            !index.is_empty()
+                && index.bytes().all(|b| b.is_ascii_digit())
+                && spec.workload.iter().any(|w| w.name == class)
+        })
+    };
+    let mut seen: BTreeMap<&str, String> = BTreeMap::new();
+    let given = spec
+        .running
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| r.name.as_deref().map(|n| (p!["running", i, "name"], n)))
+        .chain(
+            spec.preempt
+                .iter()
+                .enumerate()
+                .filter_map(|(i, e)| e.name.as_deref().map(|n| (p!["preempt", i, "name"], n))),
+        );
+    for (path, name) in given {
+        if name.is_empty() {
+            out.push(
+                Finding::new(
+                    "spec::out-of-range",
+                    path,
+                    "a pod name may not be empty",
+                    "empty name",
+                )
+                .help("give `namespace/name`, or drop `name`"),
+            );
+            continue;
+        }
+        if generated(name) {
+            out.push(
+                Finding::new(
+                    "spec::duplicate-name",
+                    path.clone(),
+                    format!(
+                        "`{name}` has the form `<workload>-<index>` that unnamed pods are given"
+                    ),
+                    "reserved form",
+                )
+                .help("use `namespace/name`, or another name"),
+            );
+        }
+        if let Some(first) = seen.get(name) {
+            out.duplicate(path, "pod", name, first);
+        } else {
+            seen.insert(name, path);
+        }
+    }
+    for (i, e) in spec.preempt.iter().enumerate() {
+        if e.name.is_some() && e.count != 1 {
+            out.push(
+                Finding::new(
+                    "spec::conflict",
+                    p!["preempt", i, "name"],
+                    format!("a named preemptor is one pod, but `count` is {}", e.count),
+                    "one pod per name",
+                )
+                .help("drop `count` (or set it to 1), or drop `name`"),
+            );
+        }
+    }
 }
