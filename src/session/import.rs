@@ -49,7 +49,7 @@ pub fn import_k8s(paths: &[PathBuf]) -> Result<Imported, SessionError> {
         .iter()
         .map(|p| read_text_within(p, MAX_EXPORT_BYTES, "a Kubernetes export"))
         .collect::<Result<Vec<_>, _>>()?;
-    k8s::import(&files).map_err(|e| {
+    let imported = k8s::import(&files).map_err(|e| {
         let sources: Vec<SourceFile> = match &e {
             ImportError::At { file, .. } => files
                 .iter()
@@ -61,7 +61,36 @@ pub fn import_k8s(paths: &[PathBuf]) -> Result<Imported, SessionError> {
             ImportError::Input { .. } => Vec::new(),
         };
         import_error(&sources, e)
-    })
+    })?;
+    within_workload_limits(&imported)?;
+    Ok(imported)
+}
+
+/// Refuses a snapshot whose workload would exceed what a preemption workload may hold (a
+/// cluster of many nodes, each with its DaemonSet pods, can): an input error naming the
+/// limit, where writing the workload would fail to load it back.
+fn within_workload_limits(imported: &Imported) -> Result<(), SessionError> {
+    use crate::spec::limits::{MAX_PREEMPTORS, MAX_RUNNING_PODS};
+    let help = || Some("docs/spec.md, \"Limits\", lists the limits and why they are set".into());
+    let running = imported.workload.running.len();
+    if running > MAX_RUNNING_PODS {
+        return Err(SessionError::input(
+            format!(
+                "the snapshot has {running} running pods that request CPU or GPUs; a preemption workload holds at most {MAX_RUNNING_PODS}"
+            ),
+            help(),
+        ));
+    }
+    let preemptors: i64 = imported.workload.preempt.iter().map(|p| p.count).sum();
+    if preemptors > MAX_PREEMPTORS {
+        return Err(SessionError::input(
+            format!(
+                "the snapshot has {preemptors} Pending pods; a preemption workload holds at most {MAX_PREEMPTORS} preemptors"
+            ),
+            help(),
+        ));
+    }
+    Ok(())
 }
 
 /// The options of `import alibaba-openb` as given on the command line.
