@@ -27,9 +27,24 @@ over the pods):
   0.9 GPUs per node against about 0.4 free, so at least half of their GPUs must come from
   preemption (some small ones fit the free GPUs).
 
---split K writes the same objects as '---'-separated Lists of at most K items: `coplan import
-k8s` (serde-saphyr's default budget of 250,000 YAML nodes per document) refuses one List of
-more than about 1,200 such objects, i.e. the default output from about 170 nodes up.
+--split K writes the same objects as '---'-separated Lists of at most K items (a
+multi-document stream).
+
+--format yaml writes `-o yaml` (block style, as kubectl writes it), --format jsonl one compact
+object per line (JSON Lines). --noise adds what real exports carry besides what coplan reads
+(managedFields, NodeResourceTopology objects as NFD's topology-updater publishes them, three
+more DaemonSets, native sidecars, a cordoned node, nodeSelector and required nodeAffinity,
+runtime overhead, PodDisruptionBudgets), from a second generator so the base cluster stays the
+same; --pods-per-node P (with --noise) adds finished Job pods and BestEffort pods up to about P
+pods per node. The sizes the benchmarks use:
+
+    python3 scripts/k8s-snapshot.py --nodes 8 --noise --format yaml
+    python3 scripts/k8s-snapshot.py --nodes 2000 --noise --format yaml --out k8s-2000.yaml
+    python3 scripts/k8s-snapshot.py --nodes 10000 --noise --pods-per-node 20 --format yaml \
+        --out k8s-10k.yaml      # 10,000 nodes, 200,000 pods (cargo bench --bench k8s_import)
+
+Without --noise and with the default --format json the output is byte for byte what earlier
+versions wrote.
 """
 
 import argparse
@@ -457,6 +472,319 @@ def generate(nodes, seed, fill, pending):
             "metadata": {"resourceVersion": ""}}
 
 
+
+# --- Noise: what real exports carry besides what coplan reads -------------------------------
+# Drawn from a second generator (seeded from --seed), so that the base cluster, its pods and
+# their order are the same with and without --noise.
+
+EXTRA_DAEMONSETS = [
+    # (name, namespace, image, cpu request) — NFD's workers and a metrics agent
+    ("nfd-worker", "node-feature-discovery", "registry.k8s.io/nfd/node-feature-discovery:v0.16.4", "5m"),
+    ("nfd-topology-updater", "node-feature-discovery",
+     "registry.k8s.io/nfd/node-feature-discovery:v0.16.4", "10m"),
+    ("node-exporter", "monitoring", "quay.io/prometheus/node-exporter:v1.8.2", "50m"),
+]
+NUMA_ZONES = 2  # p5 / p5e: two sockets, one NUMA node each, four GPUs per socket
+
+
+def fields_v1(value, depth=0):
+    """A managedFields `fieldsV1` mirroring `value`'s keys, as the API server records them."""
+    if not isinstance(value, dict) or depth > 6:
+        return {}
+    out = {".": {}} if depth else {}
+    for k, v in value.items():
+        if isinstance(v, list):
+            out[f"f:{k}"] = {".": {}, **{f'k:{{"name":"{e.get("name", i)}"}}': fields_v1(e, depth + 2)
+                                        for i, e in enumerate(v[:4]) if isinstance(e, dict)}}
+        else:
+            out[f"f:{k}"] = fields_v1(v, depth + 1)
+    return out
+
+
+def with_managed_fields(obj, manager, when):
+    meta = obj["metadata"]
+    entries = [{
+        "apiVersion": obj["apiVersion"],
+        "fieldsType": "FieldsV1",
+        "fieldsV1": {"f:metadata": fields_v1({k: meta[k] for k in ("labels", "ownerReferences")
+                                               if k in meta}),
+                     "f:spec": fields_v1(obj.get("spec", {}))},
+        "manager": manager,
+        "operation": "Update",
+        "time": when,
+    }]
+    if obj.get("status"):
+        entries.append({
+            "apiVersion": obj["apiVersion"],
+            "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:status": fields_v1(obj["status"])},
+            "manager": "kubelet",
+            "operation": "Update",
+            "subresource": "status",
+            "time": when,
+        })
+    meta["managedFields"] = entries
+    return obj
+
+
+def add_pod_noise(nr, pod):
+    """Scheduling constraints, a native sidecar and a runtime overhead on some pods."""
+    spec = pod["spec"]
+    gpus = int(spec["containers"][0]["resources"].get("requests", {}).get("nvidia.com/gpu", "0"))
+    if gpus and nr.random() < 0.3:
+        spec["nodeSelector"] = {"nvidia.com/gpu.present": "true"}
+    if gpus and nr.random() < 0.2:
+        spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": [{
+                "key": "nvidia.com/gpu.product", "operator": "In",
+                "values": ["NVIDIA-H100-80GB-HBM3", "NVIDIA-H200"]}]}]}}}
+    if gpus and nr.random() < 0.25:
+        # A native sidecar (KEP-753): an init container that keeps running.
+        spec["initContainers"] = [{
+            "image": "registry.example.com/log-shipper:1.4.0", "name": "log-shipper",
+            "restartPolicy": "Always",
+            "resources": {"limits": {"memory": "256Mi"}, "requests": {"cpu": "100m", "memory": "128Mi"}},
+        }]
+    if gpus and nr.random() < 0.1:
+        spec["runtimeClassName"] = "nvidia"
+        spec["overhead"] = {"cpu": "250m", "memory": "120Mi"}
+    return pod
+
+
+def cordon(node):
+    node["spec"]["unschedulable"] = True
+    node["spec"]["taints"] = node["spec"].get("taints", []) + [{
+        "effect": "NoSchedule", "key": "node.kubernetes.io/unschedulable",
+        "timeAdded": "2026-12-01T08:30:00Z"}]
+    return node
+
+
+def nrt_object(node, pods):
+    """The NodeResourceTopology NFD's topology-updater publishes for `node`, its `available`
+    figures those of `pods` (the node's Guaranteed pods) put on NUMA zones greedily."""
+    name = node["metadata"]["name"]
+    cap_cpu = int(node["status"]["capacity"]["cpu"])
+    alloc_cpu = int(node["status"]["allocatable"]["cpu"])
+    per_zone = cap_cpu // NUMA_ZONES
+    gpus_per_zone = GPUS_PER_NODE // NUMA_ZONES
+    zone_alloc = [per_zone - (cap_cpu - alloc_cpu) if z == 0 else per_zone for z in range(NUMA_ZONES)]
+    used_cpu = [0] * NUMA_ZONES
+    used_gpu = [0] * NUMA_ZONES
+    for gpus, cores in pods:
+        fits = [z for z in range(NUMA_ZONES)
+                if used_gpu[z] + gpus <= gpus_per_zone and used_cpu[z] + cores <= zone_alloc[z]]
+        if fits:
+            z = min(fits, key=lambda z: (gpus_per_zone - used_gpu[z] - gpus, z))
+            used_gpu[z] += gpus
+            used_cpu[z] += cores
+        else:  # spans the zones, as an 8-GPU pod does
+            for z in range(NUMA_ZONES):
+                used_gpu[z] += gpus // NUMA_ZONES
+                used_cpu[z] += cores // NUMA_ZONES
+    zones = []
+    for z in range(NUMA_ZONES):
+        zones.append({
+            "costs": [{"name": f"node-{o}", "value": 10 if o == z else 21} for o in range(NUMA_ZONES)],
+            "name": f"node-{z}",
+            "resources": [
+                {"allocatable": str(zone_alloc[z]), "available": str(max(0, zone_alloc[z] - used_cpu[z])),
+                 "capacity": str(per_zone), "name": "cpu"},
+                {"allocatable": "1031865Mi", "available": "1031865Mi", "capacity": "1031865Mi",
+                 "name": "memory"},
+                {"allocatable": str(gpus_per_zone),
+                 "available": str(max(0, gpus_per_zone - used_gpu[z])),
+                 "capacity": str(gpus_per_zone), "name": "nvidia.com/gpu"},
+            ],
+            "type": "Node",
+        })
+    return {
+        "apiVersion": "topology.node.k8s.io/v1alpha2",
+        "attributes": [{"name": "topologyManagerPolicy", "value": "single-numa-node"},
+                       {"name": "topologyManagerScope", "value": "container"}],
+        "kind": "NodeResourceTopology",
+        "metadata": {"creationTimestamp": node["metadata"]["creationTimestamp"], "name": name,
+                     "ownerReferences": [{"apiVersion": "v1", "kind": "Namespace",
+                                          "name": "node-feature-discovery",
+                                          "uid": "5d5c6b5e-1c0a-4c89-9a34-0a6f1b1d4a10"}],
+                     "resourceVersion": "1", "uid": node["metadata"]["uid"]},
+        "topologyPolicies": ["SingleNUMANodeContainerLevel"],
+        "zones": zones,
+    }
+
+
+def pdb(app, namespace, min_available):
+    return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+            "metadata": {"name": f"{app}-pdb", "namespace": namespace},
+            "spec": {"minAvailable": min_available, "selector": {"matchLabels": {"app": app}}},
+            "status": {"currentHealthy": 0, "desiredHealthy": min_available, "disruptionsAllowed": 0,
+                       "expectedPods": 0, "observedGeneration": 1}}
+
+
+def with_noise(items, seed, pods_per_node):
+    """The base items with noise, then the extra objects (NRT objects, PDBs, the extra
+    DaemonSets' pods, and finished and BestEffort pods up to --pods-per-node), one by one."""
+    nr = random.Random(seed * 7919 + 17)
+    g = Gen(seed * 7919 + 18)
+    nodes = [it for it in items if it["kind"] == "Node"]
+    node_pods = {n["metadata"]["name"]: [] for n in nodes}
+    pod_count = 0
+    cordoned = nodes[min(2, len(nodes) - 1)]["metadata"]["name"]
+    for it in items:
+        if it["kind"] == "Node":
+            if it["metadata"]["name"] == cordoned:
+                cordon(it)
+            yield with_managed_fields(it, "kubelet", it["metadata"]["creationTimestamp"])
+            continue
+        pod_count += 1
+        res = it["spec"]["containers"][0]["resources"]
+        node = it["spec"].get("nodeName")
+        if node and it["status"].get("qosClass") == "Guaranteed":
+            node_pods[node].append((int(res["requests"].get("nvidia.com/gpu", "0")),
+                                    int(res["requests"]["cpu"])))
+        yield with_managed_fields(add_pod_noise(nr, it), "kube-controller-manager",
+                                  it["metadata"]["creationTimestamp"])
+    for n in nodes:
+        yield nrt_object(n, node_pods[n["metadata"]["name"]])
+    for app, ns, m in [("chat-8b", "serve", 2), ("chat-70b", "serve", 1), ("chat-405b", "serve", 1),
+                       ("assist-70b", "serve", 1), ("llm-pretrain", "train", 0)]:
+        yield pdb(app, ns, m)
+    clock = dt.datetime(2026, 12, 1, 10, 0, 0)
+    for k, n in enumerate(nodes):
+        name = n["metadata"]["name"]
+        ip = n["status"]["addresses"][0]["address"]
+        for ds, ns, image, cpu in EXTRA_DAEMONSETS:
+            clock += dt.timedelta(seconds=1)
+            pod_count += 1
+            yield with_managed_fields(make_pod(
+                g, name=f"{ds}-{g.suffix()}", generate_name=f"{ds}-", namespace=ns,
+                labels={"app.kubernetes.io/name": ds, "pod-template-generation": "1"},
+                owner={"apiVersion": "apps/v1", "blockOwnerDeletion": True, "controller": True,
+                       "kind": "DaemonSet", "name": ds, "uid": f"00000000-0000-4000-8000-{k % 997:012d}"},
+                image=image, container=ds, resources={"requests": {"cpu": cpu, "memory": "64Mi"}},
+                priority=2000001000, priority_class="system-node-critical", created=clock, node=name,
+                node_ip=ip, phase="Running", qos="Burstable", tolerations=[{"operator": "Exists"}],
+                service_account=ds), "kube-controller-manager", ts(clock))
+    filler = max(0, pods_per_node * len(nodes) - pod_count) if pods_per_node else 0
+    for i in range(filler):
+        n = nodes[i % len(nodes)]
+        name = n["metadata"]["name"]
+        clock += dt.timedelta(milliseconds=200)
+        kind = nr.random()
+        if kind < 0.7:  # a finished Job pod, kept until its TTL
+            phase, job, res, qos = "Succeeded", f"eval-{i // 8:06d}", {
+                "limits": {"cpu": "2", "memory": "4Gi"}, "requests": {"cpu": "2", "memory": "4Gi"}}, "Guaranteed"
+        elif kind < 0.8:
+            phase, job, res, qos = "Failed", f"eval-{i // 8:06d}", {
+                "requests": {"cpu": "1", "memory": "2Gi"}}, "Burstable"
+        else:  # a debugging pod without requests: nothing coplan allocates
+            phase, job, res, qos = "Running", f"debug-{i:06d}", {}, "BestEffort"
+        pod = make_pod(
+            g, name=f"{job}-{g.suffix()}", generate_name=f"{job}-", namespace="batch",
+            labels={"job-name": job}, owner={"apiVersion": "batch/v1", "controller": True,
+                                             "kind": "Job", "name": job, "uid": g.uid()},
+            image="registry.example.com/eval:0.3.1", container="main", resources=res,
+            priority=0, priority_class=None, created=clock, node=name, node_ip=n["status"]["addresses"][0]["address"],
+            phase="Running", qos=qos)
+        pod["status"]["phase"] = phase
+        if phase != "Running":
+            for c in pod["status"]["containerStatuses"]:
+                c["state"] = {"terminated": {"exitCode": 0 if phase == "Succeeded" else 1,
+                                             "reason": "Completed" if phase == "Succeeded" else "Error",
+                                             "finishedAt": ts(clock + dt.timedelta(minutes=5))}}
+        yield with_managed_fields(pod, "kube-controller-manager", ts(clock))
+
+
+# --- Writers --------------------------------------------------------------------------------
+
+_PLAIN_FIRST = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_/.")
+_YAML_SPECIAL_WORDS = {"", "~", "null", "Null", "NULL", "true", "True", "TRUE", "false", "False",
+                       "FALSE", "yes", "Yes", "YES", "no", "No", "NO", "on", "On", "ON", "off",
+                       "Off", "OFF", "y", "Y", "n", "N"}
+
+
+def _needs_quotes(text):
+    if text in _YAML_SPECIAL_WORDS or text[0] not in _PLAIN_FIRST or text[-1] == " ":
+        return True
+    if ": " in text or " #" in text or text.endswith(":") or "\n" in text or '"' in text \
+            or "\\" in text or "\t" in text or "'" in text:
+        return True
+    if text[0] in "0123456789.+-" or text.startswith("0x"):
+        try:  # numbers, and kubectl's quoted timestamps
+            float(text)
+            return True
+        except ValueError:
+            return text[:4].isdigit() and "-" in text
+    return False
+
+
+def yaml_scalar(v):
+    if v is None:
+        return "null"
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    if isinstance(v, (int, float)):
+        return json.dumps(v)
+    return json.dumps(v) if _needs_quotes(v) else v
+
+
+def yaml_lines(value, indent, out):
+    """Block YAML as kubectl writes it: two spaces a level, list items at their key's indent."""
+    pad = " " * indent
+    if isinstance(value, dict):
+        for k, v in value.items():
+            key = yaml_scalar(k)
+            if isinstance(v, dict) and v:
+                out.append(f"{pad}{key}:")
+                yaml_lines(v, indent + 2, out)
+            elif isinstance(v, list) and v:
+                out.append(f"{pad}{key}:")
+                yaml_lines(v, indent, out)
+            elif isinstance(v, dict):
+                out.append(f"{pad}{key}: {{}}")
+            elif isinstance(v, list):
+                out.append(f"{pad}{key}: []")
+            else:
+                out.append(f"{pad}{key}: {yaml_scalar(v)}")
+    else:  # a non-empty list
+        for v in value:
+            if isinstance(v, dict) and v:
+                sub = []
+                yaml_lines(v, indent + 2, sub)
+                sub[0] = f"{pad}- {sub[0][indent + 2:]}"
+                out.extend(sub)
+            elif isinstance(v, list) and v:
+                sub = []
+                yaml_lines(v, indent + 2, sub)
+                sub[0] = f"{pad}- {sub[0][indent + 2:]}"
+                out.extend(sub)
+            elif isinstance(v, (dict, list)):
+                out.append(f"{pad}- {'{}' if isinstance(v, dict) else '[]'}")
+            else:
+                out.append(f"{pad}- {yaml_scalar(v)}")
+
+
+def write_list(f, items, fmt):
+    """One `kind: List` of `items`, written item by item."""
+    if fmt == "yaml":
+        f.write("apiVersion: v1\nitems:\n")
+        for it in items:
+            out = []
+            yaml_lines([it], 0, out)
+            f.write("\n".join(out))
+            f.write("\n")
+        f.write("kind: List\nmetadata:\n  resourceVersion: \"\"\n")
+    else:
+        f.write('{\n    "apiVersion": "v1",\n    "items": [')
+        first = True
+        for it in items:
+            text = json.dumps(it, indent=4)
+            f.write(("\n" if first else ",\n") + "\n".join("        " + line for line in text.split("\n")))
+            first = False
+        f.write(('\n    ' if not first else '') + '],\n    "kind": "List",\n    "metadata": {\n        "resourceVersion": ""\n    }\n}\n')
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--nodes", type=int, required=True, help="GPU nodes (8 GPUs each)")
@@ -469,26 +797,59 @@ def main():
                     help="write a multi-document stream ('---'-separated JSON Lists of at most K "
                          "items each) instead of one List; a workaround for importers that cap "
                          "the size of one document (default 0: one List, as kubectl writes)")
+    ap.add_argument("--format", choices=["json", "yaml", "jsonl"], default="json",
+                    help="json: `kubectl get … -o json` (default); yaml: `-o yaml`; jsonl: one "
+                         "compact object per line (JSON Lines)")
+    ap.add_argument("--noise", action="store_true",
+                    help="add what real exports carry besides what coplan reads: managedFields, "
+                         "NodeResourceTopology objects as NFD publishes them, more DaemonSets, "
+                         "native sidecars, a cordoned node, nodeSelector and required "
+                         "nodeAffinity, runtime overhead, PodDisruptionBudgets")
+    ap.add_argument("--pods-per-node", type=int, default=0, metavar="P",
+                    help="with --noise: add finished Job pods and BestEffort pods until the "
+                         "snapshot holds about P pods per node (e.g. 20: 10,000 nodes, 200,000 pods)")
     ap.add_argument("--out", help="write here instead of stdout")
     a = ap.parse_args()
     if a.nodes < 1:
         ap.error("--nodes must be at least 1")
     if not 0.5 <= a.fill <= 1.0:
         ap.error("--fill must be within [0.5, 1]")
+    if a.pods_per_node and not a.noise:
+        ap.error("--pods-per-node needs --noise")
     pending = a.pending if a.pending is not None else max(1, round(a.nodes / 4))
     doc = generate(a.nodes, a.seed, a.fill, pending)
-    if a.split > 0:
-        items = doc["items"]
-        text = "".join(
-            "---\n" + json.dumps(dict(doc, items=items[i:i + a.split]), indent=4) + "\n"
-            for i in range(0, len(items), a.split))
+    items = doc["items"]
+    f = open(a.out, "w") if a.out else sys.stdout
+    if not a.noise and a.format == "json":
+        # Exactly what earlier versions wrote (scripts and figures depend on it).
+        if a.split > 0:
+            text = "".join(
+                "---\n" + json.dumps(dict(doc, items=items[i:i + a.split]), indent=4) + "\n"
+                for i in range(0, len(items), a.split))
+        else:
+            text = json.dumps(doc, indent=4) + "\n"
+        f.write(text)
     else:
-        text = json.dumps(doc, indent=4) + "\n"
+        stream = with_noise(items, a.seed, a.pods_per_node) if a.noise else iter(items)
+        if a.format == "jsonl":
+            for it in stream:
+                f.write(json.dumps(it, separators=(",", ":")))
+                f.write("\n")
+        elif a.split > 0:
+            chunk = []
+            for it in stream:
+                chunk.append(it)
+                if len(chunk) == a.split:
+                    f.write("---\n")
+                    write_list(f, chunk, a.format)
+                    chunk = []
+            if chunk:
+                f.write("---\n")
+                write_list(f, chunk, a.format)
+        else:
+            write_list(f, stream, a.format)
     if a.out:
-        with open(a.out, "w") as f:
-            f.write(text)
-    else:
-        sys.stdout.write(text)
+        f.close()
 
 
 if __name__ == "__main__":

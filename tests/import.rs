@@ -106,6 +106,120 @@ fn a_kubectl_json_list_imports_and_counts_what_it_ignores() {
     snapshot("import__k8s-list", &text);
 }
 
+/// The workload and cluster an import writes, without the first comment line (which names
+/// the input file).
+fn written(name: &str, file: &str) -> (String, String) {
+    let dir = scratch(name);
+    let (c, w) = (path_str(&dir.join("c.toml")), path_str(&dir.join("w.toml")));
+    let (code, _, err) = run(&[
+        "import",
+        "k8s",
+        file,
+        "--out-cluster",
+        &c,
+        "--out-workload",
+        &w,
+    ]);
+    assert_eq!(code, 0, "{file}: {err}");
+    let body = |p: &str| {
+        let text = std::fs::read_to_string(p).expect("written");
+        text.lines()
+            .filter(|l| !l.starts_with("# Imported by") && !l.starts_with("name ="))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    (body(&c), body(&w))
+}
+
+#[test]
+fn json_lines_concatenated_objects_and_multi_document_yaml_import_as_the_list_does() {
+    let list = written("formats-list", "tests/fixtures/import/valid/k8s-list.json");
+    for (name, file) in [
+        (
+            "formats-jsonl",
+            "tests/fixtures/import/valid/k8s-lines.jsonl",
+        ),
+        (
+            "formats-concatenated",
+            "tests/fixtures/import/valid/k8s-concatenated.json",
+        ),
+        (
+            "formats-multi",
+            "tests/fixtures/import/valid/k8s-multi.yaml",
+        ),
+    ] {
+        let got = written(name, file);
+        assert_eq!(got, list, "{file} imports otherwise than k8s-list.json");
+    }
+    // Every object of the JSON Lines is read, not only the first.
+    let dir = scratch("formats-count");
+    let (c, w) = (path_str(&dir.join("c.toml")), path_str(&dir.join("w.toml")));
+    let (code, out, err) = run(&[
+        "import",
+        "k8s",
+        "tests/fixtures/import/valid/k8s-lines.jsonl",
+        "--out-cluster",
+        &c,
+        "--out-workload",
+        &w,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(v["read"]["documents"], 7, "{out}");
+    assert_eq!(v["read"]["objects.Pod"], 4, "{out}");
+}
+
+/// A generated kubectl-shaped `-o yaml` List of 2,000 nodes (with managedFields, NRT objects,
+/// DaemonSets, sidecars, a cordoned node, PDBs: `scripts/k8s-snapshot.py --noise`) imports:
+/// one List of that size was refused by the YAML reader's element budget. Not timed
+/// (`cargo bench --bench k8s_import` measures); skipped without python3.
+#[test]
+fn a_generated_2000_node_yaml_list_imports() {
+    let dir = scratch("generated-2000");
+    let file = dir.join("k8s-2000.yaml");
+    let generated = std::process::Command::new("python3")
+        .arg(root().join("scripts/k8s-snapshot.py"))
+        .args([
+            "--nodes", "2000", "--seed", "3", "--noise", "--format", "yaml", "--out",
+        ])
+        .arg(&file)
+        .status();
+    match generated {
+        Ok(s) if s.success() => {}
+        _ => {
+            eprintln!("skipped: python3 scripts/k8s-snapshot.py did not run");
+            return;
+        }
+    }
+    let (c, w) = (path_str(&dir.join("c.toml")), path_str(&dir.join("w.toml")));
+    let (code, out, err) = run(&[
+        "import",
+        "k8s",
+        &path_str(&file),
+        "--out-cluster",
+        &c,
+        "--out-workload",
+        &w,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(v["read"]["documents"], 1);
+    assert_eq!(v["read"]["objects.Node"], 2000);
+    assert_eq!(v["read"]["objects.NodeResourceTopology"], 2000);
+    assert_eq!(v["mapped"]["servers"], 2000);
+    assert!(
+        v["ignored_fields"]["Pod: metadata.managedFields"]
+            .as_u64()
+            .is_some_and(|n| n > 10_000),
+        "{out}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn a_small_alibaba_trace_imports_at_a_moment_and_as_a_sequence() {
     let nodes = "tests/fixtures/import/valid/alibaba-nodes.csv";
@@ -189,6 +303,26 @@ const INVALID: &[(&str, &[&str])] = &[
     ("k8s-wrong-type.yaml", &["import", "k8s", "{file}"]),
     ("k8s-bad-timestamp.yaml", &["import", "k8s", "{file}"]),
     ("k8s-bad-pod-request.json", &["import", "k8s", "{file}"]),
+    (
+        "k8s-one-line-bad-quantity.json",
+        &["import", "k8s", "{file}"],
+    ),
+    ("k8s-lines-malformed.jsonl", &["import", "k8s", "{file}"]),
+    (
+        "k8s-concatenated-wrong-type.json",
+        &["import", "k8s", "{file}"],
+    ),
+    ("k8s-cpu-1e30.yaml", &["import", "k8s", "{file}"]),
+    (
+        "k8s-timestamps-too-far-apart.yaml",
+        &["import", "k8s", "{file}"],
+    ),
+    (
+        "k8s-timestamp-not-a-date.yaml",
+        &["import", "k8s", "{file}"],
+    ),
+    ("k8s-billion-laughs.yaml", &["import", "k8s", "{file}"]),
+    ("k8s-nesting-limit.json", &["import", "k8s", "{file}"]),
     (
         "alibaba-bad-node-row.csv",
         &[

@@ -1,6 +1,6 @@
 //! The parts of Kubernetes objects coplan reads (Node, Pod, NodeResourceTopology), as small
-//! typed structs; the documents of an export (multi-document YAML, a `kind: List`, JSON); and
-//! the count of every field it does not model.
+//! typed structs deserialised from one object's located tree (`tree.rs`); and the count of
+//! every field it does not model.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -8,6 +8,8 @@ use std::fmt;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, Visitor};
 use serde_saphyr::Spanned;
+
+use super::tree::{Node, Value};
 
 /// A quantity as written: `64`, `63500m` or `"512Gi"` (YAML may give a bare number).
 #[derive(Debug, Clone, PartialEq)]
@@ -34,7 +36,9 @@ impl<'de> Deserialize<'de> for QuantityText {
                 Ok(QuantityText(v.to_string()))
             }
         }
-        d.deserialize_any(V)
+        // As text: a bare `1e30` keeps the digits it was written with, for the message that
+        // refuses it.
+        d.deserialize_str(V)
     }
 }
 
@@ -56,8 +60,10 @@ pub struct Object {
     pub spec: ObjectSpec,
     /// `status` (Node and Pod fields).
     pub status: ObjectStatus,
-    /// The objects of a `kind: List`.
-    pub items: Vec<Spanned<Object>>,
+    /// The objects of a `kind: List`: the readers hand them on one by one, so a document's
+    /// `items` is always empty by the time it is read as an object; kept so that an `items`
+    /// of the wrong type is still refused.
+    pub items: Vec<serde::de::IgnoredAny>,
     /// NodeResourceTopology.
     pub zones: Vec<Zone>,
     /// NodeResourceTopology attributes, e.g. `topologyManagerPolicy`.
@@ -177,60 +183,6 @@ pub struct Attribute {
     pub value: serde_json::Value,
 }
 
-/// One document of a file: its text and the line it starts on (1-based).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Document<'a> {
-    /// The text of the document.
-    pub text: &'a str,
-    /// Line of the file the document starts on (1-based).
-    pub first_line: usize,
-}
-
-/// The documents of a file: a JSON file is one; YAML splits at `---` lines and ends at `...`.
-/// Documents holding only comments and blank lines are left out.
-pub fn documents(text: &str) -> Vec<Document<'_>> {
-    let trimmed = text.trim_start();
-    if trimmed.starts_with('{') || trimmed.starts_with('[') {
-        return vec![Document {
-            text,
-            first_line: 1,
-        }];
-    }
-    let mut out = Vec::new();
-    let (mut start, mut start_line, mut offset) = (0usize, 1usize, 0usize);
-    fn push<'a>(
-        text: &'a str,
-        (from, to): (usize, usize),
-        line: usize,
-        out: &mut Vec<Document<'a>>,
-    ) {
-        let body = &text[from..to];
-        let has_content = body.lines().any(|l| {
-            let l = l.trim();
-            !l.is_empty() && !l.starts_with('#')
-        });
-        if has_content {
-            out.push(Document {
-                text: body,
-                first_line: line,
-            });
-        }
-    }
-    for (i, line) in text.split_inclusive('\n').enumerate() {
-        let bare = line.trim_end();
-        let marker =
-            bare == "---" || bare.starts_with("--- ") || bare.starts_with("---\t") || bare == "...";
-        if marker {
-            push(text, (start, offset), start_line, &mut out);
-            start = offset + line.len();
-            start_line = i + 2;
-        }
-        offset += line.len();
-    }
-    push(text, (start, text.len()), start_line, &mut out);
-    out
-}
-
 /// The fields coplan reads, per kind, as paths of keys (`[]` steps into a list's items).
 fn modelled(kind: &str) -> &'static [&'static [&'static str]] {
     const COMMON: &[&str] = &["apiVersion"];
@@ -335,7 +287,7 @@ const FREE_FORM: &[&str] = &["labels", "annotations"];
 
 /// Counts every field of `value` (one object of `kind`) that coplan does not read, by
 /// `Kind: dotted.path`, into `out`.
-pub fn ignored_fields(kind: &str, value: &serde_json::Value, out: &mut BTreeMap<String, u64>) {
+pub fn ignored_fields(kind: &str, value: &Node, out: &mut BTreeMap<String, u64>) {
     let paths = modelled(kind);
     let mut prefix: Vec<&str> = Vec::new();
     walk(kind, paths, value, &mut prefix, out);
@@ -344,30 +296,30 @@ pub fn ignored_fields(kind: &str, value: &serde_json::Value, out: &mut BTreeMap<
 fn walk<'v>(
     kind: &str,
     paths: &[&[&str]],
-    value: &'v serde_json::Value,
+    value: &'v Node,
     prefix: &mut Vec<&'v str>,
     out: &mut BTreeMap<String, u64>,
 ) {
     let depth = prefix.len();
-    let matches = |key: &str, prefix: &[&str]| -> Vec<usize> {
-        paths
-            .iter()
-            .filter(|p| {
-                p.len() > depth
-                    && p[depth] == key
-                    && p[..depth].iter().zip(prefix).all(|(a, b)| a == b)
-            })
-            .map(|p| p.len())
-            .collect()
-    };
-    match value {
-        serde_json::Value::Object(map) => {
+    match &value.value {
+        Value::Map(map) => {
             for (key, child) in map {
-                let hits = matches(key, prefix);
-                if hits.contains(&(depth + 1)) {
+                // The lengths of the modelled paths through this key.
+                let mut through = false;
+                let mut ends_here = false;
+                for p in paths {
+                    if p.len() > depth
+                        && p[depth] == key
+                        && p[..depth].iter().zip(prefix.iter()).all(|(a, b)| a == b)
+                    {
+                        through = true;
+                        ends_here |= p.len() == depth + 1;
+                    }
+                }
+                if ends_here {
                     continue;
                 }
-                if hits.is_empty() {
+                if !through {
                     let parent_free = prefix.last().is_some_and(|p| FREE_FORM.contains(p));
                     let path = if parent_free {
                         format!("{}.*", prefix.join("."))
@@ -384,7 +336,7 @@ fn walk<'v>(
                 prefix.pop();
             }
         }
-        serde_json::Value::Array(items) => {
+        Value::Seq(items) => {
             let steps_in = paths.iter().any(|p| p.len() > depth && p[depth] == "[]");
             if steps_in {
                 prefix.push("[]");
@@ -394,41 +346,59 @@ fn walk<'v>(
                 prefix.pop();
             }
         }
-        _ => {}
+        Value::Scalar { .. } => {}
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::import::tree::Sink;
 
-    #[test]
-    fn yaml_splits_at_document_markers_and_json_is_one_document() {
-        let text = "# header\n---\nkind: Node\n---\n# only a comment\n---\nkind: Pod\n...\n";
-        let docs = documents(text);
-        assert_eq!(docs.len(), 2);
-        assert_eq!(docs[0].first_line, 3);
-        assert_eq!(docs[0].text, "kind: Node\n");
-        assert_eq!(docs[1].first_line, 7);
-        let json = "\n{\"kind\": \"List\", \"items\": []}\n";
-        assert_eq!(documents(json).len(), 1);
-        assert_eq!(documents("kind: Node\n").len(), 1);
+    /// The first document of a JSON text as a tree.
+    fn tree(text: &str) -> Node {
+        struct First(Option<Node>);
+        impl Sink for First {
+            fn item(
+                &mut self,
+                _: usize,
+                _: usize,
+                _: Node,
+            ) -> Result<(), crate::import::error::ImportError> {
+                Ok(())
+            }
+            fn document(
+                &mut self,
+                _: usize,
+                rest: Node,
+                _: Option<usize>,
+            ) -> Result<(), crate::import::error::ImportError> {
+                self.0.get_or_insert(rest);
+                Ok(())
+            }
+        }
+        let mut first = First(None);
+        crate::import::json::read(0, text, &mut first).expect("valid JSON");
+        first.0.expect("a document")
     }
 
     #[test]
     fn ignored_fields_are_counted_by_kind_and_path() {
-        let pod: serde_json::Value = serde_json::json!({
+        let pod = tree(&serde_json::json!({
             "apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": "a", "labels": {"app": "x", "tier": "y"}, "uid": "1"},
             "spec": {"nodeName": "n", "containers": [
                 {"name": "c", "image": "i", "resources": {"requests": {"cpu": "1", "ephemeral-storage": "1Gi"}}}
             ]},
             "status": {"phase": "Running", "conditions": []}
-        });
+        }).to_string());
         let mut out = BTreeMap::new();
         ignored_fields("Pod", &pod, &mut out);
-        let node = serde_json::json!({"kind": "Node", "metadata": {"name": "n",
-            "labels": {"nvidia.com/gpu.product": "H100", "a": "1", "b": "2"}}});
+        let node = tree(
+            &serde_json::json!({"kind": "Node", "metadata": {"name": "n",
+            "labels": {"nvidia.com/gpu.product": "H100", "a": "1", "b": "2"}}})
+            .to_string(),
+        );
         let mut node_out = BTreeMap::new();
         ignored_fields("Node", &node, &mut node_out);
         assert_eq!(node_out.get("Node: metadata.labels.*"), Some(&2));

@@ -5,8 +5,12 @@
 pub mod alibaba;
 pub mod build;
 pub mod error;
+pub mod json;
 pub mod k8s;
 pub mod k8s_objects;
+pub mod limits;
 pub mod quantity;
 pub mod summary;
 pub mod time;
+pub mod tree;
+pub mod yaml;

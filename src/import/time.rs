@@ -40,7 +40,12 @@ pub fn rfc3339_seconds(text: &str) -> Option<f64> {
         let (c, off) = rest.split_at(at);
         let sign = if off.starts_with('-') { -1 } else { 1 };
         let (oh, om) = off[1..].split_once(':')?;
-        (c, sign * (digits(oh, 2)? * 3600 + digits(om, 2)? * 60))
+        let (oh, om) = (digits(oh, 2)?, digits(om, 2)?);
+        // RFC 3339's offsets are within ±23:59.
+        if oh > 23 || om > 59 {
+            return None;
+        }
+        (c, sign * (oh * 3600 + om * 60))
     };
     let mut t = clock.split(':');
     let (h, min) = (digits(t.next()?, 2)?, digits(t.next()?, 2)?);
@@ -58,7 +63,18 @@ pub fn rfc3339_seconds(text: &str) -> Option<f64> {
     } else {
         format!("0.{fraction}").parse().ok()?
     };
-    if !(1..=12).contains(&m) || !(1..=31).contains(&day) || h > 23 || min > 59 || sec > 60 {
+    if !(1..=12).contains(&m) || h > 23 || min > 59 || sec > 60 {
+        return None;
+    }
+    // A day the month has (29 February in leap years only): `2024-02-31` is no time.
+    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let month_days = match m {
+        2 if leap => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    };
+    if !(1..=month_days).contains(&day) {
         return None;
     }
     let seconds = epoch_days(y, m, day) * 86_400 + h * 3600 + min * 60 + sec - offset_s;
@@ -85,12 +101,19 @@ mod tests {
             Some(1_714_557_600.5)
         );
         assert_eq!(rfc3339_seconds("2000-03-01T00:00:00Z"), Some(951_868_800.0));
+        assert!(rfc3339_seconds("2024-02-29T00:00:00Z").is_some());
+        assert!(rfc3339_seconds("0001-01-01T00:00:00Z").is_some());
+        assert!(rfc3339_seconds("9999-12-31T23:59:60.999Z").is_some());
         for bad in [
             "",
             "2024-05-01",
             "2024-13-01T00:00:00Z",
             "2024-05-01T10:00Z",
             "yesterday",
+            "2023-02-29T00:00:00Z",
+            "2024-04-31T00:00:00Z",
+            "2024-05-01T10:00:00+24:00",
+            "2024-05-01T10:00:00+05:60",
         ] {
             assert_eq!(rfc3339_seconds(bad), None, "{bad}");
         }

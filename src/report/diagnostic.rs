@@ -3,25 +3,138 @@
 use std::fmt;
 
 use miette::{
-    Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceCode,
+    Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteError,
+    MietteSpanContents, SourceCode, SourceSpan, SpanContents,
 };
 
 use crate::spec::{InvalidSpec, Issue};
+
+/// Bytes of context drawn as they are; above, the snippet is a window of the offending line.
+const LONG_CONTEXT: usize = 4096;
+
+/// Characters shown on either side of a span in a window of a long line.
+const WINDOW_CHARS: usize = 60;
 
 /// One issue with the source it points into.
 #[derive(Debug)]
 pub struct SpecDiagnostic {
     issue: Issue,
-    source: NamedSource<String>,
+    source: Excerpted,
 }
 
 impl SpecDiagnostic {
-    /// A diagnostic of `issue` pointing into `text`, the TOML source read from `file_name`.
+    /// A diagnostic of `issue` pointing into `text`, the source read from `file_name`.
     pub fn new(issue: Issue, file_name: &str, text: &str) -> Self {
         SpecDiagnostic {
             issue,
-            source: NamedSource::new(file_name, text.to_string()).with_language("TOML"),
+            source: Excerpted {
+                name: file_name.to_string(),
+                text: text.to_string(),
+            },
         }
+    }
+}
+
+/// A named source whose long lines are shown as a window around the span: a one-line JSON
+/// export of a gigabyte is one line, and drawing it whole (or underlining at a column past
+/// 65,535, which the renderer cannot format) helps nobody.
+#[derive(Debug)]
+struct Excerpted {
+    name: String,
+    text: String,
+}
+
+/// The byte bounds of the line holding byte `offset` of `text`.
+fn line_bounds(text: &str, offset: usize) -> (usize, usize) {
+    let offset = floor_boundary(text, offset.min(text.len()));
+    let start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let end = text[offset..].find('\n').map_or(text.len(), |i| offset + i);
+    (start, end)
+}
+
+fn floor_boundary(text: &str, mut i: usize) -> usize {
+    while i > 0 && !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// The byte `n` characters before `from`, not before `floor`.
+fn chars_back(text: &str, from: usize, n: usize, floor: usize) -> usize {
+    text[floor..from]
+        .char_indices()
+        .rev()
+        .take(n)
+        .last()
+        .map_or(from, |(i, _)| floor + i)
+}
+
+/// The byte `n` characters after `from`, not past `ceiling`.
+fn chars_forward(text: &str, from: usize, n: usize, ceiling: usize) -> usize {
+    text[from..ceiling]
+        .char_indices()
+        .nth(n)
+        .map_or(ceiling, |(i, _)| from + i)
+}
+
+impl Excerpted {
+    /// The span of a label as drawn: on a long line, at most [`WINDOW_CHARS`] characters.
+    fn drawn(&self, start: usize, len: usize) -> (usize, usize) {
+        let (line_start, line_end) = line_bounds(&self.text, start);
+        if line_end - line_start <= LONG_CONTEXT {
+            return (start, len);
+        }
+        let start = floor_boundary(&self.text, start.min(self.text.len()));
+        let end = chars_forward(&self.text, start, WINDOW_CHARS, line_end).min(start + len);
+        (start, end - start)
+    }
+}
+
+impl SourceCode for Excerpted {
+    fn read_span<'a>(
+        &'a self,
+        span: &SourceSpan,
+        before: usize,
+        after: usize,
+    ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
+        let whole = self.text.as_str().read_span(span, before, after)?;
+        if whole.data().len() <= LONG_CONTEXT {
+            return Ok(Box::new(MietteSpanContents::new_named(
+                self.name.clone(),
+                whole.data(),
+                *whole.span(),
+                whole.line(),
+                whole.column(),
+                whole.line_count(),
+            )));
+        }
+        let text = self.text.as_str();
+        let offset = floor_boundary(text, span.offset().min(text.len()));
+        let (line_start, line_end) = line_bounds(text, offset);
+        let span_end = chars_forward(text, offset, WINDOW_CHARS, line_end)
+            .min(offset + span.len())
+            .max(offset);
+        let (start, end) = if before == 0 && after == 0 {
+            (offset, span_end)
+        } else {
+            (
+                chars_back(text, offset, WINDOW_CHARS, line_start),
+                chars_forward(text, span_end, WINDOW_CHARS, line_end),
+            )
+        };
+        let line = text.as_bytes()[..line_start]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count();
+        let column = text[line_start..start].chars().count();
+        Ok(Box::new(MietteSpanContents::new_named(
+            self.name.clone(),
+            &text.as_bytes()[start..end],
+            SourceSpan::from(start..end),
+            line,
+            column,
+            1,
+        )))
     }
 }
 
@@ -51,10 +164,13 @@ impl Diagnostic for SpecDiagnostic {
 
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
         let span = &self.issue.span;
+        let (start, len) = self
+            .source
+            .drawn(span.start, span.end.saturating_sub(span.start));
         Some(Box::new(std::iter::once(LabeledSpan::new(
             Some(self.issue.label.clone()),
-            span.start,
-            span.end - span.start,
+            start,
+            len,
         ))))
     }
 }

@@ -5,13 +5,14 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::error::SessionError;
-use super::load::{load_spec, located_error, read_azure_trace, read_source};
+use super::load::{load_spec, located_error, read_azure_trace, read_source, read_text_within};
 use crate::colocate::trace::workload_from_trace;
 use crate::import::alibaba::{self, AlibabaOptions, At, GpuShares};
 use crate::import::build::parse_qos_override;
 use crate::import::error::ImportError;
 use crate::import::k8s;
 pub use crate::import::k8s::Imported;
+use crate::import::limits::MAX_EXPORT_BYTES;
 pub use crate::import::summary::ImportSummary;
 use crate::spec::{self, ColocationSpec, Expect, SourceFile, Spec};
 use crate::topology::Cluster;
@@ -41,17 +42,55 @@ pub fn import_error(sources: &[SourceFile], e: ImportError) -> SessionError {
     }
 }
 
-/// Imports a Kubernetes snapshot from its files.
+/// Imports a Kubernetes snapshot from its files (each up to [`MAX_EXPORT_BYTES`]). The texts
+/// are held once: the sources a diagnostic shows are made of them only when there is one.
 pub fn import_k8s(paths: &[PathBuf]) -> Result<Imported, SessionError> {
-    let sources = paths
+    let files = paths
         .iter()
-        .map(|p| read_source(p))
+        .map(|p| read_text_within(p, MAX_EXPORT_BYTES, "a Kubernetes export"))
         .collect::<Result<Vec<_>, _>>()?;
-    let files: Vec<(String, String)> = sources
-        .iter()
-        .map(|s| (s.name.clone(), s.text.to_string()))
-        .collect();
-    k8s::import(&files).map_err(|e| import_error(&sources, e))
+    let imported = k8s::import(&files).map_err(|e| {
+        let sources: Vec<SourceFile> = match &e {
+            ImportError::At { file, .. } => files
+                .iter()
+                .enumerate()
+                .map(|(i, (name, text))| {
+                    SourceFile::new(name.clone(), if i == *file { text.as_str() } else { "" })
+                })
+                .collect(),
+            ImportError::Input { .. } => Vec::new(),
+        };
+        import_error(&sources, e)
+    })?;
+    within_workload_limits(&imported)?;
+    Ok(imported)
+}
+
+/// Refuses a snapshot whose workload would exceed what a preemption workload may hold (a
+/// cluster of many nodes, each with its DaemonSet pods, can): an input error naming the
+/// limit, where writing the workload would fail to load it back.
+fn within_workload_limits(imported: &Imported) -> Result<(), SessionError> {
+    use crate::spec::limits::{MAX_PREEMPTORS, MAX_RUNNING_PODS};
+    let help = || Some("docs/spec.md, \"Limits\", lists the limits and why they are set".into());
+    let running = imported.workload.running.len();
+    if running > MAX_RUNNING_PODS {
+        return Err(SessionError::input(
+            format!(
+                "the snapshot has {running} running pods that request CPU or GPUs; a preemption workload holds at most {MAX_RUNNING_PODS}"
+            ),
+            help(),
+        ));
+    }
+    let preemptors: i64 = imported.workload.preempt.iter().map(|p| p.count).sum();
+    if preemptors > MAX_PREEMPTORS {
+        return Err(SessionError::input(
+            format!(
+                "the snapshot has {preemptors} Pending pods; a preemption workload holds at most {MAX_PREEMPTORS} preemptors"
+            ),
+            help(),
+        ));
+    }
+    Ok(())
 }
 
 /// The options of `import alibaba-openb` as given on the command line.

@@ -35,6 +35,18 @@ pub fn read_spec_source(path: &Path) -> Result<SourceFile, SessionError> {
 /// Reads at most `limit` bytes and refuses a longer file: the read itself is bounded, so a
 /// device or a FIFO that never ends (`/dev/zero`) is refused as surely as a large file.
 fn read_within(path: &Path, limit: u64, what: &str) -> Result<SourceFile, SessionError> {
+    let (name, text) = read_text_within(path, limit, what)?;
+    Ok(SourceFile::new(name, text))
+}
+
+/// The name and text of a file of at most `limit` bytes (`what` names the kind of file in the
+/// refusal), read into one buffer of the file's size: a large export is held once, not
+/// copied.
+pub fn read_text_within(
+    path: &Path,
+    limit: u64,
+    what: &str,
+) -> Result<(String, String), SessionError> {
     use std::io::Read;
     let name = path.display().to_string();
     let unreadable = |e: std::io::Error| {
@@ -44,22 +56,26 @@ fn read_within(path: &Path, limit: u64, what: &str) -> Result<SourceFile, Sessio
         )
     };
     let file = std::fs::File::open(path).map_err(unreadable)?;
-    let mut bytes = Vec::new();
+    // The size a regular file reports, so that the buffer is allocated once; a FIFO reports 0.
+    let size = file.metadata().map_or(0, |m| m.len()).min(limit + 1);
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0).saturating_add(1));
     file.take(limit + 1)
         .read_to_end(&mut bytes)
         .map_err(unreadable)?;
     if bytes.len() as u64 > limit {
+        let size = if limit >= 1 << 30 {
+            format!("{} GiB", limit >> 30)
+        } else {
+            format!("{} MiB", limit >> 20)
+        };
         return Err(SessionError::input(
-            format!(
-                "`{name}` is larger than {} MiB, coplan's limit for {what}",
-                limit >> 20
-            ),
+            format!("`{name}` is larger than {size}, coplan's limit for {what}"),
             Some("docs/spec.md, \"Limits\", lists the limits and why they are set".into()),
         ));
     }
     let text = String::from_utf8(bytes)
         .map_err(|e| unreadable(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?;
-    Ok(SourceFile::new(name, text))
+    Ok((name, text))
 }
 
 /// Reads and validates one spec file.

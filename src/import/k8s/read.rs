@@ -1,15 +1,21 @@
-//! Reading a snapshot: the documents of every file parsed into objects, each with the place
+//! Reading a snapshot: every file read one object at a time (JSON — `-o json`, JSON Lines,
+//! objects one after another — or YAML, one or many documents), each object with the place
 //! it came from, so that every later error can point at the file, document and line; the
-//! objects sorted by kind. Ignored fields are counted here, where the raw document is at hand.
+//! objects sorted by kind. Ignored fields are counted here, where each object's tree is at
+//! hand, and the tree is dropped once its typed object is built: a List of any length is
+//! never held whole.
 
 use std::collections::BTreeMap;
 
 use serde_saphyr::Spanned;
 
 use crate::import::error::ImportError;
-use crate::import::k8s_objects::{Document, Object, Quantity, documents, ignored_fields};
-use crate::import::quantity;
+use crate::import::k8s_objects::{Object, Quantity, ignored_fields};
+use crate::import::limits::{MAX_CLOCK_SPAN_S, MAX_QUANTITY};
 use crate::import::summary::ImportSummary;
+use crate::import::time::rfc3339_seconds;
+use crate::import::tree::{Node, Sink, Value, from_tree};
+use crate::import::{json, quantity, yaml};
 
 /// Where an object came from: file, document, item, and the line it starts on.
 #[derive(Debug, Clone, Copy)]
@@ -60,93 +66,159 @@ pub(super) fn at_span<T>(
     )
 }
 
-/// A YAML parser's message without the location it repeats (relative to the document, which
-/// would mislead in a multi-document file; the diagnostic shows the real one).
-fn parser_message(text: &str) -> String {
-    let first = text.lines().next().unwrap_or("malformed");
-    let mut m = first.strip_prefix("error: ").unwrap_or(first);
-    if m.starts_with("line ")
-        && let Some((_, rest)) = m.split_once(": ")
-    {
-        m = rest;
-    }
-    match m.rfind(" at line ") {
-        Some(i) => m[..i].to_string(),
-        None => m.to_string(),
-    }
+/// Whether a text is JSON (its first character opens an object or an array); YAML otherwise.
+fn is_json(text: &str) -> bool {
+    matches!(
+        text.trim_start_matches('\u{feff}')
+            .trim_start()
+            .as_bytes()
+            .first(),
+        Some(b'{' | b'[')
+    )
 }
 
 /// Reads every document of every file into objects with their origin; counts ignored fields.
+/// Every object's `doc_line` is 1: places in the trees are lines of the file.
 pub(super) fn read_objects(
     files: &[(String, String)],
     summary: &mut ImportSummary,
 ) -> Result<Vec<(Origin, usize, Object)>, ImportError> {
     let mut out = Vec::new();
     for (fi, (_, text)) in files.iter().enumerate() {
-        for (
-            di,
-            Document {
-                text: doc,
-                first_line,
-            },
-        ) in documents(text).into_iter().enumerate()
-        {
-            let document = di + 1;
-            summary.read("documents", 1);
-            let object: Object = serde_saphyr::from_str(doc).map_err(|e| {
-                let (line, column) = e
-                    .location()
-                    .map(|l| (l.line() as usize, Some(l.column() as usize)))
-                    .unwrap_or((1, None));
-                let message = parser_message(&e.to_string());
-                ImportError::at(
-                    fi,
-                    first_line + line.max(1) - 1,
-                    column,
-                    format!("document {document}: {message}"),
-                )
-                .with(
-                    "malformed here",
-                    "expected a Kubernetes object (Node, Pod, NodeResourceTopology) or a `kind: List` of them, as `kubectl get … -o yaml|json` writes",
-                )
-            })?;
-            let generic: serde_json::Value =
-                serde_saphyr::from_str(doc).unwrap_or(serde_json::Value::Null);
-            let origin = Origin {
-                file: fi,
-                document,
-                item: None,
-                line: first_line,
-            };
-            if object.kind.as_deref() == Some("List") || !object.items.is_empty() {
-                let generic_items = generic
-                    .get("items")
-                    .and_then(|v| v.as_array())
-                    .cloned()
-                    .unwrap_or_default();
-                for (ii, item) in object.items.into_iter().enumerate() {
-                    let origin = Origin {
-                        item: Some(ii + 1),
-                        line: first_line + item.referenced.line() as usize - 1,
-                        ..origin
-                    };
-                    let kind = item.value.kind.clone().unwrap_or_default();
-                    if let Some(g) = generic_items.get(ii) {
-                        count_ignored(&kind, g, summary);
-                    }
-                    out.push((origin, first_line, item.value));
-                }
-            } else {
-                let kind = object.kind.clone().unwrap_or_default();
-                count_ignored(&kind, &generic, summary);
-                out.push((origin, first_line, object));
-            }
+        let mut sink = Objects {
+            file: fi,
+            out: &mut out,
+            summary,
+        };
+        if is_json(text) {
+            json::read(fi, text, &mut sink)?;
+        } else {
+            yaml::read(fi, text, &mut sink)?;
         }
     }
     Ok(out)
 }
 
-fn count_ignored(kind: &str, value: &serde_json::Value, summary: &mut ImportSummary) {
+/// The reader's sink: each object's ignored fields counted, its tree turned into an
+/// [`Object`] and dropped.
+struct Objects<'a> {
+    file: usize,
+    out: &'a mut Vec<(Origin, usize, Object)>,
+    summary: &'a mut ImportSummary,
+}
+
+impl Objects<'_> {
+    fn object(&mut self, origin: Origin, mut node: Node) -> Result<(), ImportError> {
+        let kind = node
+            .get("kind")
+            .and_then(Node::as_str)
+            .unwrap_or_default()
+            .to_string();
+        count_ignored(&kind, &node, self.summary);
+        // Only a Node's labels are read (its GPU model); a pod's are dropped before they
+        // cost memory, 200,000 times over.
+        if kind != "Node"
+            && let Value::Map(entries) = &mut node.value
+            && let Some((_, metadata)) = entries.iter_mut().find(|(k, _)| k == "metadata")
+            && let Value::Map(fields) = &mut metadata.value
+        {
+            fields.retain(|(k, _)| k != "labels");
+        }
+        let object: Object = from_tree(node).map_err(|e| {
+            let at = e.at.unwrap_or_default();
+            let item = origin
+                .item
+                .map(|i| format!(", item {i}"))
+                .unwrap_or_default();
+            ImportError::at(
+                self.file,
+                at.line.max(1),
+                (at.column > 0).then_some(at.column),
+                format!("document {}{item}: {}", origin.document, e.message),
+            )
+            .with(
+                "malformed here",
+                "expected a Kubernetes object (Node, Pod, NodeResourceTopology) or a `kind: List` of them, as `kubectl get … -o yaml|json` writes",
+            )
+        })?;
+        self.out.push((origin, 1, object));
+        Ok(())
+    }
+}
+
+impl Sink for Objects<'_> {
+    fn item(&mut self, document: usize, index: usize, node: Node) -> Result<(), ImportError> {
+        let origin = Origin {
+            file: self.file,
+            document,
+            item: Some(index),
+            line: node.at.line,
+        };
+        self.object(origin, node)
+    }
+
+    fn document(
+        &mut self,
+        document: usize,
+        mut rest: Node,
+        items: Option<usize>,
+    ) -> Result<(), ImportError> {
+        self.summary.read("documents", 1);
+        // Items a reader could not hand on one by one (an anchored sequence, a top-level
+        // array): the same, from the tree.
+        let mut streamed = items.unwrap_or(0);
+        if let Value::Map(entries) = &mut rest.value
+            && let Some(i) = entries
+                .iter()
+                .position(|(k, v)| k == "items" && matches!(v.value, Value::Seq(_)))
+            && let (
+                _,
+                Node {
+                    value: Value::Seq(list),
+                    ..
+                },
+            ) = entries.remove(i)
+        {
+            for node in list {
+                streamed += 1;
+                self.item(document, streamed, node)?;
+            }
+        }
+        let kind = rest.get("kind").and_then(Node::as_str).unwrap_or_default();
+        if kind == "List" || streamed > 0 {
+            // The List's own fields (apiVersion, metadata) are checked for their types only.
+            let origin = Origin {
+                file: self.file,
+                document,
+                item: None,
+                line: rest.at.line,
+            };
+            let at = rest.at;
+            return from_tree::<Object>(rest).map(|_| ()).map_err(|e| {
+                let at = e.at.unwrap_or(at);
+                ImportError::at(
+                    origin.file,
+                    at.line.max(1),
+                    Some(at.column),
+                    format!("document {document}: {}", e.message),
+                )
+                .with(
+                    "malformed here",
+                    "a `kind: List` has `items`, `apiVersion` and `metadata`",
+                )
+            });
+        }
+        let origin = Origin {
+            file: self.file,
+            document,
+            item: None,
+            line: rest.at.line,
+        };
+        self.object(origin, rest)
+    }
+}
+
+fn count_ignored(kind: &str, value: &Node, summary: &mut ImportSummary) {
     if matches!(kind, "Node" | "Pod" | "NodeResourceTopology") {
         ignored_fields(kind, value, &mut summary.ignored_fields);
     }
@@ -173,6 +245,23 @@ pub(super) fn parse_quantity(
             format!("{what} is negative: `{}`", q.value.0),
         )
         .with("negative", "resource quantities are at least 0"));
+    }
+    // Read as a count of cores or GPUs, a larger value would be clamped somewhere downstream:
+    // refused here, with the value as written.
+    if v > MAX_QUANTITY {
+        return Err(at_span(
+            origin,
+            doc_line,
+            q,
+            format!(
+                "{what} `{}` is above {MAX_QUANTITY}, coplan's limit for a CPU or GPU quantity",
+                q.value.0
+            ),
+        )
+        .with(
+            "out of range",
+            "no node has that many cores or GPUs; docs/spec.md, \"Limits\", lists the limits",
+        ));
     }
     Ok(v)
 }
@@ -263,21 +352,62 @@ pub(super) fn sort_objects(
         ));
     }
 
+    check_clock_span(&pods, files)?;
     Ok(Snapshot { nodes, nrts, pods })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parser_messages_lose_their_document_relative_places() {
-        assert_eq!(
-            parser_message(
-                "error: line 5 column 22: unexpected event: expected string scalar at line 5, column 22"
+/// Refuses creation times further apart than a workload's clock spans: the import counts
+/// every time from the earliest pod, and a span beyond the limit would be written as a
+/// workload that does not load. The error points at the pod that first stretches the span
+/// past the limit, in input order, and names the pod at the other end.
+fn check_clock_span(
+    pods: &[(PodObject, usize)],
+    files: &[(String, String)],
+) -> Result<(), ImportError> {
+    // (time, pod index) of the earliest and the latest pod so far.
+    let mut bounds: Option<((f64, usize), (f64, usize))> = None;
+    for (i, (pod, doc_line)) in pods.iter().enumerate() {
+        let Some(ts) = &pod.object.metadata.creation_timestamp else {
+            continue;
+        };
+        // A text that is no time is refused, at its place, when the pods are ordered.
+        let Some(t) = rfc3339_seconds(&ts.value) else {
+            continue;
+        };
+        let (lo, hi) = match bounds {
+            None => ((t, i), (t, i)),
+            Some((lo, hi)) => (
+                if t < lo.0 { (t, i) } else { lo },
+                if t > hi.0 { (t, i) } else { hi },
             ),
-            "unexpected event: expected string scalar"
-        );
-        assert_eq!(parser_message("invalid i64"), "invalid i64");
+        };
+        if hi.0 - lo.0 > MAX_CLOCK_SPAN_S {
+            let other = if lo.1 == i { hi.1 } else { lo.1 };
+            let (other_pod, _) = &pods[other];
+            let other_text = other_pod
+                .object
+                .metadata
+                .creation_timestamp
+                .as_ref()
+                .map_or("", |t| t.value.as_str());
+            return Err(at_span(
+                &pod.origin,
+                *doc_line,
+                ts,
+                format!(
+                    "creationTimestamp `{}` is {:.3e} s from `{other_text}` ({}, line {}); coplan's clock spans at most {MAX_CLOCK_SPAN_S:e} s (about 317 years)",
+                    ts.value,
+                    hi.0 - lo.0,
+                    other_pod.origin.describe(files),
+                    other_pod.origin.line,
+                ),
+            )
+            .with(
+                "too far apart",
+                "times are counted from the earliest pod; docs/spec.md, \"Limits\", lists the limits",
+            ));
+        }
+        bounds = Some((lo, hi));
     }
+    Ok(())
 }

@@ -1,0 +1,417 @@
+//! YAML exports (`kubectl … -o yaml`, multi-document streams) read event by event: each
+//! document's top-level `items` sequence is handed on one item at a time as it is read, so a
+//! List of any length is never held as a whole. Aliases are expanded (anchors are kept for
+//! their document), and what they expand to is counted against [`MAX_ALIAS_VALUES`]: a
+//! "billion laughs" document is refused after a million values, while honest values, written
+//! out, are never counted.
+
+use std::collections::HashMap;
+
+use saphyr_parser_bw::{Event, Parser, ScalarStyle, ScanError, Span, StrInput};
+
+use super::error::ImportError;
+use super::limits::{MAX_ALIAS_VALUES, MAX_NESTING};
+use super::tree::{Node, Pos, Sink, Value};
+
+/// The help line of malformed YAML.
+const YAML_HELP: &str = "expected a Kubernetes object (Node, Pod, NodeResourceTopology) or a `kind: List` of them, as `kubectl get … -o yaml|json` writes";
+
+/// Reads every document of the YAML text of the `file`-th input into `sink`.
+pub fn read(file: usize, text: &str, sink: &mut dyn Sink) -> Result<(), ImportError> {
+    let mut r = Reader {
+        file,
+        parser: Parser::new_from_str(text),
+        peeked: None,
+        anchors: HashMap::new(),
+        expanded: 0,
+        built: 0,
+    };
+    let mut document = 0;
+    loop {
+        let (event, span) = r.next()?;
+        match event {
+            Event::StreamStart | Event::DocumentEnd | Event::Nothing => {}
+            Event::StreamEnd => return Ok(()),
+            Event::DocumentStart(_) => {
+                r.anchors.clear();
+                r.expanded = 0;
+                let (event, span) = r.next()?;
+                match event {
+                    // A document of only comments (or nothing) is no document.
+                    Event::Scalar(ref t, ScalarStyle::Plain, 0, None)
+                        if matches!(t.as_ref(), "" | "~" | "null") => {}
+                    Event::MappingStart(0, _) => {
+                        document += 1;
+                        r.streamed_map(document, pos(&span), sink)?;
+                    }
+                    event => {
+                        document += 1;
+                        let node = r.build(event, span, 0)?;
+                        sink.document(document, node, None)?;
+                    }
+                }
+            }
+            _ => return Err(r.error(pos(&span), "unexpected YAML event".into())),
+        }
+    }
+}
+
+fn pos(span: &Span) -> Pos {
+    Pos {
+        line: span.start.line(),
+        column: span.start.col() + 1,
+    }
+}
+
+struct Reader<'a> {
+    file: usize,
+    parser: Parser<'a, StrInput<'a>>,
+    peeked: Option<(Event<'a>, Span)>,
+    /// Anchored values of the current document with their sizes (values, nested included).
+    anchors: HashMap<usize, (Node, u64)>,
+    /// Values produced by expanding aliases in the current document.
+    expanded: u64,
+    /// Values built so far (the size of an anchored value is the difference).
+    built: u64,
+}
+
+impl<'a> Reader<'a> {
+    fn error(&self, at: Pos, message: String) -> ImportError {
+        ImportError::at(self.file, at.line, Some(at.column), message)
+            .with("malformed here", YAML_HELP)
+    }
+
+    fn scan_error(&self, e: &ScanError) -> ImportError {
+        let m = e.marker();
+        self.error(
+            Pos {
+                line: m.line().max(1),
+                column: m.col() + 1,
+            },
+            e.info().to_string(),
+        )
+    }
+
+    fn next(&mut self) -> Result<(Event<'a>, Span), ImportError> {
+        if let Some(p) = self.peeked.take() {
+            return Ok(p);
+        }
+        match self.parser.next_event() {
+            Some(Ok(e)) => Ok(e),
+            Some(Err(e)) => Err(self.scan_error(&e)),
+            None => Ok((Event::StreamEnd, Span::default())),
+        }
+    }
+
+    fn peek(&mut self) -> Result<&(Event<'a>, Span), ImportError> {
+        if self.peeked.is_none() {
+            let e = self.next()?;
+            self.peeked = Some(e);
+        }
+        match &self.peeked {
+            Some(p) => Ok(p),
+            None => Err(ImportError::input("the YAML reader lost an event", None)),
+        }
+    }
+
+    /// The top-level map of a document: its `items` sequence handed on item by item, its
+    /// other entries kept.
+    fn streamed_map(
+        &mut self,
+        document: usize,
+        at: Pos,
+        sink: &mut dyn Sink,
+    ) -> Result<(), ImportError> {
+        let mut rest = Vec::new();
+        let mut items = None;
+        loop {
+            let (event, span) = self.next()?;
+            if matches!(event, Event::MappingEnd) {
+                break;
+            }
+            let key = self.key(event, span)?;
+            let streams = key == "items"
+                && items.is_none()
+                && matches!(self.peek()?.0, Event::SequenceStart(0, _));
+            if streams {
+                self.next()?;
+                let mut n = 0;
+                loop {
+                    let (event, span) = self.next()?;
+                    if matches!(event, Event::SequenceEnd) {
+                        break;
+                    }
+                    let item = self.build(event, span, 2)?;
+                    n += 1;
+                    sink.item(document, n, item)?;
+                }
+                items = Some(n);
+            } else {
+                let (event, span) = self.next()?;
+                let value = self.build(event, span, 1)?;
+                rest.push((key, value));
+            }
+        }
+        sink.document(
+            document,
+            Node {
+                at,
+                value: Value::Map(rest),
+            },
+            items,
+        )
+    }
+
+    /// A map key: a scalar, or an alias of one.
+    fn key(&mut self, event: Event<'a>, span: Span) -> Result<String, ImportError> {
+        let at = pos(&span);
+        match event {
+            Event::Scalar(text, _, _, _) => Ok(text.into_owned()),
+            Event::Alias(_) => match self.build(event, span, 0)?.value {
+                Value::Scalar { text, .. } => Ok(text),
+                _ => Err(self.error(at, "a map key must be a scalar".into())),
+            },
+            _ => Err(self.error(at, "a map key must be a scalar".into())),
+        }
+    }
+
+    /// The value that starts with `event`, at nesting `depth`.
+    fn build(&mut self, event: Event<'a>, span: Span, depth: usize) -> Result<Node, ImportError> {
+        let at = pos(&span);
+        let before = self.built;
+        self.built += 1;
+        let (value, anchor) = match event {
+            Event::Scalar(text, style, anchor, tag) => {
+                // `!!str 8` is text; other tags change nothing coplan reads.
+                let is_str_tag = tag
+                    .as_ref()
+                    .is_some_and(|t| t.handle == "tag:yaml.org,2002:" && t.suffix == "str");
+                let plain = matches!(style, ScalarStyle::Plain) && !is_str_tag;
+                (
+                    Value::Scalar {
+                        text: text.into_owned(),
+                        plain,
+                    },
+                    anchor,
+                )
+            }
+            Event::SequenceStart(anchor, _) => {
+                self.nesting(depth, at)?;
+                let mut items = Vec::new();
+                loop {
+                    let (event, span) = self.next()?;
+                    if matches!(event, Event::SequenceEnd) {
+                        break;
+                    }
+                    items.push(self.build(event, span, depth + 1)?);
+                }
+                (Value::Seq(items), anchor)
+            }
+            Event::MappingStart(anchor, _) => {
+                self.nesting(depth, at)?;
+                let mut entries: Vec<(String, Node)> = Vec::new();
+                let mut merged: Vec<(String, Node)> = Vec::new();
+                loop {
+                    let (event, span) = self.next()?;
+                    if matches!(event, Event::MappingEnd) {
+                        break;
+                    }
+                    let is_merge = matches!(&event, Event::Scalar(t, ScalarStyle::Plain, _, None) if t == "<<");
+                    let key = self.key(event, span)?;
+                    let (event, span) = self.next()?;
+                    let value = self.build(event, span, depth + 1)?;
+                    if is_merge {
+                        // `<<: *base` (or a list of them): the base's entries, below the
+                        // map's own, the first base first.
+                        let bases = match value.value {
+                            Value::Seq(v) => v,
+                            other => vec![Node {
+                                at: value.at,
+                                value: other,
+                            }],
+                        };
+                        for base in bases {
+                            match base.value {
+                                Value::Map(e) => merged.extend(e),
+                                _ => {
+                                    return Err(self.error(base.at, "`<<` merges maps only".into()));
+                                }
+                            }
+                        }
+                    } else {
+                        entries.push((key, value));
+                    }
+                }
+                for (k, v) in merged {
+                    if !entries.iter().any(|(e, _)| *e == k) {
+                        entries.push((k, v));
+                    }
+                }
+                (Value::Map(entries), anchor)
+            }
+            Event::Alias(id) => {
+                let Some((node, size)) = self.anchors.get(&id) else {
+                    return Err(
+                        self.error(at, "an alias of an anchor not defined before it".into())
+                    );
+                };
+                let size = *size;
+                if self.expanded + size > MAX_ALIAS_VALUES {
+                    return Err(ImportError::at(
+                        self.file,
+                        at.line,
+                        Some(at.column),
+                        format!(
+                            "aliases expand to more than {MAX_ALIAS_VALUES} values in this document, coplan's limit"
+                        ),
+                    )
+                    .with(
+                        "expanded here",
+                        "a Kubernetes export needs no aliases; docs/spec.md, \"Limits\", lists the limits",
+                    ));
+                }
+                self.expanded += size;
+                self.built += size;
+                let mut node = node.clone();
+                node.at = at;
+                return Ok(node);
+            }
+            _ => return Err(self.error(at, "unexpected YAML event".into())),
+        };
+        let node = Node { at, value };
+        if anchor != 0 {
+            self.anchors
+                .insert(anchor, (node.clone(), self.built - before));
+        }
+        Ok(node)
+    }
+
+    fn nesting(&self, depth: usize, at: Pos) -> Result<(), ImportError> {
+        if depth >= MAX_NESTING {
+            return Err(ImportError::at(
+                self.file,
+                at.line,
+                Some(at.column),
+                format!(
+                    "values nest deeper than {MAX_NESTING} levels, coplan's limit for an export"
+                ),
+            )
+            .with(
+                "too deep",
+                "Kubernetes objects nest about 15 deep; docs/spec.md, \"Limits\", lists the limits",
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, Default)]
+    struct Collect {
+        items: Vec<(usize, usize, Node)>,
+        documents: Vec<(usize, Node, Option<usize>)>,
+    }
+
+    impl Sink for Collect {
+        fn item(&mut self, document: usize, index: usize, node: Node) -> Result<(), ImportError> {
+            self.items.push((document, index, node));
+            Ok(())
+        }
+        fn document(
+            &mut self,
+            document: usize,
+            rest: Node,
+            items: Option<usize>,
+        ) -> Result<(), ImportError> {
+            self.documents.push((document, rest, items));
+            Ok(())
+        }
+    }
+
+    fn collect(text: &str) -> Result<Collect, ImportError> {
+        let mut c = Collect::default();
+        read(0, text, &mut c)?;
+        Ok(c)
+    }
+
+    #[test]
+    fn documents_and_list_items_keep_their_places() {
+        let text = "# header\n---\nkind: List\nitems:\n- kind: Node\n  metadata:\n    name: a\n- kind: Pod\n---\n# only a comment\n---\nkind: Pod\nspec:\n  priority: 5\n...\n";
+        let c = collect(text).expect("valid");
+        assert_eq!(c.items.len(), 2);
+        assert_eq!(c.items[0].2.at, Pos { line: 5, column: 3 });
+        let name = c.items[0]
+            .2
+            .get("metadata")
+            .and_then(|m| m.get("name"))
+            .expect("name");
+        assert_eq!(
+            name.at,
+            Pos {
+                line: 7,
+                column: 11
+            }
+        );
+        assert_eq!(c.documents.len(), 2);
+        assert_eq!(c.documents[0].2, Some(2));
+        assert_eq!(c.documents[1].0, 2);
+        assert_eq!(
+            c.documents[1].1.at,
+            Pos {
+                line: 12,
+                column: 1
+            }
+        );
+    }
+
+    #[test]
+    fn aliases_and_merges_expand() {
+        let c = collect("base: &b {cpu: \"8\", gpu: 1}\nnode:\n  <<: *b\n  gpu: 2\ncopy: *b\n")
+            .expect("valid");
+        let doc = &c.documents[0].1;
+        let node = doc.get("node").expect("node");
+        assert_eq!(node.get("cpu").and_then(Node::as_str), Some("8"));
+        assert_eq!(node.get("gpu").and_then(Node::as_str), Some("2"));
+        assert_eq!(
+            doc.get("copy")
+                .and_then(|c| c.get("cpu"))
+                .map(|n| n.at.line),
+            Some(1)
+        );
+    }
+
+    #[test]
+    fn a_billion_laughs_is_refused_and_honest_values_are_not_counted() {
+        let mut text = String::from(
+            "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n",
+        );
+        let mut prev = 'a';
+        for name in ['b', 'c', 'd', 'e', 'f', 'g', 'h', 'i'] {
+            text.push_str(&format!(
+                "{name}: &{name} [{}]\n",
+                vec![format!("*{prev}"); 9].join(",")
+            ));
+            prev = name;
+        }
+        match collect(&text) {
+            Err(ImportError::At { message, .. }) => {
+                assert!(message.contains("1000000"), "{message}")
+            }
+            other => panic!("{other:?}"),
+        }
+        let honest: String = (0..300_000).map(|i| format!("- {i}\n")).collect();
+        let c = collect(&format!("items:\n{honest}")).expect("honest values");
+        assert_eq!(c.items.len(), 300_000);
+    }
+
+    #[test]
+    fn malformed_yaml_is_located() {
+        match collect("a: 1\nb: [1, 2\nc: 3\n") {
+            Err(ImportError::At { line, .. }) => assert!(line >= 2, "{line}"),
+            other => panic!("{other:?}"),
+        }
+    }
+}
