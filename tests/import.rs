@@ -84,8 +84,10 @@ fn the_k8s_example_snapshot_imports_with_its_nrt_objects() {
     );
     // NRT layouts: the H100 nodes have 2 sockets of 2 NUMA nodes (costs 12 against 20).
     assert!(text.contains("sockets = 2\nnuma_per_socket = 2\ncores_per_numa = 24"));
-    // Pending pods are the preemptors, in creation order.
-    assert!(text.contains("[[preempt]]\nworkload = \"serving-high-2g24c\"\ncount = 4"));
+    // Pending pods are the preemptors, in creation order, each under its own name.
+    assert!(text.contains(
+        "[[preempt]]\nworkload = \"serving-high-2g24c\"\ncount = 1\nname = \"serve/chat-70b-1\""
+    ));
     assert!(text.contains("nodes_with_the_default_layout: cpu-01"));
     snapshot("import__k8s-example", &text);
 }

@@ -497,7 +497,7 @@ impl PodMapper<'_> {
         let node = self.ledger.best_fit(g, c, &allowed);
         match node.and_then(|n| self.ledger.allocator_placement(n, g, c).map(|p| (n, p))) {
             Some((n, p)) => {
-                self.ledger.take(n, &class, p, start);
+                self.ledger.take(n, (&class, None), p, start);
                 summary.mapped("running_pods", 1);
             }
             None => self.not_fitting.push(pod.name.clone()),
@@ -672,6 +672,8 @@ pub fn import(
     let classes = classes.into_classes();
     summary.mapped("workload_classes", classes.len() as u64);
     let stem = slug(pods.0.rsplit('/').next().unwrap_or(pods.0));
+    let unnamed: Vec<(String, Option<String>)> =
+        preemptors.iter().map(|c| (c.clone(), None)).collect();
     let workload = preemption_workload(
         match at {
             Some(t) => format!(
@@ -687,7 +689,7 @@ pub fn import(
         at,
         classes,
         running,
-        &preemptors,
+        &unnamed,
     );
     let comments = vec![
         format!(

@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::spec::eligibility::{AffinityTerm, PreemptionPolicy, Toleration};
 use crate::spec::preemption::{
     IdsOrCount, PreemptEntry, PreemptionObjective, PreemptionPlanners, RunningPod,
     SimulationSettings, TopologyQos, WorkloadClass,
@@ -229,17 +230,49 @@ pub fn parse_qos_override(text: &str) -> Result<(String, QosMapping), String> {
     ))
 }
 
-/// Workload classes by shape: pods of identical shape share one class.
+/// What a pod asks of its node (DESIGN §12.1), as its workload class carries it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ClassRules {
+    /// `nodeSelector`.
+    pub node_selector: BTreeMap<String, String>,
+    /// Required node affinity terms.
+    pub node_affinity: Vec<AffinityTerm>,
+    /// Tolerations, sorted.
+    pub tolerations: Vec<Toleration>,
+    /// Whether it may evict.
+    pub preemption_policy: PreemptionPolicy,
+}
+
+/// Workload classes by shape: pods of identical shape and rules share one class.
 #[derive(Debug, Default)]
 pub struct ClassRegistry {
     classes: Vec<WorkloadClass>,
-    by_shape: BTreeMap<(i64, u32, u32, TopologyQos, bool), usize>,
+    by_shape: BTreeMap<(i64, u32, u32, TopologyQos, bool, ClassRules), usize>,
 }
 
 impl ClassRegistry {
     /// The class of a pod of this shape (created on first use, named `<hint>-<g>g<c>c`).
     pub fn class_of(&mut self, hint: &str, qos: QosMapping, gpus: u32, cores: u32) -> String {
-        let key = (qos.priority, gpus, cores, qos.topology_qos, qos.preemptible);
+        self.class_with_rules(hint, qos, (gpus, cores), ClassRules::default())
+    }
+
+    /// [`ClassRegistry::class_of`] for pods that carry scheduling rules: pods of one shape
+    /// with other rules are another class.
+    pub fn class_with_rules(
+        &mut self,
+        hint: &str,
+        qos: QosMapping,
+        (gpus, cores): (u32, u32),
+        rules: ClassRules,
+    ) -> String {
+        let key = (
+            qos.priority,
+            gpus,
+            cores,
+            qos.topology_qos,
+            qos.preemptible,
+            rules.clone(),
+        );
         if let Some(&i) = self.by_shape.get(&key) {
             return self.classes[i].name.clone();
         }
@@ -257,7 +290,10 @@ impl ClassRegistry {
             cores: i64::from(cores),
             topology_qos: qos.topology_qos,
             preemptible: qos.preemptible,
-            ..Default::default()
+            node_selector: rules.node_selector,
+            node_affinity: rules.node_affinity,
+            tolerations: rules.tolerations,
+            preemption_policy: rules.preemption_policy,
         });
         self.by_shape.insert(key, self.classes.len() - 1);
         name
@@ -269,16 +305,19 @@ impl ClassRegistry {
     }
 }
 
-/// Preemptors in arrival order, consecutive pods of one class as one entry.
-pub fn preempt_entries(classes_in_order: &[String]) -> Vec<PreemptEntry> {
+/// Preemptors in arrival order as (class, own name): a named pod is an entry of its own;
+/// consecutive unnamed pods of one class are one entry.
+pub fn preempt_entries(in_order: &[(String, Option<String>)]) -> Vec<PreemptEntry> {
     let mut out: Vec<PreemptEntry> = Vec::new();
-    for class in classes_in_order {
+    for (class, name) in in_order {
         match out.last_mut() {
-            Some(last) if &last.workload == class => last.count += 1,
+            Some(last) if name.is_none() && last.name.is_none() && &last.workload == class => {
+                last.count += 1
+            }
             _ => out.push(PreemptEntry {
                 workload: class.clone(),
                 count: 1,
-                name: None,
+                name: name.clone(),
             }),
         }
     }
@@ -292,7 +331,7 @@ pub fn preemption_workload(
     now_s: Option<f64>,
     classes: Vec<WorkloadClass>,
     running: Vec<RunningPod>,
-    preemptors: &[String],
+    preemptors: &[(String, Option<String>)],
 ) -> PreemptionSpec {
     PreemptionSpec {
         kind: SpecKind::Preemption,
@@ -421,7 +460,7 @@ impl Ledger {
     pub fn take(
         &mut self,
         node: usize,
-        class: &str,
+        (class, name): (&str, Option<&str>),
         (gpus, cores): (GpuSet, CoreSet),
         start_time_s: Option<f64>,
     ) {
@@ -431,7 +470,7 @@ impl Ledger {
         self.gpus_used += u64::from(gpus.len());
         let ids = |v: Vec<usize>| IdsOrCount::Ids(v.into_iter().map(|i| i as i64).collect());
         self.running.push(RunningPod {
-            name: None,
+            name: name.map(str::to_string),
             workload: class.to_string(),
             node: entry.0.clone(),
             gpus: Some(ids(gpus.iter().collect())),
@@ -515,7 +554,10 @@ mod tests {
 
     #[test]
     fn consecutive_preemptors_of_one_class_merge() {
-        let v: Vec<String> = ["a", "a", "b", "a"].iter().map(|s| s.to_string()).collect();
+        let v: Vec<(String, Option<String>)> = ["a", "a", "b", "a"]
+            .iter()
+            .map(|s| (s.to_string(), None))
+            .collect();
         let e = preempt_entries(&v);
         assert_eq!(
             e.iter()

@@ -70,6 +70,10 @@ pub struct Object {
     pub attributes: Vec<Attribute>,
     /// NodeResourceTopology (v1alpha1) Topology Manager policies, read when no attribute names one.
     pub topology_policies: Vec<String>,
+    /// PriorityClass: its value.
+    pub value: Option<i64>,
+    /// PriorityClass: `PreemptLowerPriority` (default) or `Never`.
+    pub preemption_policy: Option<String>,
 }
 
 /// The `metadata` of an object.
@@ -100,6 +104,94 @@ pub struct ObjectSpec {
     pub containers: Vec<Container>,
     /// Init containers; the pod requests the largest of them when it exceeds the app sum.
     pub init_containers: Vec<Container>,
+    /// Node: cordoned.
+    pub unschedulable: bool,
+    /// Node: its taints.
+    pub taints: Vec<K8sTaint>,
+    /// Pod: labels a node must carry.
+    pub node_selector: BTreeMap<String, String>,
+    /// Pod: affinity; only required node affinity is read.
+    pub affinity: Affinity,
+    /// Pod: its tolerations.
+    pub tolerations: Vec<K8sToleration>,
+    /// Pod: `PreemptLowerPriority` or `Never` (as resolved from its PriorityClass).
+    pub preemption_policy: Option<String>,
+}
+
+/// A node taint as Kubernetes writes it.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct K8sTaint {
+    /// Taint key.
+    pub key: String,
+    /// Taint value.
+    pub value: Option<String>,
+    /// `NoSchedule`, `PreferNoSchedule` or `NoExecute`.
+    pub effect: String,
+}
+
+/// A pod toleration as Kubernetes writes it.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct K8sToleration {
+    /// Taint key; empty with `Exists` tolerates everything.
+    pub key: Option<String>,
+    /// `Equal` (default) or `Exists`.
+    pub operator: Option<String>,
+    /// Value compared by `Equal`.
+    pub value: Option<String>,
+    /// Effect tolerated; empty tolerates every effect.
+    pub effect: Option<String>,
+}
+
+/// A pod's `affinity`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Affinity {
+    /// `nodeAffinity`.
+    pub node_affinity: NodeAffinity,
+}
+
+/// A pod's `affinity.nodeAffinity`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct NodeAffinity {
+    /// Required terms (a filter); the preferred ones are scores and not read.
+    #[serde(rename = "requiredDuringSchedulingIgnoredDuringExecution")]
+    pub required: Option<NodeSelector>,
+    /// Preferred terms: counted, warned about, not modelled.
+    #[serde(rename = "preferredDuringSchedulingIgnoredDuringExecution")]
+    pub preferred: Vec<serde::de::IgnoredAny>,
+}
+
+/// A `nodeSelector` of required node affinity: alternatives.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct NodeSelector {
+    /// The terms, of which one must hold.
+    pub node_selector_terms: Vec<NodeSelectorTerm>,
+}
+
+/// One term: every requirement must hold.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct NodeSelectorTerm {
+    /// Requirements on labels.
+    pub match_expressions: Vec<K8sRequirement>,
+    /// Requirements on fields (`metadata.name`).
+    pub match_fields: Vec<K8sRequirement>,
+}
+
+/// One requirement as Kubernetes writes it.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct K8sRequirement {
+    /// Label key or field.
+    pub key: String,
+    /// `In`, `NotIn`, `Exists`, `DoesNotExist`, `Gt`, `Lt`.
+    pub operator: String,
+    /// Values.
+    pub values: Vec<String>,
 }
 
 /// One container of a pod.
@@ -132,6 +224,19 @@ pub struct ObjectStatus {
     pub phase: Option<String>,
     /// Pod: `Guaranteed`, `Burstable` or `BestEffort`.
     pub qos_class: Option<String>,
+    /// Node: its conditions; `Ready` is read.
+    pub conditions: Vec<Condition>,
+}
+
+/// One status condition.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Condition {
+    /// Condition type, e.g. `Ready`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// `True`, `False` or `Unknown`.
+    pub status: String,
 }
 
 /// One zone of a NodeResourceTopology (a NUMA node when its type is `Node`).
@@ -192,7 +297,11 @@ fn modelled(kind: &str) -> &'static [&'static [&'static str]] {
             &["kind"],
             &["metadata", "name"],
             &["metadata", "creationTimestamp"],
-            &["metadata", "labels", "nvidia.com/gpu.product"],
+            &["metadata", "labels"],
+            &["spec", "unschedulable"],
+            &["spec", "taints"],
+            &["status", "conditions", "[]", "type"],
+            &["status", "conditions", "[]", "status"],
             &["status", "allocatable", "cpu"],
             &["status", "allocatable", "memory"],
             &["status", "allocatable", "nvidia.com/gpu"],
@@ -209,6 +318,10 @@ fn modelled(kind: &str) -> &'static [&'static [&'static str]] {
             &["spec", "nodeName"],
             &["spec", "priority"],
             &["spec", "priorityClassName"],
+            &["spec", "nodeSelector"],
+            &["spec", "affinity", "nodeAffinity"],
+            &["spec", "tolerations"],
+            &["spec", "preemptionPolicy"],
             &["spec", "containers", "[]", "resources", "requests", "cpu"],
             &[
                 "spec",
@@ -401,7 +514,8 @@ mod tests {
         );
         let mut node_out = BTreeMap::new();
         ignored_fields("Node", &node, &mut node_out);
-        assert_eq!(node_out.get("Node: metadata.labels.*"), Some(&2));
+        // Every node label is read: node selectors and affinity match on them.
+        assert_eq!(node_out.get("Node: metadata.labels.*"), None);
         let keys: Vec<(&str, u64)> = out.iter().map(|(k, v)| (k.as_str(), *v)).collect();
         assert_eq!(
             keys,

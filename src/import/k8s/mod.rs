@@ -14,6 +14,7 @@ mod nrt;
 mod placement;
 mod pods;
 mod read;
+mod rules;
 
 pub use self::conventions::{
     GPU_PRODUCT_LABEL, GPU_RESOURCE, QosClass, SYSTEM_PRIORITY, SYSTEM_RESERVED_PRIORITY,
@@ -87,7 +88,7 @@ pub fn import(files: &[(String, String)]) -> Result<Imported, ImportError> {
     let mut ledger = Ledger::new(&builder);
     let mut classes = ClassRegistry::default();
     hold_reserved_cores(&reserved, &mut ledger, &mut classes, &mut summary);
-    let mut preemptors: Vec<String> = Vec::new();
+    let mut preemptors: Vec<(String, Option<String>)> = Vec::new();
     let mut to_place: Vec<ToPlace> = Vec::new();
     let mut now_s: f64 = 0.0;
     for (created, name, pod, doc_line) in &prepared {
@@ -138,16 +139,44 @@ pub fn import(files: &[(String, String)]) -> Result<Imported, ImportError> {
                 derived_qos(object)
             }
         };
-        let priority = object.spec.priority.unwrap_or_else(|| {
-            summary.defaulted("pods_without_priority_taken_as_0", 1);
-            0
-        });
-        // Kubernetes priorities are 32-bit.
-        let clamped = priority.clamp(i64::from(i32::MIN), i64::from(i32::MAX));
-        if clamped != priority {
-            summary.rounded("pod_priorities_clamped_to_32_bits", 1);
+        let from_class = object
+            .spec
+            .priority_class_name
+            .as_ref()
+            .and_then(|c| snapshot.priority_classes.get(c))
+            .and_then(|c| c.0);
+        let priority = match (object.spec.priority, from_class) {
+            (Some(p), _) => p,
+            (None, Some(p)) => {
+                summary.defaulted("pods_priority_from_their_priority_class", 1);
+                p
+            }
+            (None, None) => {
+                summary.defaulted("pods_without_priority_taken_as_0", 1);
+                0
+            }
+        };
+        // Kubernetes priorities are 32-bit: a value outside is not a Kubernetes export.
+        if i32::try_from(priority).is_err() {
+            return Err(read::at_object(
+                &pod.origin,
+                format!(
+                    "pod `{name}`: priority {priority} is outside Kubernetes' 32-bit range [{}, {}]",
+                    i32::MIN,
+                    i32::MAX
+                ),
+            ));
         }
-        let priority = clamped;
+        let rules = rules::pod_rules(&pod.origin, name, object, &snapshot.priority_classes)?;
+        if rules.preemption_policy == crate::spec::eligibility::PreemptionPolicy::Never {
+            summary.read("pods_with_preemption_policy_never", 1);
+        }
+        if !rules.node_selector.is_empty() || !rules.node_affinity.is_empty() {
+            summary.read("pods_with_node_selectors_or_affinity", 1);
+        }
+        if !object.spec.affinity.node_affinity.preferred.is_empty() {
+            summary.dropped("preferred_node_affinity_not_modelled", 1);
+        }
         let policy = match (running, node_name) {
             (true, Some(n)) => policies.get(n).copied().flatten(),
             _ => cluster_policy,
@@ -166,13 +195,13 @@ pub fn import(files: &[(String, String)]) -> Result<Imported, ImportError> {
             gpus.min(u64::from(u32::MAX)) as u32,
             cores.min(u64::from(u32::MAX)) as u32,
         );
-        let class = classes.class_of(&hint, mapping, g, c);
+        let class = classes.class_with_rules(&hint, mapping, (g, c), rules);
         let start = created.map(|t| t - t0);
         if let Some(t) = start {
             now_s = now_s.max(t);
         }
         if !running {
-            preemptors.push(class);
+            preemptors.push((class, Some(name.clone())));
             continue;
         }
         let Some(node_name) = node_name else { continue };
@@ -201,7 +230,26 @@ pub fn import(files: &[(String, String)]) -> Result<Imported, ImportError> {
             super::build::slug(file.rsplit_once('.').map_or(file, |(stem, _)| stem))
         })
         .unwrap_or_else(|| "k8s".into());
-    let cluster = builder.build(&format!("k8s-{stem}"), &[]);
+    let mut cluster = builder.build(&format!("k8s-{stem}"), &[]);
+    // Every node in the cluster with a rule of its own (labels, taints, cordon, NotReady).
+    for node in snapshot.nodes.values() {
+        if ledger.node_index(&node.name).is_none() {
+            continue;
+        }
+        let r = rules::node_rules(&node.origin, &node.name, &node.object)?;
+        if r.unschedulable {
+            summary.read("nodes_cordoned", 1);
+        }
+        if !r.ready {
+            summary.read("nodes_not_ready", 1);
+        }
+        if !r.taints.is_empty() {
+            summary.read("nodes_with_taints", 1);
+        }
+        if !r.labels.is_empty() || !r.taints.is_empty() || r.unschedulable || !r.ready {
+            cluster.server.push(r);
+        }
+    }
     let running = std::mem::take(&mut ledger.running);
     let classes = classes.into_classes();
     summary.mapped("workload_classes", classes.len() as u64);

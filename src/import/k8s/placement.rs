@@ -41,7 +41,7 @@ pub(super) fn hold_reserved_cores(
             let (_, free_cores) = ledger.free(node);
             let d = ledger.node_type(node).numa_domain(z);
             if let Some(cores) = free_cores.and(d.cores).lowest(r) {
-                ledger.take(node, &class, (GpuSet::empty(), cores), None);
+                ledger.take(node, (&class, None), (GpuSet::empty(), cores), None);
                 summary.mapped("reserved_cores_held_by_system_pods", u64::from(r));
             }
         }
@@ -131,7 +131,7 @@ pub(super) fn place_running(
                 b.1 = b.1.saturating_sub(u64::from(p.0.and(d.gpus).len()));
             }
         }
-        ledger.take(*node, class, p, *start);
+        ledger.take(*node, (class, Some(name)), p, *start);
     }
     if !not_fitting.is_empty() {
         summary.warn(format!(

@@ -272,6 +272,8 @@ pub(super) struct Snapshot {
     pub(super) nodes: BTreeMap<String, NodeObject>,
     pub(super) nrts: BTreeMap<String, (Origin, usize, Object)>,
     pub(super) pods: Vec<(PodObject, usize)>,
+    /// PriorityClass objects by name: value and preemption policy.
+    pub(super) priority_classes: BTreeMap<String, (Option<i64>, Option<String>)>,
 }
 
 /// Sorts the objects by kind; a Node, Pod or NRT object without a name is an error, other
@@ -284,6 +286,7 @@ pub(super) fn sort_objects(
     let mut nodes: BTreeMap<String, NodeObject> = BTreeMap::new();
     let mut nrts: BTreeMap<String, (Origin, usize, Object)> = BTreeMap::new();
     let mut pods: Vec<(PodObject, usize)> = Vec::new();
+    let mut priority_classes: BTreeMap<String, (Option<i64>, Option<String>)> = BTreeMap::new();
     for (origin, doc_line, object) in objects {
         let kind = object.kind.clone().unwrap_or_default();
         summary.read(
@@ -342,6 +345,11 @@ pub(super) fn sort_objects(
                 name.as_ref().ok_or_else(missing_name)?;
                 pods.push((PodObject { origin, object }, doc_line));
             }
+            "PriorityClass" => {
+                let name = name.ok_or_else(missing_name)?;
+                summary.read("priority_classes", 1);
+                priority_classes.insert(name, (object.value, object.preemption_policy));
+            }
             _ => summary.dropped("objects_of_other_kinds", 1),
         }
     }
@@ -353,7 +361,12 @@ pub(super) fn sort_objects(
     }
 
     check_clock_span(&pods, files)?;
-    Ok(Snapshot { nodes, nrts, pods })
+    Ok(Snapshot {
+        nodes,
+        nrts,
+        pods,
+        priority_classes,
+    })
 }
 
 /// Refuses creation times further apart than a workload's clock spans: the import counts
@@ -410,4 +423,18 @@ fn check_clock_span(
         bounds = Some((lo, hi));
     }
     Ok(())
+}
+
+/// The located error of an object as a whole (its first line), naming the document.
+pub(super) fn at_object(origin: &Origin, message: String) -> ImportError {
+    let item = origin
+        .item
+        .map(|i| format!(", item {i}"))
+        .unwrap_or_default();
+    ImportError::at(
+        origin.file,
+        origin.line,
+        None,
+        format!("document {}{item}: {message}", origin.document),
+    )
 }
