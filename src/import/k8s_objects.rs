@@ -116,6 +116,8 @@ pub struct ObjectSpec {
     pub tolerations: Vec<K8sToleration>,
     /// Pod: `PreemptLowerPriority` or `Never` (as resolved from its PriorityClass).
     pub preemption_policy: Option<String>,
+    /// Pod: the RuntimeClass overhead added to its requests.
+    pub overhead: BTreeMap<String, Quantity>,
 }
 
 /// A node taint as Kubernetes writes it.
@@ -200,6 +202,9 @@ pub struct K8sRequirement {
 pub struct Container {
     /// Its resource requests and limits.
     pub resources: Resources,
+    /// Init container: `Always` makes it a native sidecar, running beside the app containers.
+    #[serde(rename = "restartPolicy")]
+    pub restart_policy: Option<String>,
 }
 
 /// A container's `resources`.
@@ -322,6 +327,8 @@ fn modelled(kind: &str) -> &'static [&'static [&'static str]] {
             &["spec", "affinity", "nodeAffinity"],
             &["spec", "tolerations"],
             &["spec", "preemptionPolicy"],
+            &["spec", "overhead"],
+            &["spec", "initContainers", "[]", "restartPolicy"],
             &["spec", "containers", "[]", "resources", "requests", "cpu"],
             &[
                 "spec",
