@@ -366,6 +366,13 @@ pub enum PlanFormat {
     Evictions,
 }
 
+/// `--cpu-manager`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CpuManagerArg {
+    Static,
+    None,
+}
+
 /// The format of the import summary: text on stderr, or JSON on stdout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ImportFormat {
@@ -405,6 +412,14 @@ pub enum ImportCommand {
     K8s {
         #[arg(required = true)]
         files: Vec<PathBuf>,
+        /// The kubelets' CPU manager policy: `static` gives Guaranteed pods with whole CPUs
+        /// exclusive cores and puts every other pod in the node's shared pool; `none` shares
+        /// every core.
+        #[arg(long, value_enum, default_value_t = CpuManagerArg::Static)]
+        cpu_manager: CpuManagerArg,
+        /// Drop running pods that do not fit their node (with a warning) instead of failing.
+        #[arg(long)]
+        allow_misfit: bool,
         #[command(flatten)]
         outputs: SpecOutputs,
     },

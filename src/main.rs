@@ -501,8 +501,23 @@ fn run(cli: Cli) -> Result<(), Failure> {
             emit(&text, out.as_deref())
         }
         Command::Import {
-            command: ImportCommand::K8s { files, outputs },
-        } => write_imported(&import::import_k8s(&files)?, &outputs),
+            command:
+                ImportCommand::K8s {
+                    files,
+                    cpu_manager,
+                    allow_misfit,
+                    outputs,
+                },
+        } => {
+            let options = coplan::import::k8s::K8sOptions {
+                cpu_manager: match cpu_manager {
+                    cli::CpuManagerArg::Static => coplan::import::k8s::CpuManager::Static,
+                    cli::CpuManagerArg::None => coplan::import::k8s::CpuManager::None,
+                },
+                allow_misfit,
+            };
+            write_imported(&import::import_k8s(&files, options)?, &outputs)
+        }
         Command::Import {
             command:
                 ImportCommand::AlibabaOpenb {

@@ -295,7 +295,12 @@ fn the_json_summary_carries_every_count() {
         assert!(v.get(key).is_some(), "summary lacks `{key}`: {out}");
     }
     assert_eq!(v["mapped"]["preemptors"], 1);
-    assert_eq!(v["rounded"]["pod_cpu_to_whole_cores"], 1);
+    // A running pod's millicores join its node's shared pool: nothing is rounded per pod.
+    assert_eq!(v["mapped"]["running_pods_in_the_shared_cpu_pool"], 1);
+    assert!(
+        v["rounded"].get("pod_cpu_to_whole_cores").is_none(),
+        "{out}"
+    );
 }
 
 /// Every malformed input: (fixture, arguments with `{file}` for it).
@@ -606,4 +611,94 @@ fn the_shared_alibaba_trace_imports_and_plans() {
         assert_eq!(code, 0, "{err}");
         assert!(out.contains("40 preemptors"), "{out}");
     }
+}
+
+/// The kubelet's accounting: a Guaranteed pod with whole CPUs holds exclusive cores; the
+/// others share a pool of ⌈Σ millicores⌉ cores (a native sidecar and the pod overhead
+/// counted, an ordinary init container only as a peak), so no DaemonSet pod pushes a job off
+/// its node; a node that cannot hold its pods is an error unless `--allow-misfit`.
+#[test]
+fn running_pods_are_counted_as_the_kubelet_counts_them() {
+    let dir = scratch("kubelet-accounting");
+    let (c, w) = (dir.join("c.toml"), dir.join("w.toml"));
+    let input = "tests/fixtures/import/k8s-kubelet-accounting.yaml";
+    let (code, _, err) = run(&[
+        "import",
+        "k8s",
+        input,
+        "--out-cluster",
+        &path_str(&c),
+        "--out-workload",
+        &path_str(&w),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let workload = std::fs::read_to_string(&w).expect("workload written");
+    let spec: coplan::spec::PreemptionSpec = toml::from_str(&workload).expect("a workload");
+    let cores = |name: &str| {
+        let r = spec
+            .running
+            .iter()
+            .find(|r| r.name.as_deref() == Some(name))
+            .expect(name);
+        let class = spec
+            .workload
+            .iter()
+            .find(|w| w.name == r.workload)
+            .expect("class");
+        class.cores
+    };
+    // 12 exclusive; the pool: 2.5 + 0.5 sidecar + 0.25 overhead + 3 × 0.15 = 3.7 → 4 cores,
+    // 3 of them the job's whole cores and the remainder to its larger fraction.
+    assert_eq!(cores("ml/train"), 12);
+    assert_eq!(cores("web/serve"), 4);
+    assert!(!workload.contains("kube-system/ds-"), "{workload}");
+    assert!(
+        err.contains("shared_pool_pods_within_another_pods_core  3"),
+        "{err}"
+    );
+    // Without the static CPU manager every pod shares the pool: 12 + 3.25 + 0.45 → 16 cores.
+    let (code, _, err) = run(&[
+        "import",
+        "k8s",
+        input,
+        "--cpu-manager",
+        "none",
+        "--out-cluster",
+        &path_str(&c),
+        "--out-workload",
+        &path_str(&w),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    // A node too small for its pods: named, exit 2, unless --allow-misfit.
+    let small = std::fs::read_to_string(input)
+        .expect("fixture")
+        .replace("cpu: \"16\"", "cpu: \"14\"");
+    let small_path = dir.join("small.yaml");
+    std::fs::write(&small_path, small).expect("written");
+    let (code, _, err) = run(&[
+        "import",
+        "k8s",
+        &path_str(&small_path),
+        "--out-cluster",
+        &path_str(&c),
+        "--out-workload",
+        &path_str(&w),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("web/serve") && err.contains("--allow-misfit"),
+        "{err}"
+    );
+    let (code, _, err) = run(&[
+        "import",
+        "k8s",
+        &path_str(&small_path),
+        "--allow-misfit",
+        "--out-cluster",
+        &path_str(&c),
+        "--out-workload",
+        &path_str(&w),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("left out"), "{err}");
 }

@@ -44,12 +44,12 @@ pub fn import_error(sources: &[SourceFile], e: ImportError) -> SessionError {
 
 /// Imports a Kubernetes snapshot from its files (each up to [`MAX_EXPORT_BYTES`]). The texts
 /// are held once: the sources a diagnostic shows are made of them only when there is one.
-pub fn import_k8s(paths: &[PathBuf]) -> Result<Imported, SessionError> {
+pub fn import_k8s(paths: &[PathBuf], options: k8s::K8sOptions) -> Result<Imported, SessionError> {
     let files = paths
         .iter()
         .map(|p| read_text_within(p, MAX_EXPORT_BYTES, "a Kubernetes export"))
         .collect::<Result<Vec<_>, _>>()?;
-    let imported = k8s::import(&files).map_err(|e| {
+    let imported = k8s::import_with(&files, options).map_err(|e| {
         let sources: Vec<SourceFile> = match &e {
             ImportError::At { file, .. } => files
                 .iter()

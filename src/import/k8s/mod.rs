@@ -25,9 +25,9 @@ use std::collections::BTreeMap;
 
 use self::nodes::{NodeFacts, read_nodes};
 use self::placement::{ToPlace, hold_reserved_cores, place_running};
-use self::pods::{derived_qos, pod_request, pods_in_order};
+use self::pods::{apportion_shared, derived_qos, has_sidecars, pod_request, pods_in_order};
 use self::read::{read_objects, sort_objects};
-use super::build::{ClassRegistry, Ledger, QosMapping, preemption_workload};
+use super::build::{ClassRegistry, ClassRules, Ledger, QosMapping, preemption_workload};
 use super::error::ImportError;
 use super::quantity::ceil_units;
 use super::summary::ImportSummary;
@@ -48,8 +48,88 @@ pub struct Imported {
     pub comments: Vec<String>,
 }
 
-/// Imports a Kubernetes snapshot from `files` (name, text).
+/// The CPU manager policy of the kubelets (`--cpu-manager`): who holds exclusive cores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CpuManager {
+    /// Guaranteed pods with whole CPUs get exclusive cores; the rest share a pool.
+    #[default]
+    Static,
+    /// Every pod shares the node's pool.
+    None,
+}
+
+/// How to read a snapshot.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct K8sOptions {
+    /// The kubelets' CPU manager policy.
+    pub cpu_manager: CpuManager,
+    /// Drop (with a warning) running pods that do not fit their node instead of failing.
+    pub allow_misfit: bool,
+}
+
+/// A running pod before its cores are known: exclusive pods hold their whole CPUs, the shared
+/// pool of a node is apportioned over its pods once all are read.
+struct RunningFacts {
+    node: usize,
+    hint: String,
+    mapping: QosMapping,
+    rules: ClassRules,
+    gpus: u32,
+    millis: u64,
+    exclusive: bool,
+    start: Option<f64>,
+    name: String,
+}
+
+/// The running pods with whole cores: exclusive ones their CPUs, the pods of each node's
+/// shared pool their part of ⌈Σ millicores / 1000⌉; a pod left with no core and no GPU holds
+/// nothing coplan allocates (its millicores are in a core another pod of the pool holds).
+fn running_to_place(
+    pods: Vec<RunningFacts>,
+    classes: &mut ClassRegistry,
+    summary: &mut ImportSummary,
+) -> Vec<ToPlace> {
+    let mut shared: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for (i, p) in pods.iter().enumerate() {
+        if !p.exclusive {
+            shared.entry(p.node).or_default().push(i);
+        }
+    }
+    let mut cores = vec![0u64; pods.len()];
+    for (i, p) in pods.iter().enumerate() {
+        if p.exclusive {
+            cores[i] = p.millis / 1000;
+        }
+    }
+    for members in shared.values() {
+        let millis: Vec<u64> = members.iter().map(|&i| pods[i].millis).collect();
+        for (&i, c) in members.iter().zip(apportion_shared(&millis)) {
+            cores[i] = c;
+        }
+    }
+    let mut out = Vec::with_capacity(pods.len());
+    for (p, c) in pods.into_iter().zip(cores) {
+        if c == 0 && p.gpus == 0 {
+            summary.mapped("shared_pool_pods_within_another_pods_core", 1);
+            continue;
+        }
+        let c = c.min(u64::from(u32::MAX)) as u32;
+        let class = classes.class_with_rules(&p.hint, p.mapping, (p.gpus, c), p.rules);
+        out.push((p.node, class, (p.gpus, c), p.start, p.name));
+    }
+    out
+}
+
+/// Imports a Kubernetes snapshot from `files` (name, text) with the default options.
 pub fn import(files: &[(String, String)]) -> Result<Imported, ImportError> {
+    import_with(files, K8sOptions::default())
+}
+
+/// Imports a Kubernetes snapshot from `files` (name, text).
+pub fn import_with(
+    files: &[(String, String)],
+    options: K8sOptions,
+) -> Result<Imported, ImportError> {
     let names: Vec<String> = files.iter().map(|f| f.0.clone()).collect();
     let mut summary = ImportSummary::new("k8s", names);
     let objects = read_objects(files, &mut summary)?;
@@ -89,7 +169,7 @@ pub fn import(files: &[(String, String)]) -> Result<Imported, ImportError> {
     let mut classes = ClassRegistry::default();
     hold_reserved_cores(&reserved, &mut ledger, &mut classes, &mut summary);
     let mut preemptors: Vec<(String, Option<String>)> = Vec::new();
-    let mut to_place: Vec<ToPlace> = Vec::new();
+    let mut running_pods: Vec<RunningFacts> = Vec::new();
     let mut now_s: f64 = 0.0;
     for (created, name, pod, doc_line) in &prepared {
         let object = &pod.object;
@@ -118,15 +198,19 @@ pub fn import(files: &[(String, String)]) -> Result<Imported, ImportError> {
         };
         let cpu = pod_request(pod, *doc_line, "cpu")?;
         let gpu = pod_request(pod, *doc_line, GPU_RESOURCE)?;
-        let (cores, cpu_rounded) = ceil_units(cpu);
-        let (gpus, gpu_rounded) = ceil_units(gpu);
-        if cpu_rounded {
-            summary.rounded("pod_cpu_to_whole_cores", 1);
+        if has_sidecars(pod) {
+            summary.read("pods_with_native_sidecars", 1);
         }
+        if !object.spec.overhead.is_empty() {
+            summary.read("pods_with_overhead", 1);
+        }
+        // Kubernetes counts CPU in whole millicores, rounding a finer request up.
+        let millis = (cpu * 1000.0 - 1e-6).ceil().max(0.0) as u64;
+        let (gpus, gpu_rounded) = ceil_units(gpu);
         if gpu_rounded {
             summary.rounded("pod_gpus_to_whole_gpus", 1);
         }
-        if cores == 0 && gpus == 0 {
+        if millis == 0 && gpus == 0 {
             summary.dropped("pods_without_cpu_or_gpu_requests", 1);
             continue;
         }
@@ -191,16 +275,23 @@ pub fn import(files: &[(String, String)]) -> Result<Imported, ImportError> {
             .priority_class_name
             .clone()
             .unwrap_or_else(|| format!("p{priority}"));
-        let (g, c) = (
-            gpus.min(u64::from(u32::MAX)) as u32,
-            cores.min(u64::from(u32::MAX)) as u32,
-        );
-        let class = classes.class_with_rules(&hint, mapping, (g, c), rules);
+        let g = gpus.min(u64::from(u32::MAX)) as u32;
+        // Under the static CPU manager a Guaranteed pod with whole CPUs gets exclusive cores;
+        // every other pod draws millicores from its node's shared pool.
+        let exclusive = options.cpu_manager == CpuManager::Static
+            && qos == QosClass::Guaranteed
+            && millis.is_multiple_of(1000);
         let start = created.map(|t| t - t0);
         if let Some(t) = start {
             now_s = now_s.max(t);
         }
         if !running {
+            // A pending pod's share of a pool it has not joined yet: whole cores, rounded up.
+            let c = millis.div_ceil(1000).min(u64::from(u32::MAX)) as u32;
+            if !exclusive && !millis.is_multiple_of(1000) {
+                summary.rounded("preemptor_cpu_rounded_up_to_whole_cores", 1);
+            }
+            let class = classes.class_with_rules(&hint, mapping, (g, c), rules);
             preemptors.push((class, Some(name.clone())));
             continue;
         }
@@ -209,9 +300,38 @@ pub fn import(files: &[(String, String)]) -> Result<Imported, ImportError> {
             summary.dropped("pods_on_nodes_not_in_the_snapshot", 1);
             continue;
         };
-        to_place.push((node, class, (g, c), start, name.clone()));
+        if exclusive {
+            summary.mapped("running_pods_with_exclusive_cores", 1);
+        } else {
+            summary.mapped("running_pods_in_the_shared_cpu_pool", 1);
+        }
+        running_pods.push(RunningFacts {
+            node,
+            hint,
+            mapping,
+            rules,
+            gpus: g,
+            millis,
+            exclusive,
+            start,
+            name: name.clone(),
+        });
     }
-    place_running(&to_place, in_use, &mut ledger, &mut summary);
+    let to_place = running_to_place(running_pods, &mut classes, &mut summary);
+    let misfits = place_running(&to_place, in_use, &mut ledger, &mut summary);
+    if !misfits.is_empty() && !options.allow_misfit {
+        return Err(ImportError::input(
+            format!(
+                "{} running pod(s) do not fit the node the cluster runs them on, as coplan counts cores and GPUs: {}",
+                misfits.len(),
+                misfits.iter().take(10).cloned().collect::<Vec<_>>().join(", ")
+            ),
+            Some(
+                "check the node's allocatable figures and NRT objects; `--allow-misfit` drops these pods (their GPUs and cores then show as free)"
+                    .into(),
+            ),
+        ));
+    }
     if preemptors.is_empty() {
         summary
             .warn("no Pending pods without a node: the workload has no [[preempt]] entries".into());

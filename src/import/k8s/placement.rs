@@ -57,7 +57,7 @@ pub(super) fn place_running(
     mut in_use: BTreeMap<String, Vec<(u64, u64)>>,
     ledger: &mut Ledger,
     summary: &mut ImportSummary,
-) {
+) -> Vec<String> {
     let mut not_fitting: Vec<String> = Vec::new();
     let mut zones_of: BTreeMap<usize, Vec<Option<usize>>> = BTreeMap::new();
     for (node_name, budget) in &in_use {
@@ -135,20 +135,33 @@ pub(super) fn place_running(
     }
     if !not_fitting.is_empty() {
         summary.warn(format!(
-            "{} running pod(s) do not fit their node as coplan counts whole cores and GPUs (first: {}); left out",
+            "{} running pod(s) do not fit their node as coplan counts whole cores and GPUs (first: {}); left out (--allow-misfit)",
             not_fitting.len(),
             not_fitting.iter().take(3).cloned().collect::<Vec<_>>().join(", ")
         ));
     }
+    // One line for all nodes: a snapshot of thousands would otherwise drown the summary.
+    let mut unexplained: Vec<String> = Vec::new();
+    let mut total = (0u64, 0u64);
     for (node, budget) in &in_use {
         let left: (u64, u64) = budget.iter().fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
         if left != (0, 0) {
-            summary.warn(format!(
-                "node `{node}`: its NRT reports {} core(s) and {} GPU(s) in use that no imported pod explains",
-                left.0, left.1
-            ));
+            total = (total.0 + left.0, total.1 + left.1);
+            unexplained.push(format!("{node} ({} cores, {} GPUs)", left.0, left.1));
         }
     }
+    if !unexplained.is_empty() {
+        summary.dropped("nrt_use_no_imported_pod_explains_cores", total.0);
+        summary.dropped("nrt_use_no_imported_pod_explains_gpus", total.1);
+        summary.warn(format!(
+            "{} node(s): their NRT objects report {} core(s) and {} GPU(s) in use that no imported pod explains (first: {})",
+            unexplained.len(),
+            total.0,
+            total.1,
+            unexplained.iter().take(3).cloned().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    not_fitting
 }
 
 /// A running pod waiting for its place: node, class, (GPUs, cores), start time, name.

@@ -9,15 +9,19 @@ use crate::import::k8s_objects::Object;
 use crate::import::summary::ImportSummary;
 use crate::import::time::rfc3339_seconds;
 
-/// A pod's whole-unit request of a resource: the larger of the containers' sum and the
-/// largest init container (as the scheduler counts it); a missing request falls back to the
-/// limit.
+/// A pod's request of a resource as the scheduler and kubelet count it: the larger of the app
+/// containers plus the native sidecars (init containers with `restartPolicy: Always`, which
+/// keep running) and of each ordinary init container plus the sidecars started before it; then
+/// the pod overhead. A missing request falls back to the limit.
 pub(super) fn pod_request(
     pod: &PodObject,
     doc_line: usize,
     resource: &str,
 ) -> Result<f64, ImportError> {
     let spec = &pod.object.spec;
+    let quantity = |q: &crate::import::k8s_objects::Quantity, what: &str| {
+        parse_quantity(&pod.origin, doc_line, q, &format!("{what} `{resource}`"))
+    };
     let one = |c: &crate::import::k8s_objects::Container| -> Result<f64, ImportError> {
         match c
             .resources
@@ -25,19 +29,60 @@ pub(super) fn pod_request(
             .get(resource)
             .or_else(|| c.resources.limits.get(resource))
         {
-            Some(q) => parse_quantity(&pod.origin, doc_line, q, &format!("request `{resource}`")),
+            Some(q) => quantity(q, "request"),
             None => Ok(0.0),
         }
     };
-    let mut sum = 0.0;
+    let mut app = 0.0;
     for c in &spec.containers {
-        sum += one(c)?;
+        app += one(c)?;
     }
-    let mut init: f64 = 0.0;
+    let (mut sidecars, mut init_peak): (f64, f64) = (0.0, 0.0);
     for c in &spec.init_containers {
-        init = init.max(one(c)?);
+        let r = one(c)?;
+        if c.restart_policy.as_deref() == Some("Always") {
+            sidecars += r;
+        } else {
+            init_peak = init_peak.max(sidecars + r);
+        }
     }
-    Ok(sum.max(init))
+    let overhead = match spec.overhead.get(resource) {
+        Some(q) => quantity(q, "overhead")?,
+        None => 0.0,
+    };
+    Ok((app + sidecars).max(init_peak) + overhead)
+}
+
+/// Whether a pod has native sidecars (counted in the summary).
+pub(super) fn has_sidecars(pod: &PodObject) -> bool {
+    pod.object
+        .spec
+        .init_containers
+        .iter()
+        .any(|c| c.restart_policy.as_deref() == Some("Always"))
+}
+
+/// Whole cores for the pods of one node's shared CPU pool, from their millicores: the pool
+/// holds ⌈Σ m / 1000⌉ cores, each pod its whole cores and the remainder goes to the pods with
+/// the largest fractions (earliest first on a tie), so that no load moves between nodes and
+/// evicting a pod frees about what it uses.
+pub(super) fn apportion_shared(millis: &[u64]) -> Vec<u64> {
+    let total: u64 = millis.iter().sum();
+    let pool = total.div_ceil(1000);
+    let mut cores: Vec<u64> = millis.iter().map(|m| m / 1000).collect();
+    let mut left = pool - cores.iter().sum::<u64>();
+    let mut by_fraction: Vec<usize> = (0..millis.len())
+        .filter(|&i| !millis[i].is_multiple_of(1000))
+        .collect();
+    by_fraction.sort_by_key(|&i| (std::cmp::Reverse(millis[i] % 1000), i));
+    for i in by_fraction {
+        if left == 0 {
+            break;
+        }
+        cores[i] += 1;
+        left -= 1;
+    }
+    cores
 }
 
 /// The QoS class Kubernetes would give a pod without `status.qosClass`.
@@ -111,4 +156,20 @@ pub(super) fn pods_in_order<'a>(
     let t0 = if t0.is_finite() { t0 } else { 0.0 };
 
     Ok((prepared, t0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::apportion_shared;
+
+    #[test]
+    fn the_shared_pool_holds_the_ceiling_of_its_pods_millicores() {
+        // Three 150m DaemonSet pods: one core between them, no job pushed off.
+        assert_eq!(apportion_shared(&[150, 150, 150]), vec![1, 0, 0]);
+        // 8.5 cores of a Burstable job and 450m of DaemonSets: 9 cores.
+        assert_eq!(apportion_shared(&[8500, 150, 150, 150]), vec![9, 0, 0, 0]);
+        assert_eq!(apportion_shared(&[2000, 3000]), vec![2, 3]);
+        assert_eq!(apportion_shared(&[600, 600]), vec![1, 1]);
+        assert_eq!(apportion_shared(&[]), Vec::<u64>::new());
+    }
 }
