@@ -634,3 +634,66 @@ fn explain_names_the_rule_that_filtered_each_server_out() {
         e.filtered_out[2]
     );
 }
+
+/// The kubelet's Topology Manager per node: a 2-GPU guaranteed pod on a server with one GPU
+/// per NUMA node is refused under `single-numa-node` (no level is admitted), a socket hit
+/// under `restricted`, and admitted under `none` and `best-effort` — by every planner.
+#[test]
+fn every_planner_admits_what_the_nodes_topology_manager_admits() {
+    let (workload, _) = load_preemption("tests/fixtures/topology-manager/two-gpus.toml");
+    for (policy, placed, required) in [
+        ("none", true, Some(Level::Socket)),
+        ("best-effort", true, Some(Level::Socket)),
+        ("restricted", true, Some(Level::Socket)),
+        ("single-numa-node", false, None),
+    ] {
+        let cluster = load_cluster(&format!(
+            "tests/fixtures/topology-manager/cluster-{policy}.toml"
+        ));
+        let report = plan(&cluster, &workload, &TOPOLOGY_PLANNERS_AND_NRT);
+        for p in &report.planners {
+            let e = &p.events[0];
+            assert_eq!(e.placed, placed, "{policy}: {} placed", p.name);
+            assert_eq!(
+                e.required_level, required,
+                "{policy}: {} required level",
+                p.name
+            );
+            if placed {
+                assert!(e.hit, "{policy}: {} hit", p.name);
+            } else {
+                assert!(!e.hit, "{policy}: {}", p.name);
+            }
+        }
+    }
+}
+
+/// Below its level: `none` and `best-effort` nodes admit the pod (a miss, `placed-miss`);
+/// `restricted` and `single-numa-node` refuse it.
+#[test]
+fn lenient_topology_manager_policies_admit_a_misaligned_pod_as_a_miss() {
+    let (workload, _) = load_preemption("tests/fixtures/topology-manager/two-gpus-fragmented.toml");
+    for (policy, placed) in [
+        ("none", true),
+        ("best-effort", true),
+        ("restricted", false),
+        ("single-numa-node", false),
+    ] {
+        let cluster = load_cluster(&format!(
+            "tests/fixtures/topology-manager/cluster-{policy}.toml"
+        ));
+        let report = plan(
+            &cluster,
+            &workload,
+            &["k8s-default", "flextopo-imp", "ilp", "ilp-batch"],
+        );
+        for p in &report.planners {
+            let e = &p.events[0];
+            assert_eq!(e.placed, placed, "{policy}: {} placed", p.name);
+            if placed {
+                assert_eq!(e.outcome, Outcome::PlacedMiss, "{policy}: {}", p.name);
+                assert_eq!(e.level, Some(Level::CrossSocket), "{policy}: {}", p.name);
+            }
+        }
+    }
+}

@@ -695,7 +695,7 @@ proptest! {
 #[allow(clippy::type_complexity)]
 fn with_rules(
     (mut cluster, mut spec): (ClusterSpec, PreemptionSpec),
-    (zones, taint_b, named): ((usize, usize), bool, (usize, usize)),
+    (zones, taint_b, (named, policy)): ((usize, usize), bool, (usize, usize)),
     classes: Vec<(usize, bool, bool)>,
 ) -> (ClusterSpec, PreemptionSpec) {
     use coplan::spec::cluster::ServerRulesSpec;
@@ -712,8 +712,17 @@ fn with_rules(
             });
         }
     }
+    // A Topology Manager policy on the first server type (4: none given).
+    use coplan::spec::cluster::TopologyPolicySpec as P;
+    cluster.server_type[0].topology_policy = [
+        Some(P::None),
+        Some(P::BestEffort),
+        Some(P::Restricted),
+        Some(P::SingleNumaNode),
+        None,
+    ][policy];
     // 0: none, 1: a0 cordoned, 2: a1 NotReady (when it exists), 3: a0 NotReady.
-    let (which, _) = named;
+    let which = named;
     let rule = |name: &str, unschedulable: bool, ready: bool| ServerRulesSpec {
         name: name.into(),
         labels: Default::default(),
@@ -758,7 +767,7 @@ proptest! {
     #[test]
     fn no_planner_places_where_the_filter_refuses(
         base in (cluster(), workload()),
-        node_rules in ((0..2usize, 0..2usize), any::<bool>(), (0..4usize, 0..1usize)),
+        node_rules in ((0..2usize, 0..2usize), any::<bool>(), (0..4usize, 0..5usize)),
         class_rules in prop::collection::vec((0..3usize, any::<bool>(), prop::bool::weighted(0.25)), 3),
     ) {
         let (cluster_spec, spec) = with_rules(base, node_rules, class_rules);

@@ -51,6 +51,8 @@ pub fn default_layout(cores: u64, gpus: u64, gpu_model: Option<&str>) -> (Server
             core_group_size: None,
             gpu_numa,
             penalty: DEFAULT_PENALTY,
+            topology_policy: None,
+            topology_scope: None,
         },
         dropped,
     )

@@ -118,6 +118,22 @@ pub struct ObjectSpec {
     pub preemption_policy: Option<String>,
     /// Pod: the RuntimeClass overhead added to its requests.
     pub overhead: BTreeMap<String, Quantity>,
+    /// Pod: topology spread constraints (not modelled; warned about).
+    pub topology_spread_constraints: Vec<serde::de::IgnoredAny>,
+    /// Pod: volumes; a persistent volume claim may pin the pod to a zone (not modelled).
+    pub volumes: Vec<Volume>,
+    /// Pod: scheduling gates hold a pod back (not modelled).
+    pub scheduling_gates: Vec<serde::de::IgnoredAny>,
+    /// Pod: DRA resource claims (not modelled yet).
+    pub resource_claims: Vec<serde::de::IgnoredAny>,
+}
+
+/// One pod volume: only whether it is a persistent volume claim.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Volume {
+    /// A claim, whose volume's node affinity (its zone) the scheduler honours.
+    pub persistent_volume_claim: Option<serde::de::IgnoredAny>,
 }
 
 /// A node taint as Kubernetes writes it.
@@ -152,6 +168,10 @@ pub struct K8sToleration {
 pub struct Affinity {
     /// `nodeAffinity`.
     pub node_affinity: NodeAffinity,
+    /// Inter-pod affinity (not modelled; warned about).
+    pub pod_affinity: Option<serde::de::IgnoredAny>,
+    /// Inter-pod anti-affinity (not modelled; warned about).
+    pub pod_anti_affinity: Option<serde::de::IgnoredAny>,
 }
 
 /// A pod's `affinity.nodeAffinity`.
@@ -325,6 +345,11 @@ fn modelled(kind: &str) -> &'static [&'static [&'static str]] {
             &["spec", "priorityClassName"],
             &["spec", "nodeSelector"],
             &["spec", "affinity", "nodeAffinity"],
+            &["spec", "affinity", "podAffinity"],
+            &["spec", "affinity", "podAntiAffinity"],
+            &["spec", "topologySpreadConstraints"],
+            &["spec", "schedulingGates"],
+            &["spec", "resourceClaims"],
             &["spec", "tolerations"],
             &["spec", "preemptionPolicy"],
             &["spec", "overhead"],

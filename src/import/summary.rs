@@ -12,6 +12,10 @@ pub struct ImportSummary {
     pub source: String,
     /// The files read.
     pub files: Vec<String>,
+    /// What affects scheduling and was honoured: rules, policies, sidecars, overheads.
+    pub honoured: BTreeMap<String, u64>,
+    /// What affects scheduling and is not modelled, with the pods (or nodes) concerned.
+    pub not_modelled: BTreeMap<String, Vec<String>>,
     /// What was read: documents, objects by kind, rows.
     pub read: BTreeMap<String, u64>,
     /// What became part of the specs: server types, servers, running pods, preemptors, classes.
@@ -45,6 +49,20 @@ impl ImportSummary {
             files,
             ..Self::default()
         }
+    }
+
+    /// Counts `n` more of `key` that affects scheduling and was honoured.
+    pub fn honoured(&mut self, key: &str, n: u64) {
+        bump(&mut self.honoured, key, n);
+    }
+
+    /// Records that `who` (a pod or node) uses `what`, which affects scheduling and coplan
+    /// does not model.
+    pub fn not_modelled(&mut self, what: &str, who: String) {
+        self.not_modelled
+            .entry(what.to_string())
+            .or_default()
+            .push(who);
     }
 
     /// Counts `n` more of `key` read (zero counts are not recorded).

@@ -115,6 +115,7 @@ impl<'a> Problem<'a> {
     /// filters (FlexTopo's, `k8s-nrt`'s) test this whatever the admission mode.
     pub fn meets_qos(&self, server: ServerId, p: &Preemptor, level: Level) -> bool {
         p.qos != TopologyQos::Guaranteed
+            || !self.cluster.type_of(server).enforces_alignment()
             || self.required_level(server, p).is_some_and(|r| level <= r)
     }
 
@@ -122,12 +123,12 @@ impl<'a> Problem<'a> {
     /// topology-aware planners: per server type, the domains a placement meeting it could use
     /// (the required level comes from running the allocator on an empty server).
     pub fn qos_test(&self, p: &Preemptor) -> QosTest {
-        let guaranteed = p.qos == TopologyQos::Guaranteed;
         let domains = self
             .cluster
             .types
             .iter()
             .map(|t| {
+                let guaranteed = p.qos == TopologyQos::Guaranteed && t.enforces_alignment();
                 let required = t.required_level(p.request);
                 Level::ALL
                     .into_iter()

@@ -57,6 +57,53 @@ pub struct ServerTypeSpec {
     /// (each ≥ 1.0, `numa ≤ socket ≤ cross_socket`).
     #[serde(default)]
     pub penalty: Penalty,
+    /// The kubelet's Topology Manager policy on servers of this type; absent: each workload
+    /// class's `topology_qos` alone decides admission (as before policies were modelled).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topology_policy: Option<TopologyPolicySpec>,
+    /// The Topology Manager scope (`container` or `pod`); coplan aligns a pod as one unit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topology_scope: Option<TopologyScopeSpec>,
+}
+
+/// A kubelet Topology Manager policy.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum TopologyPolicySpec {
+    /// No alignment, every pod admitted.
+    None,
+    /// Alignment preferred, every pod admitted.
+    BestEffort,
+    /// A pod is admitted only at the best alignment the node could give it.
+    Restricted,
+    /// A pod is admitted only when its aligned resources fit one NUMA node.
+    SingleNumaNode,
+}
+
+impl TopologyPolicySpec {
+    /// The kebab-case name used in specs and output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TopologyPolicySpec::None => "none",
+            TopologyPolicySpec::BestEffort => "best-effort",
+            TopologyPolicySpec::Restricted => "restricted",
+            TopologyPolicySpec::SingleNumaNode => "single-numa-node",
+        }
+    }
+}
+
+/// A kubelet Topology Manager scope.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum TopologyScopeSpec {
+    /// Each container aligned on its own (the kubelet's default).
+    Container,
+    /// The pod's containers aligned together.
+    Pod,
 }
 
 /// Slowdown factors per placement level.
@@ -185,6 +232,8 @@ pub fn builtin_server_types() -> Vec<ServerTypeSpec> {
                 socket: 1.2,
                 cross_socket: 3.2,
             },
+            topology_policy: None,
+            topology_scope: None,
         },
         ServerTypeSpec {
             name: "a100-8g".into(),
@@ -200,6 +249,8 @@ pub fn builtin_server_types() -> Vec<ServerTypeSpec> {
                 socket: 1.0,
                 cross_socket: 2.0,
             },
+            topology_policy: None,
+            topology_scope: None,
         },
         ServerTypeSpec {
             name: "gpu-2s4n8g".into(),
@@ -215,6 +266,8 @@ pub fn builtin_server_types() -> Vec<ServerTypeSpec> {
                 socket: 1.2,
                 cross_socket: 2.0,
             },
+            topology_policy: None,
+            topology_scope: None,
         },
     ]
 }

@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use crate::spec::cluster::TopologyPolicySpec;
 use crate::spec::eligibility::NodeRules;
 use crate::spec::{ClusterSpec, Penalty};
 pub use bits::{CoreSet, GpuSet};
@@ -139,6 +140,8 @@ pub struct ServerType {
     /// Measured slowdown of a placement at each level relative to a single-NUMA one (≥ 1.0,
     /// monotone).
     pub penalty: Penalty,
+    /// The kubelet's Topology Manager policy on these servers, when the spec gives one.
+    pub topology_policy: Option<TopologyPolicySpec>,
     numa: Vec<Domain>,
     socket: Vec<Domain>,
     whole: Domain,
@@ -188,6 +191,7 @@ impl ServerType {
                 .map_or(cores_per_numa, |g| g.max(1) as usize),
             gpu_numa,
             penalty: spec.penalty,
+            topology_policy: spec.topology_policy,
             numa,
             socket,
             whole,
@@ -256,9 +260,29 @@ impl ServerType {
     }
 
     /// The smallest domain kind that could hold `req` on an empty server of this type, or
-    /// `None` when the request exceeds the server.
+    /// `None` when the request exceeds the server. Under the `single-numa-node` policy only a
+    /// single NUMA node will do: a request no NUMA node holds has no level the kubelet admits.
     pub fn required_level(&self, req: Request) -> Option<Level> {
-        place(self, self.whole.gpus, self.whole.cores, req).map(|p| p.level)
+        let level = place(self, self.whole.gpus, self.whole.cores, req).map(|p| p.level)?;
+        match self.topology_policy {
+            Some(TopologyPolicySpec::SingleNumaNode) if level != Level::Numa => None,
+            _ => Some(level),
+        }
+    }
+
+    /// Whether `req` fits an empty server of this type at all, aligned or not.
+    pub fn fits_empty(&self, req: Request) -> bool {
+        place(self, self.whole.gpus, self.whole.cores, req).is_some()
+    }
+
+    /// Whether this node's kubelet refuses a placement below the required level of a pod
+    /// whose resources it aligns: without a policy in the spec, the class's QoS decides
+    /// alone; `none` and `best-effort` admit every placement.
+    pub fn enforces_alignment(&self) -> bool {
+        !matches!(
+            self.topology_policy,
+            Some(TopologyPolicySpec::None | TopologyPolicySpec::BestEffort)
+        )
     }
 }
 

@@ -10,6 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::plan::PlannerRole;
 use crate::plan::preemption::{EventOutcome, PreemptionPlannerReport, Preemptor, enactment_order};
 use crate::spec::PreemptionSpec;
+use crate::spec::cluster::TopologyPolicySpec;
 use crate::spec::eligibility::PreemptionPolicy;
 use crate::spec::preemption::{Admission, TopologyQos, TopologyScore};
 use crate::topology::eligibility::Eligibility;
@@ -64,8 +65,17 @@ fn level_of(t: &ServerType, gpus: &BTreeSet<u32>, cores: &BTreeSet<u32>) -> Leve
     }
 }
 
-/// The best level a request can reach on an empty server, by counting per domain.
+/// The best level a request can reach on an empty server, by counting per domain; under the
+/// `single-numa-node` policy only one NUMA node will do.
 fn required_level(t: &ServerType, gpus: u32, cores: u32) -> Option<Level> {
+    let level = best_level(t, gpus, cores)?;
+    match t.topology_policy {
+        Some(TopologyPolicySpec::SingleNumaNode) if level != Level::Numa => None,
+        _ => Some(level),
+    }
+}
+
+fn best_level(t: &ServerType, gpus: u32, cores: u32) -> Option<Level> {
     let numa_count = t.sockets * t.numa_per_socket;
     let gpus_in = |numas: &[usize]| t.gpu_numa.iter().filter(|n| numas.contains(n)).count() as u32;
     let cores_in = |numas: &[usize]| (numas.len() * t.cores_per_numa) as u32;
@@ -305,13 +315,19 @@ pub fn verify_plan(
                 ));
             }
             // Below its required level a guaranteed pod is refused by the kubelet; only
-            // `bind` admission places it, as a `placed-miss`.
+            // `bind` admission, or a node whose Topology Manager policy admits every pod
+            // (`none`, `best-effort`), places it, as a `placed-miss`.
+            let lenient = matches!(
+                t.topology_policy,
+                Some(TopologyPolicySpec::None | TopologyPolicySpec::BestEffort)
+            );
             let expected = match (
                 p.qos == TopologyQos::Guaranteed && !hit,
                 spec.simulation.admission,
             ) {
                 (false, _) => EventOutcome::Placed,
                 (true, Admission::Bind) => EventOutcome::PlacedMiss,
+                (true, Admission::Kubelet) if lenient => EventOutcome::PlacedMiss,
                 (true, Admission::Kubelet) => {
                     return Err(reject(
                         name,

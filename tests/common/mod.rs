@@ -99,6 +99,8 @@ pub fn server_type(
             .flat_map(|n| std::iter::repeat_n(n, gpus_per_numa))
             .collect(),
         penalty,
+        topology_policy: None,
+        topology_scope: None,
     }
 }
 

@@ -46,6 +46,17 @@ impl TopologyPolicy {
         }
     }
 
+    /// The spec's spelling of the policy.
+    pub fn to_spec(self) -> crate::spec::cluster::TopologyPolicySpec {
+        use crate::spec::cluster::TopologyPolicySpec as S;
+        match self {
+            Self::None => S::None,
+            Self::BestEffort => S::BestEffort,
+            Self::Restricted => S::Restricted,
+            Self::SingleNumaNode => S::SingleNumaNode,
+        }
+    }
+
     /// The policy's kubelet name, e.g. `single-numa-node`.
     pub fn as_str(self) -> &'static str {
         match self {

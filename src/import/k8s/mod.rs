@@ -120,6 +120,48 @@ fn running_to_place(
     out
 }
 
+/// What a pod asks of the scheduler that coplan does not model, named in the summary.
+fn not_modelled(pod: &crate::import::k8s_objects::Object, name: &str, summary: &mut ImportSummary) {
+    let spec = &pod.spec;
+    let mut note = |what: &str| summary.not_modelled(what, name.to_string());
+    if !spec.affinity.node_affinity.preferred.is_empty() {
+        note("preferred node affinity (a score)");
+    }
+    if spec.affinity.pod_affinity.is_some() || spec.affinity.pod_anti_affinity.is_some() {
+        note("inter-pod affinity or anti-affinity");
+    }
+    if !spec.topology_spread_constraints.is_empty() {
+        note("topology spread constraints");
+    }
+    if spec
+        .volumes
+        .iter()
+        .any(|v| v.persistent_volume_claim.is_some())
+    {
+        note("persistent volume claims (volume zones)");
+    }
+    if !spec.scheduling_gates.is_empty() {
+        note("scheduling gates");
+    }
+    if !spec.resource_claims.is_empty() {
+        note("DRA resource claims");
+    }
+    let hugepages = spec
+        .containers
+        .iter()
+        .chain(&spec.init_containers)
+        .any(|c| {
+            c.resources
+                .requests
+                .keys()
+                .chain(c.resources.limits.keys())
+                .any(|k| k.starts_with("hugepages-"))
+        });
+    if hugepages {
+        note("hugepages");
+    }
+}
+
 /// Imports a Kubernetes snapshot from `files` (name, text) with the default options.
 pub fn import(files: &[(String, String)]) -> Result<Imported, ImportError> {
     import_with(files, K8sOptions::default())
@@ -199,10 +241,10 @@ pub fn import_with(
         let cpu = pod_request(pod, *doc_line, "cpu")?;
         let gpu = pod_request(pod, *doc_line, GPU_RESOURCE)?;
         if has_sidecars(pod) {
-            summary.read("pods_with_native_sidecars", 1);
+            summary.honoured("pods_with_native_sidecars", 1);
         }
         if !object.spec.overhead.is_empty() {
-            summary.read("pods_with_overhead", 1);
+            summary.honoured("pods_with_overhead", 1);
         }
         // Kubernetes counts CPU in whole millicores, rounding a finer request up.
         let millis = (cpu * 1000.0 - 1e-6).ceil().max(0.0) as u64;
@@ -253,21 +295,17 @@ pub fn import_with(
         }
         let rules = rules::pod_rules(&pod.origin, name, object, &snapshot.priority_classes)?;
         if rules.preemption_policy == crate::spec::eligibility::PreemptionPolicy::Never {
-            summary.read("pods_with_preemption_policy_never", 1);
+            summary.honoured("pods_with_preemption_policy_never", 1);
         }
         if !rules.node_selector.is_empty() || !rules.node_affinity.is_empty() {
-            summary.read("pods_with_node_selectors_or_affinity", 1);
+            summary.honoured("pods_with_node_selectors_or_affinity", 1);
         }
-        if !object.spec.affinity.node_affinity.preferred.is_empty() {
-            summary.dropped("preferred_node_affinity_not_modelled", 1);
-        }
-        let policy = match (running, node_name) {
-            (true, Some(n)) => policies.get(n).copied().flatten(),
-            _ => cluster_policy,
-        };
+        not_modelled(object, name, &mut summary);
         let mapping = QosMapping {
             priority,
-            topology_qos: topology_qos(qos, policy),
+            // The node's Topology Manager policy is its server type's (DESIGN §12.1): its kubelet
+            // decides admission, so the class keeps the pod's own QoS.
+            topology_qos: topology_qos(qos, None),
             preemptible: priority < SYSTEM_PRIORITY,
         };
         let hint = object
@@ -358,13 +396,13 @@ pub fn import_with(
         }
         let r = rules::node_rules(&node.origin, &node.name, &node.object)?;
         if r.unschedulable {
-            summary.read("nodes_cordoned", 1);
+            summary.honoured("nodes_cordoned", 1);
         }
         if !r.ready {
-            summary.read("nodes_not_ready", 1);
+            summary.honoured("nodes_not_ready", 1);
         }
         if !r.taints.is_empty() {
-            summary.read("nodes_with_taints", 1);
+            summary.honoured("nodes_with_taints", 1);
         }
         if !r.labels.is_empty() || !r.taints.is_empty() || r.unschedulable || !r.ready {
             cluster.server.push(r);

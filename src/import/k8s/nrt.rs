@@ -13,6 +13,7 @@ use crate::import::k8s_objects::Object;
 use crate::import::quantity::floor_units;
 use crate::import::summary::ImportSummary;
 use crate::spec::ServerTypeSpec;
+use crate::spec::cluster::TopologyScopeSpec;
 use crate::spec::validate::{MAX_CORES_PER_SERVER, MAX_GPUS_PER_SERVER};
 
 /// Per NUMA node (socket-major): cores, GPUs, and the cores and GPUs in use per `available`.
@@ -194,9 +195,17 @@ pub(super) fn nrt_layout(
         })
         .collect::<Option<Vec<_>>>();
     let mut policy = None;
+    let mut scope = None;
     for a in &nrt.attributes {
         if a.name == "topologyManagerPolicy" {
             policy = a.value.as_str().and_then(TopologyPolicy::parse);
+        }
+        if a.name == "topologyManagerScope" {
+            scope = match a.value.as_str() {
+                Some("pod") => Some(TopologyScopeSpec::Pod),
+                Some("container") => Some(TopologyScopeSpec::Container),
+                _ => None,
+            };
         }
     }
     if policy.is_none() {
@@ -217,6 +226,8 @@ pub(super) fn nrt_layout(
             core_group_size: None,
             gpu_numa,
             penalty: DEFAULT_PENALTY,
+            topology_policy: policy.map(TopologyPolicy::to_spec),
+            topology_scope: scope,
         },
         in_use,
         policy,

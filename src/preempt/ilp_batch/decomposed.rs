@@ -112,7 +112,8 @@ fn count_vectors(
         .zip(&refusal)
         .map(|(c, &r)| {
             let p = &preemptors[c.rep];
-            let fit = if t.required_level(p.request).is_none() {
+            // An upper bound: a pod that fits an empty server at all may be placed there.
+            let fit = if !t.fits_empty(p.request) {
                 0
             } else {
                 domain_capacity(t.whole(), p, c.members.len())

@@ -137,11 +137,8 @@ pub fn may_refuse(
 ) -> bool {
     problem.spec.simulation.admission == Admission::Kubelet
         && p.qos == TopologyQos::Guaranteed
-        && problem
-            .cluster
-            .type_of(server)
-            .required_level(p.request)
-            .is_some()
+        && problem.cluster.type_of(server).enforces_alignment()
+        && problem.cluster.type_of(server).fits_empty(p.request)
         && problem.eligible(server, p)
         && lowest_victim.is_some_and(|lo| lo < problem.eviction_reach(p))
 }

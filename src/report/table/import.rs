@@ -5,9 +5,6 @@ use std::collections::BTreeMap;
 
 use crate::import::summary::ImportSummary;
 
-/// How many ignored field paths the text lists (`--format json` has them all).
-const IGNORED_SHOWN: usize = 8;
-
 fn section(out: &mut String, title: &str, map: &BTreeMap<String, u64>) {
     if map.is_empty() {
         return;
@@ -22,22 +19,34 @@ fn section(out: &mut String, title: &str, map: &BTreeMap<String, u64>) {
 /// The summary as text.
 pub fn summary(s: &ImportSummary) -> String {
     let mut out = format!("import {}: {}\n", s.source, s.files.join(", "));
+    section(&mut out, "honoured (affects scheduling)", &s.honoured);
+    for (what, who) in &s.not_modelled {
+        const SHOWN: usize = 5;
+        let shown: Vec<&str> = who.iter().take(SHOWN).map(String::as_str).collect();
+        let more = who.len().saturating_sub(SHOWN);
+        out.push_str(&format!(
+            "warning: not modelled, affects scheduling: {what}: {} pod(s): {}{}\n",
+            who.len(),
+            shown.join(", "),
+            if more > 0 {
+                format!(" (and {more} more)")
+            } else {
+                String::new()
+            }
+        ));
+    }
     section(&mut out, "read", &s.read);
     section(&mut out, "mapped", &s.mapped);
     section(&mut out, "defaulted", &s.defaulted);
     section(&mut out, "rounded", &s.rounded);
     section(&mut out, "dropped", &s.dropped);
     if !s.ignored_fields.is_empty() {
+        // Noise (images, managedFields, …): a count here, every path in `--format json`.
         let total: u64 = s.ignored_fields.values().sum();
         out.push_str(&format!(
-            "ignored fields (not modelled): {total} in {} paths; most frequent:\n",
+            "ignored fields: {total} in {} paths (listed by `--format json`)\n",
             s.ignored_fields.len()
         ));
-        let mut by_count: Vec<(&String, &u64)> = s.ignored_fields.iter().collect();
-        by_count.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-        for (k, v) in by_count.into_iter().take(IGNORED_SHOWN) {
-            out.push_str(&format!("  {k}  {v}\n"));
-        }
     }
     for (k, items) in &s.lists {
         const SHOWN: usize = 10;
