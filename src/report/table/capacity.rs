@@ -76,7 +76,7 @@ fn pool_size(r: &CapacityReport) -> String {
         }
         _ => match (r.held_pods.iter().min(), r.held_pods.iter().max()) {
             (Some(0), Some(0)) => {
-                "load held: the [fill] places no pods; the pool's size adds headroom only"
+                "load held: the [[running]] pods (the [fill] places none), at every size"
                     .to_string()
             }
             (Some(lo), Some(hi)) if lo == hi => format!(
@@ -90,10 +90,11 @@ fn pool_size(r: &CapacityReport) -> String {
     };
     let _ = writeln!(
         out,
-        "{held}; {} seed{} × {} cycles; sizes {}–{}",
+        "{held}; {} seed{} × {} cycle{}; sizes {}–{}",
         r.seeds.len(),
         if r.seeds.len() == 1 { "" } else { "s" },
         r.cycles.unwrap_or(0),
+        if r.cycles == Some(1) { "" } else { "s" },
         r.min.unwrap_or(0),
         r.max.unwrap_or(0)
     );

@@ -215,6 +215,40 @@ mod tests {
     }
 
     #[test]
+    fn found_is_never_reported_at_the_smallest_size_searched() {
+        // unplaced<=0.5 from 4 on; the search starts at 4: nothing below was tried, so 4 is
+        // an upper bound ("at most"), not the fewest servers.
+        let points: Vec<(u32, f64, f64)> = (4..=10).map(|n| (n, 0.0, 0.0)).collect();
+        let mut c = curve("unplaced<=0.5", &points);
+        assert_eq!(
+            answer(&mut c, 0, (4, 10)).expect("answer"),
+            (Verdict::AtMost, Some(4.0), None)
+        );
+        // The smallest size straddles, 6 holds: at most 6, and 4–6 cannot be told apart.
+        let points = [
+            (4, 0.55, 0.2),
+            (5, 0.45, 0.2),
+            (6, 0.1, 0.05),
+            (7, 0.0, 0.0),
+            (8, 0.0, 0.0),
+        ];
+        let mut c = curve("unplaced<=0.5", &points);
+        assert_eq!(
+            answer(&mut c, 0, (4, 8)).expect("answer"),
+            (Verdict::AtMost, Some(6.0), Some([4.0, 6.0]))
+        );
+        // Once the size below is tried and fails, the same answer is found.
+        let points: Vec<(u32, f64, f64)> = (3..=10)
+            .map(|n| if n == 3 { (n, 2.0, 0.0) } else { (n, 0.0, 0.0) })
+            .collect();
+        let mut c = curve("unplaced<=0.5", &points);
+        assert_eq!(
+            answer(&mut c, 0, (3, 10)).expect("answer"),
+            (Verdict::Found, Some(4.0), None)
+        );
+    }
+
+    #[test]
     fn a_target_met_below_a_largest_size_that_misses_it_is_still_answered() {
         // Met from 5 to 8, missed at 9 and 10 (more servers, worse): today's size (7) met it.
         let points: Vec<(u32, f64, f64)> = (1..=10)

@@ -299,3 +299,83 @@ fn best_fit(
         .min_by_key(|(left, _, _)| *left)
         .map(|(_, s, p)| (s, p.gpus, p.cores))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::cluster::ServerRulesSpec;
+
+    fn specs() -> (ClusterSpec, PreemptionSpec) {
+        let read = |path: &str| std::fs::read_to_string(path).unwrap_or_default();
+        let cluster = toml::from_str(&read("tests/fixtures/valid/shrink-cluster.toml"));
+        let workload = toml::from_str(&read("tests/fixtures/valid/capacity-shrink.toml"));
+        match (cluster, workload) {
+            (Ok(c), Ok(w)) => (c, w),
+            (c, w) => panic!("the fixtures parse: {:?} {:?}", c.err(), w.err()),
+        }
+    }
+
+    fn names(c: &ClusterSpec) -> Vec<String> {
+        ClusterSpec::pool_server_names(&c.pool[0])
+    }
+
+    #[test]
+    fn the_emptiest_servers_go_and_their_pods_are_re_placed_or_displaced() {
+        let (cluster, workload) = specs();
+        // n-3 holds nothing, n-1 one GPU, n-2 two, n-0 three.
+        let (c, w, s) = shrink(&cluster, &workload, 0, 2).expect("shrinks");
+        assert_eq!(s.removed, ["n-3", "n-1"]);
+        assert_eq!(s.replaced, ["jobs/d"]);
+        assert!(s.displaced.is_empty());
+        assert_eq!(names(&c), ["n-0", "n-2"]);
+        // d takes n-0's last free GPU (the best fit) and cores on that GPU's NUMA node.
+        let d = w
+            .running
+            .iter()
+            .find(|r| r.name.as_deref() == Some("jobs/d"));
+        let d = d.expect("d still runs");
+        assert_eq!(d.node, "n-0");
+        assert_eq!(d.gpus, Some(IdsOrCount::Ids(vec![3])));
+        assert_eq!(d.cores, Some(IdsOrCount::Ids(vec![12, 13])));
+        // The shrunk specs give a valid state that holds every pod that stayed.
+        let state = running_state(&Cluster::from_spec(&c), &w).expect("valid state");
+        assert_eq!(state.pod_count(), 6);
+
+        let (_, w, s) = shrink(&cluster, &workload, 0, 1).expect("shrinks");
+        assert_eq!(s.removed, ["n-3", "n-1", "n-2"]);
+        assert_eq!(s.replaced, ["jobs/d"]);
+        assert_eq!(s.displaced, ["jobs/e", "jobs/f"]);
+        assert_eq!(w.running.len(), 4);
+        assert!(w.running.iter().all(|r| r.node == "n-0"));
+        // At or above the spec's count nothing is shrunk and the workload is the spec's.
+        let (c, w, s) = shape(&cluster, &workload, 0, 6).expect("grows");
+        assert_eq!(names(&c).len(), 6);
+        assert!(w.is_none() && s == Shrink::default());
+    }
+
+    #[test]
+    fn ties_go_by_name_and_node_critical_pods_leave_with_their_node() {
+        let (mut cluster, mut workload) = specs();
+        // A pool without running pods loses its last servers, as it always has.
+        workload.running.clear();
+        let (c, _, s) = shrink(&cluster, &workload, 0, 2).expect("shrinks");
+        assert_eq!(s.removed, ["n-3", "n-2"]);
+        assert_eq!(names(&c), ["n-0", "n-1"]);
+        // Node-critical pods (a node's daemons, the kubelet's reserved cores) neither count
+        // towards a server's load nor move; the rules of a removed server go with it.
+        let (_, mut critical) = specs();
+        critical.workload[0].priority = NODE_CRITICAL_PRIORITY;
+        cluster.server.push(ServerRulesSpec {
+            name: "n-2".into(),
+            labels: [("zone".to_string(), "b".to_string())].into(),
+            taints: Vec::new(),
+            unschedulable: false,
+            ready: true,
+        });
+        let (c, w, s) = shrink(&cluster, &critical, 0, 1).expect("shrinks");
+        assert_eq!(s.removed, ["n-3", "n-2", "n-1"]);
+        assert!(s.replaced.is_empty() && s.displaced.is_empty());
+        assert_eq!(w.running.len(), 3);
+        assert!(c.server.is_empty());
+    }
+}

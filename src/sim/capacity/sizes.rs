@@ -189,6 +189,10 @@ impl Search<'_> {
         let Some(r) = self.cache.get(&size) else {
             return Ok(());
         };
+        // A size that cannot hold the load ran no cycle: its silence says nothing of the metric.
+        if self.probe(0, size, r).status == ProbeStatus::CannotHoldLoad {
+            return Ok(());
+        }
         if r.per_planner.iter().flatten().all(Option::is_none) {
             return Err(CapacityError::Range(format!(
                 "no planner reports `{}` at {size} servers (e.g. `hit_rate_guaranteed` needs \
