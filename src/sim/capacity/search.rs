@@ -29,7 +29,7 @@ pub struct PoolSearch {
     pub target: Target,
     /// The pool to resize: an index or a `name_prefix` (`None`: the cluster's only pool).
     pub pool: Option<String>,
-    /// Smallest size to try (`None`: the servers the `[[running]]` pods need).
+    /// Smallest size to try (`None`: 1).
     pub min: Option<u32>,
     /// Largest size to try (`None`: four times the spec's count, at least `min`; at most
     /// [`MAX_POOL_SERVERS`]).
