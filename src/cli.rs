@@ -229,7 +229,7 @@ pub enum Command {
         /// Preemption: the pool to resize, by index or `name_prefix` (needed with several pools).
         #[arg(long, value_name = "INDEX|PREFIX")]
         pool: Option<String>,
-        /// Preemption: the smallest size to try (default: 1, or what `[[running]]` pods need).
+        /// Preemption: the smallest size to try (default: 1; below the spec's count the emptiest servers go and their `[[running]]` pods are re-placed).
         #[arg(long, value_name = "N")]
         min: Option<u32>,
         /// Preemption: the largest size to try (default: twice the spec's count).

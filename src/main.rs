@@ -313,6 +313,14 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let bar = progress_bar(commands::simulation_units(&pair, &options));
             let result = commands::simulate(&pair, &options, &|| bar.inc(1))?;
             bar.finish_and_clear();
+            // The table prints its notes; JSON carries them, CSV has no place for them.
+            if let (SimulationResult::Preemption(r), PlanFormat::Json | PlanFormat::Csv) =
+                (&result, format)
+            {
+                for note in &r.notes {
+                    let _ = writeln!(std::io::stderr(), "note: {note}");
+                }
+            }
             let text = match (&result, format) {
                 (SimulationResult::Preemption(r), PlanFormat::Table) => {
                     table::simulation::preemption(r)

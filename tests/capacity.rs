@@ -311,3 +311,172 @@ fn the_target_metrics_are_what_simulate_reports() {
     listed.sort();
     assert_eq!(listed, reported);
 }
+
+const SHRINK_CLUSTER: &str = "tests/fixtures/valid/shrink-cluster.toml";
+const SHRINK: &str = "tests/fixtures/valid/capacity-shrink.toml";
+
+/// The probe of the first planner at `size` servers.
+fn probe_at(v: &serde_json::Value, size: f64) -> serde_json::Value {
+    v["planners"][0]["probes"]
+        .as_array()
+        .expect("probes")
+        .iter()
+        .find(|q| q["value"] == size)
+        .cloned()
+        .unwrap_or_else(|| panic!("{size} servers tried: {v}"))
+}
+
+#[test]
+fn a_pool_shrinks_below_today_by_removing_its_emptiest_servers() {
+    // The fixture's header counts it by hand.
+    let v = json(&[
+        "capacity",
+        SHRINK_CLUSTER,
+        SHRINK,
+        "--target",
+        "unplaced<=0",
+    ]);
+    assert_eq!(v["min"], 1, "below today's 4 servers, down to one");
+    for p in v["planners"].as_array().expect("planners") {
+        assert_eq!(
+            (p["verdict"].clone(), p["answer"].clone()),
+            ("found".into(), 2.0.into())
+        );
+    }
+    let one = probe_at(&v, 1.0);
+    assert_eq!(
+        one["removed_servers"],
+        serde_json::json!(["n-3", "n-1", "n-2"])
+    );
+    assert_eq!(
+        (one["replaced_pods"].clone(), one["displaced_pods"].clone()),
+        (1.into(), 2.into())
+    );
+    assert_eq!(one["displaced"], serde_json::json!(["jobs/e", "jobs/f"]));
+    // Pods of today's load no longer run: the size cannot hold it.
+    assert_eq!(one["status"], "cannot_hold_load");
+    let two = probe_at(&v, 2.0);
+    assert_eq!(two["removed_servers"], serde_json::json!(["n-3", "n-1"]));
+    assert_eq!(
+        (two["replaced_pods"].clone(), two["displaced_pods"].clone()),
+        (1.into(), 0.into())
+    );
+    assert_eq!(two["status"], "holds");
+    let four = probe_at(&v, 4.0);
+    assert!(four.get("removed_servers").is_none(), "{four}");
+    assert_eq!(four["replaced_pods"], 0);
+    // Holding the utilisation instead, the displaced pods are counted and the size is judged
+    // by its metric: n-0 is full, the preemptor finds no room.
+    let v = json(&[
+        "capacity",
+        SHRINK_CLUSTER,
+        SHRINK,
+        "--target",
+        "unplaced<=0",
+        "--hold",
+        "utilization",
+    ]);
+    let one = probe_at(&v, 1.0);
+    assert_eq!(
+        (one["status"].clone(), one["displaced_pods"].clone()),
+        ("fails".into(), 2.into())
+    );
+    assert_eq!(one["metric"]["mean"], 1.0);
+    // The table states the moves at every size.
+    let (code, out, err) = run(&[
+        "capacity",
+        SHRINK_CLUSTER,
+        SHRINK,
+        "--target",
+        "unplaced<=0",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("re-placed  displaced"), "{out}");
+    assert!(
+        out.contains("displaced pods by size: 1: jobs/e, jobs/f"),
+        "{out}"
+    );
+}
+
+#[test]
+fn found_is_never_reported_at_a_bound_the_search_did_not_go_below() {
+    // From --min 2 the target holds at once: nothing below was tried, so 2 is "at most".
+    let v = json(&[
+        "capacity",
+        SHRINK_CLUSTER,
+        SHRINK,
+        "--target",
+        "unplaced<=0",
+        "--min",
+        "2",
+    ]);
+    for p in v["planners"].as_array().expect("planners") {
+        assert_eq!(p["verdict"], "at_most", "{p}");
+        assert_eq!(p["answer"], 2.0, "{p}");
+    }
+    let (code, out, err) = run(&[
+        "capacity",
+        SHRINK_CLUSTER,
+        SHRINK,
+        "--target",
+        "unplaced<=0",
+        "--min",
+        "2",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("≤ 2  at most: holds at 2, the smallest size searched"),
+        "{out}"
+    );
+    assert!(!out.contains("found"), "{out}");
+    // One size searched, and it holds: at most that, never "found".
+    let v = json(&[
+        "capacity",
+        SHRINK_CLUSTER,
+        SHRINK,
+        "--target",
+        "unplaced<=0",
+        "--min",
+        "3",
+        "--max",
+        "3",
+    ]);
+    assert_eq!(v["planners"][0]["verdict"], "at_most");
+    // One size searched that cannot hold the load (two pods displaced): not reached.
+    let v = json(&[
+        "capacity",
+        SHRINK_CLUSTER,
+        SHRINK,
+        "--target",
+        "unplaced<=0",
+        "--min",
+        "1",
+        "--max",
+        "1",
+    ]);
+    assert_eq!(v["planners"][0]["verdict"], "not_reached");
+}
+
+#[test]
+fn nothing_random_runs_one_seed_at_every_size() {
+    let v = json(&[
+        "capacity",
+        SHRINK_CLUSTER,
+        SHRINK,
+        "--target",
+        "unplaced<=0",
+    ]);
+    assert_eq!(v["seeds"], serde_json::json!([1]));
+    assert_eq!(v["seeds_requested"], serde_json::json!([1, 2, 3]));
+    assert!(
+        v["notes"][0]
+            .as_str()
+            .is_some_and(|n| n.contains("nothing in this workload is random")),
+        "{v}"
+    );
+    assert!(probe_at(&v, 2.0)["metric"]["ci95"].is_null());
+    // With a [fill], every seed runs and there is no note.
+    let v = json(&["capacity", CLUSTER, TINY, "--target", "unplaced<=0"]);
+    assert_eq!(v["seeds"], serde_json::json!([1, 2, 3]));
+    assert_eq!(v["notes"], serde_json::json!([]));
+}

@@ -278,7 +278,7 @@ pub fn simulation_units(pair: &Pair, options: &SimOptions) -> u64 {
     match &pair.workload {
         Workload::Preemption(spec) => {
             let (seeds, cycles, _) = preemption_sim::resolve(spec, options);
-            seeds.len() as u64 * cycles
+            preemption_sim::seeds_to_run(spec, &seeds).len() as u64 * cycles
         }
         Workload::Colocation { .. } => colocation_seeds(options).len() as u64,
     }

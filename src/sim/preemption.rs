@@ -141,8 +141,21 @@ pub struct PreemptionSimulation {
     pub cluster: String,
     /// The workload spec's `name`, when it has one.
     pub workload: Option<String>,
-    /// The seeds run, in the order given.
+    /// The seeds run, in the order given: the first of `seeds_requested` alone when
+    /// `nothing_random`.
     pub seeds: Vec<u64>,
+    /// The seeds asked for (`--seeds`, else `[simulation].seeds`).
+    // Not required in the schema: outputs written before these fields existed stay valid.
+    #[serde(default)]
+    pub seeds_requested: Vec<u64>,
+    /// Nothing in the workload depends on the seed (no `[fill]`, see
+    /// [`nothing_random`]): one seed is run whatever was asked, and no confidence interval
+    /// applies (every `ci95` is null).
+    #[serde(default)]
+    pub nothing_random: bool,
+    /// What the reader should know about this run, one sentence each (why one seed ran).
+    #[serde(default)]
+    pub notes: Vec<String>,
     /// Cycles per seed.
     pub cycles: u64,
     /// One summary per planner, in the order asked.
@@ -173,14 +186,85 @@ pub fn resolve(spec: &PreemptionSpec, options: &SimOptions) -> (Vec<u64>, u64, V
     (seeds, cycles, planners)
 }
 
+/// Whether nothing in a preemption workload depends on the seed.
+///
+/// The seed draws only the fill: the initial `[fill]` by churn, and under
+/// `reset = "refill"` the churn round between cycles, whose departures are drawn among the
+/// fill's pods and whose refill places fill pods. Everything else is fixed: `[[running]]` pods
+/// sit at their ids (or where the deterministic node allocator puts a count), `[[preempt]]` is
+/// a list, and no planner draws at random. So a workload without a `[fill]`, or whose mix gives
+/// no class a positive weight (the fill then places nothing and no churn has a pod to draw),
+/// starts every seed from the same state and every cycle from that state again: one seed
+/// gives every value there is.
+pub fn nothing_random(spec: &PreemptionSpec) -> bool {
+    spec.fill
+        .as_ref()
+        .is_none_or(|fill| fill.mix.values().all(|&weight| weight <= 0.0))
+}
+
+/// The seeds to run of those asked: all of them, or only the first when
+/// [`nothing_random`] (the others would repeat it and fake a zero-width interval).
+pub fn seeds_to_run(spec: &PreemptionSpec, asked: &[u64]) -> Vec<u64> {
+    if nothing_random(spec) {
+        asked.iter().take(1).copied().collect()
+    } else {
+        asked.to_vec()
+    }
+}
+
+/// The note a run of a workload with [`nothing_random`] carries (table, JSON, stderr).
+pub fn one_seed_note(asked: usize) -> String {
+    let asked = match asked {
+        0 | 1 => String::new(),
+        n => format!(" ({n} were asked)"),
+    };
+    format!(
+        "nothing in this workload is random (no [fill] draws pods; every seed and every cycle \
+         starts from the same state): one seed is run{asked} and no confidence interval applies"
+    )
+}
+
 /// Runs the protocol. `progress` is called once per finished cycle (from worker threads).
+/// A workload with [`nothing_random`] runs its first seed only and says so.
 pub fn simulate(
     cluster: &Cluster,
     spec: &PreemptionSpec,
     options: &SimOptions,
     progress: &(dyn Fn() + Sync),
 ) -> Result<PreemptionSimulation, PlanningError> {
-    let (seeds, cycles, planners) = resolve(spec, options);
+    run(cluster, spec, options, true, progress)
+}
+
+/// [`simulate`] on every seed asked, even when nothing is random: a sweep's shards declare
+/// their seeds and `merge` pairs rows by them, so a scenario cannot drop seeds on its own.
+pub fn simulate_every_seed(
+    cluster: &Cluster,
+    spec: &PreemptionSpec,
+    options: &SimOptions,
+    progress: &(dyn Fn() + Sync),
+) -> Result<PreemptionSimulation, PlanningError> {
+    run(cluster, spec, options, false, progress)
+}
+
+fn run(
+    cluster: &Cluster,
+    spec: &PreemptionSpec,
+    options: &SimOptions,
+    collapse: bool,
+    progress: &(dyn Fn() + Sync),
+) -> Result<PreemptionSimulation, PlanningError> {
+    let (seeds_requested, cycles, planners) = resolve(spec, options);
+    let fixed = collapse && nothing_random(spec);
+    let seeds = if fixed {
+        seeds_to_run(spec, &seeds_requested)
+    } else {
+        seeds_requested.clone()
+    };
+    let notes = if fixed {
+        vec![one_seed_note(seeds_requested.len())]
+    } else {
+        Vec::new()
+    };
     registry::resolve(&planners)?;
     let per_seed: Vec<Result<SeedResult, PlanningError>> = seeds
         .par_iter()
@@ -232,6 +316,9 @@ pub fn simulate(
         cluster: cluster.name.clone(),
         workload: spec.name.clone(),
         seeds,
+        seeds_requested,
+        nothing_random: fixed,
+        notes,
         cycles,
         planners: summaries,
         per_seed,

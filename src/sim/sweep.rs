@@ -421,17 +421,19 @@ pub fn sweep(
         };
         // (seed, planner, metric → value) of every seed of the scenario.
         let per_seed: Vec<SeedValues> = match &w {
-            ScenarioWorkload::Preemption(w) => preemption::simulate(&cluster, w, options, progress)
-                .map_err(stopped)?
-                .per_seed
-                .into_iter()
-                .map(|sr| {
-                    (
-                        sr.seed,
-                        sr.per_planner.into_iter().map(|(n, m, _)| (n, m)).collect(),
-                    )
-                })
-                .collect(),
+            ScenarioWorkload::Preemption(w) => {
+                preemption::simulate_every_seed(&cluster, w, options, progress)
+                    .map_err(stopped)?
+                    .per_seed
+                    .into_iter()
+                    .map(|sr| {
+                        (
+                            sr.seed,
+                            sr.per_planner.into_iter().map(|(n, m, _)| (n, m)).collect(),
+                        )
+                    })
+                    .collect()
+            }
             ScenarioWorkload::Colocation(w) => {
                 let seeds = options.seeds.clone().unwrap_or_else(|| (1..=10).collect());
                 let trace = match &w.inference.trace {

@@ -25,9 +25,20 @@ fn mark(s: ProbeStatus) -> &'static str {
     }
 }
 
-fn answer(c: &PlannerCapacity, max: Option<u32>) -> (String, String) {
+fn answer(c: &PlannerCapacity, (min, max): (Option<u32>, Option<u32>)) -> (String, String) {
+    let min = min.map_or_else(|| "-".into(), |m| m.to_string());
     match (c.verdict, c.answer, c.bracket) {
         (Verdict::Found, Some(a), _) => (format!("{a:.0}"), "found".into()),
+        (Verdict::AtMost, Some(a), Some([lo, _])) => (
+            format!("≤ {a:.0}"),
+            format!(
+                "at most: {lo:.0}–{a:.0} do not clearly miss the target and {lo:.0} is the smallest size searched; fewer not tried"
+            ),
+        ),
+        (Verdict::AtMost, Some(_), None) => (
+            format!("≤ {min}"),
+            format!("at most: holds at {min}, the smallest size searched; fewer not tried"),
+        ),
         (Verdict::Bracket, _, Some([lo, hi])) => (
             format!("{lo:.0}–{hi:.0}"),
             "bracket: the CI straddles the target".into(),
@@ -64,6 +75,10 @@ fn pool_size(r: &CapacityReport) -> String {
                 .to_string()
         }
         _ => match (r.held_pods.iter().min(), r.held_pods.iter().max()) {
+            (Some(0), Some(0)) => {
+                "load held: the [[running]] pods (the [fill] places none), at every size"
+                    .to_string()
+            }
             (Some(lo), Some(hi)) if lo == hi => format!(
                 "load held: the fill places the {lo} pods the spec's cluster holds, at every size"
             ),
@@ -75,17 +90,23 @@ fn pool_size(r: &CapacityReport) -> String {
     };
     let _ = writeln!(
         out,
-        "{held}; {} seeds × {} cycles; sizes {}–{}\n",
+        "{held}; {} seed{} × {} cycle{}; sizes {}–{}",
         r.seeds.len(),
+        if r.seeds.len() == 1 { "" } else { "s" },
         r.cycles.unwrap_or(0),
+        if r.cycles == Some(1) { "" } else { "s" },
         r.min.unwrap_or(0),
         r.max.unwrap_or(0)
     );
+    for note in &r.notes {
+        let _ = writeln!(out, "note: {note}");
+    }
+    out.push('\n');
     let rows: Vec<Vec<String>> = r
         .planners
         .iter()
         .map(|c| {
-            let (a, v) = answer(c, r.max);
+            let (a, v) = answer(c, (r.min, r.max));
             vec![c.planner.clone(), a, v]
         })
         .collect();
@@ -105,16 +126,30 @@ fn pool_size(r: &CapacityReport) -> String {
         out,
         "\n{metric} at every size tried (mean ± 95% CI over seeds; ✓ the whole CI meets the target, ✗ misses it, ~ straddles it, ✗ load: the pool cannot hold the load):"
     );
+    // Where a smaller pool moved `[[running]]` pods, how many went where, size by size.
+    let first = r.planners.first().map_or(&[][..], |c| c.probes.as_slice());
+    let moved = first
+        .iter()
+        .any(|p| p.replaced_pods.unwrap_or(0) > 0 || p.displaced_pods.unwrap_or(0) > 0);
     let mut header: Vec<String> = vec!["servers".into(), "fill pods".into()];
+    if moved {
+        header.extend(["re-placed".into(), "displaced".into()]);
+    }
+    let fixed = header.len();
     header.extend(r.planners.iter().map(|c| c.planner.clone()));
+    let count = |v: Option<usize>| v.map_or_else(|| "-".into(), |n| n.to_string());
     let grid: Vec<Vec<String>> = sizes
         .iter()
         .enumerate()
         .map(|(i, size)| {
             let mut row = vec![
                 format!("{size:.0}"),
-                num(r.planners.first().and_then(|c| c.probes[i].fill_pods), 1),
+                num(first.get(i).and_then(|p| p.fill_pods), 1),
             ];
+            if moved {
+                row.push(count(first.get(i).and_then(|p| p.replaced_pods)));
+                row.push(count(first.get(i).and_then(|p| p.displaced_pods)));
+            }
             for c in &r.planners {
                 let p = &c.probes[i];
                 row.push(match &p.metric {
@@ -132,7 +167,7 @@ fn pool_size(r: &CapacityReport) -> String {
             row
         })
         .collect();
-    let right: Vec<bool> = (0..header.len()).map(|i| i < 2).collect();
+    let right: Vec<bool> = (0..header.len()).map(|i| i < fixed).collect();
     out.push_str(&aligned(
         &header.iter().map(String::as_str).collect::<Vec<_>>(),
         &grid,
@@ -157,9 +192,38 @@ fn pool_size(r: &CapacityReport) -> String {
             );
         }
     }
+    if let Some(p) = &r.pool {
+        let below = first.iter().any(|q| q.value < f64::from(p.spec_count));
+        if moved {
+            let _ = writeln!(
+                out,
+                "below {} servers the emptiest go (fewest GPUs, then pods, held by [[running]] pods; ties: the later name); their pods are re-placed by the node allocator on the remaining servers, or displaced where none takes them{}",
+                p.spec_count,
+                if r.hold == Some(Hold::Utilization) {
+                    ""
+                } else {
+                    " (a size that displaces a pod cannot hold the load: ✗ load)"
+                }
+            );
+        } else if below {
+            let _ = writeln!(
+                out,
+                "below {} servers the emptiest go; none of them held a [[running]] pod",
+                p.spec_count
+            );
+        }
+        let displaced: Vec<String> = first
+            .iter()
+            .filter(|q| !q.displaced.is_empty())
+            .map(|q| format!("{:.0}: {}", q.value, q.displaced.join(", ")))
+            .collect();
+        if !displaced.is_empty() {
+            let _ = writeln!(out, "displaced pods by size: {}", displaced.join("; "));
+        }
+    }
     let _ = writeln!(
         out,
-        "\nbisection over the pool's size on the mean; where the CI straddles the target the answer is the bracket of sizes the seeds cannot tell apart."
+        "\nbisection over the pool's size on the mean; where the CI straddles the target the answer is the bracket of sizes the seeds cannot tell apart; \"≤ N\" (at most): the target holds at N and nothing below it down to the smallest size searched failed, so fewer may do."
     );
     out
 }

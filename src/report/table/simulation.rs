@@ -71,16 +71,30 @@ fn ratio(hits: u64, of: u64) -> String {
 /// Per planner: key metrics as mean ± 95 % CI over seeds, and paper-style totals.
 pub fn preemption(r: &PreemptionSimulation) -> String {
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "simulation{} on {}: {} seeds × {} cycles; mean ± 95% CI over seeds (t-distribution)\n",
-        r.workload
-            .as_ref()
-            .map_or(String::new(), |w| format!(" `{w}`")),
-        r.cluster,
-        r.seeds.len(),
-        r.cycles
-    );
+    let name = r
+        .workload
+        .as_ref()
+        .map_or(String::new(), |w| format!(" `{w}`"));
+    if r.nothing_random {
+        // One seed: a "± 0" would claim an interval the run never measured.
+        let _ = writeln!(
+            out,
+            "simulation{name} on {}: 1 seed × {} cycles; values exact, CI not applicable",
+            r.cluster, r.cycles
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "simulation{name} on {}: {} seeds × {} cycles; mean ± 95% CI over seeds (t-distribution)",
+            r.cluster,
+            r.seeds.len(),
+            r.cycles
+        );
+    }
+    for note in &r.notes {
+        let _ = writeln!(out, "note: {note}");
+    }
+    out.push('\n');
     let planners = r.planners.iter().map(|p| (p.name.as_str(), &p.metrics));
     out.push_str(&summary_table(planners, &PREEMPTION_COLUMNS));
     out.push_str("\ntotals over all cycles and seeds:\n");

@@ -92,13 +92,20 @@ pub(super) fn answer(
         })?,
     };
     let low = not_failing.unwrap_or(n);
-    Ok(match clear_hold {
-        Some(h) if h == n && low == n => (Verdict::Found, Some(f64::from(n)), None),
-        high => (
+    let high = clear_hold.unwrap_or(max);
+    Ok(if low == min {
+        // Nothing tried below the answer failed, and the search does not go below `min`:
+        // the fewest servers may lie lower, so the answer is an upper bound, never "found".
+        let bracket = (high > min).then(|| [f64::from(min), f64::from(high)]);
+        (Verdict::AtMost, Some(f64::from(high)), bracket)
+    } else if clear_hold == Some(n) && low == n {
+        (Verdict::Found, Some(f64::from(n)), None)
+    } else {
+        (
             Verdict::Bracket,
             None,
-            Some([f64::from(low), f64::from(high.unwrap_or(max))]),
-        ),
+            Some([f64::from(low), f64::from(high)]),
+        )
     })
 }
 
@@ -177,12 +184,13 @@ mod tests {
             answer(&mut c, 0, (1, 8)).expect("answer").0,
             Verdict::NotReached
         );
-        // Holds at the smallest size tried.
+        // Holds at the smallest size searched: nothing below it was tried, so 3 is a bound
+        // the answer may lie under, never "found".
         let high: Vec<(u32, f64, f64)> = (3..=8).map(|n| (n, 1.0, 0.0)).collect();
         let mut c = curve("hit_rate>=0.99", &high);
         assert_eq!(
             answer(&mut c, 0, (3, 8)).expect("answer"),
-            (Verdict::Found, Some(3.0), None)
+            (Verdict::AtMost, Some(3.0), None)
         );
     }
 
@@ -207,6 +215,40 @@ mod tests {
     }
 
     #[test]
+    fn found_is_never_reported_at_the_smallest_size_searched() {
+        // unplaced<=0.5 from 4 on; the search starts at 4: nothing below was tried, so 4 is
+        // an upper bound ("at most"), not the fewest servers.
+        let points: Vec<(u32, f64, f64)> = (4..=10).map(|n| (n, 0.0, 0.0)).collect();
+        let mut c = curve("unplaced<=0.5", &points);
+        assert_eq!(
+            answer(&mut c, 0, (4, 10)).expect("answer"),
+            (Verdict::AtMost, Some(4.0), None)
+        );
+        // The smallest size straddles, 6 holds: at most 6, and 4–6 cannot be told apart.
+        let points = [
+            (4, 0.55, 0.2),
+            (5, 0.45, 0.2),
+            (6, 0.1, 0.05),
+            (7, 0.0, 0.0),
+            (8, 0.0, 0.0),
+        ];
+        let mut c = curve("unplaced<=0.5", &points);
+        assert_eq!(
+            answer(&mut c, 0, (4, 8)).expect("answer"),
+            (Verdict::AtMost, Some(6.0), Some([4.0, 6.0]))
+        );
+        // Once the size below is tried and fails, the same answer is found.
+        let points: Vec<(u32, f64, f64)> = (3..=10)
+            .map(|n| if n == 3 { (n, 2.0, 0.0) } else { (n, 0.0, 0.0) })
+            .collect();
+        let mut c = curve("unplaced<=0.5", &points);
+        assert_eq!(
+            answer(&mut c, 0, (3, 10)).expect("answer"),
+            (Verdict::Found, Some(4.0), None)
+        );
+    }
+
+    #[test]
     fn a_target_met_below_a_largest_size_that_misses_it_is_still_answered() {
         // Met from 5 to 8, missed at 9 and 10 (more servers, worse): today's size (7) met it.
         let points: Vec<(u32, f64, f64)> = (1..=10)
@@ -226,8 +268,9 @@ mod tests {
     #[test]
     fn a_non_monotone_curve_is_reported_where_it_turns() {
         // The target holds at 4 and 5, is lost from 6 to 8 and holds again from 9. The search
-        // tries today's size (7) and the smallest (4) first: 4 is the fewest that holds, and
-        // the reversal between 4 and 7 is named.
+        // tries today's size (7) and the smallest (4) first: 4 holds, at most 4 servers are
+        // needed (nothing below the smallest size searched was tried), and the reversal
+        // between 4 and 7 is named.
         let points: Vec<(u32, f64, f64)> = (4..=12)
             .map(|n| match n {
                 4 | 5 => (n, 0.995, 0.001),
@@ -239,7 +282,7 @@ mod tests {
         c.status(0, 7).expect("on the curve");
         c.status(0, 4).expect("on the curve");
         let a = answer(&mut c, 0, (4, 12)).expect("answer");
-        assert_eq!(a, (Verdict::Found, Some(4.0), None));
+        assert_eq!(a, (Verdict::AtMost, Some(4.0), None));
         let probes: Vec<CapacityProbe> = {
             let mut sizes = c.asked.clone();
             sizes.sort_unstable();
@@ -252,6 +295,10 @@ mod tests {
                         status: classify(&c.target, &m),
                         metric: Some(m),
                         fill_pods: None,
+                        removed_servers: Vec::new(),
+                        replaced_pods: None,
+                        displaced_pods: None,
+                        displaced: Vec::new(),
                         backlog_first: None,
                         backlog_last: None,
                     }

@@ -87,6 +87,10 @@ mod tests {
             status: classify(&t, &summary(mean, 0.01)),
             metric: Some(summary(mean, 0.01)),
             fill_pods: None,
+            removed_servers: Vec::new(),
+            replaced_pods: None,
+            displaced_pods: None,
+            displaced: Vec::new(),
             backlog_first: None,
             backlog_last: None,
         };

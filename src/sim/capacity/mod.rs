@@ -23,7 +23,7 @@ mod target;
 
 pub use classify::{classify, reversals};
 pub use error::CapacityError;
-pub use pool::{resize, select_pool};
+pub use pool::{NODE_CRITICAL_PRIORITY, Shrink, resize, select_pool, shape, shrink};
 pub use rates::from_rates;
 pub use report::{
     CapacityProbe, CapacityReport, Hold, PlannerCapacity, PoolRef, ProbeStatus, Reversal, Verdict,

@@ -43,7 +43,8 @@ pub enum ProbeStatus {
     StraddlesAbove,
     /// The mean misses it, the CI reaches across.
     StraddlesBelow,
-    /// Fewer servers than the held load needs: the fill could not place every pod.
+    /// Fewer servers than the held load needs: the fill could not place every pod, or
+    /// (shrinking) a `[[running]]` pod of a removed server fits on no remaining one.
     CannotHoldLoad,
 }
 
@@ -66,6 +67,19 @@ pub struct CapacityProbe {
     /// Fill pods placed after the initial fill, mean over seeds (preemption).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fill_pods: Option<f64>,
+    /// Preemption: the pool's servers taken out at this size (below the spec's count), the
+    /// emptiest first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub removed_servers: Vec<String>,
+    /// Preemption: `[[running]]` pods of the removed servers re-placed on remaining servers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replaced_pods: Option<usize>,
+    /// Preemption: `[[running]]` pods of the removed servers that fit on no remaining server.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub displaced_pods: Option<usize>,
+    /// Preemption: the names of the displaced pods.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub displaced: Vec<String>,
     /// Mean backlog over the first and last thirds of the window (co-location).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub backlog_first: Option<f64>,
@@ -78,8 +92,13 @@ pub struct CapacityProbe {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
-    /// One answer: it holds there and fails one step below (or it is `--min`).
+    /// One answer: it holds there and fails one step below.
     Found,
+    /// It holds at the answer, and no size below it was seen to fail down to the smallest
+    /// size searched (`--min`, else 1), which is a bound the search does not go below: the
+    /// fewest servers is at most the answer (`bracket`: the smallest size searched and the
+    /// answer, when they differ).
+    AtMost,
     /// The CI straddles the target over a range of sizes: the answer lies in `bracket`.
     Bracket,
     /// The target does not hold even at `--max`.
@@ -143,14 +162,21 @@ pub struct CapacityReport {
     pub hold: Option<Hold>,
     /// Preemption: fill pods the spec's cluster holds per seed (the held load); empty otherwise.
     pub held_pods: Vec<usize>,
-    /// Seeds of every probe's simulation (preemption: one initial fill each).
+    /// Seeds of every probe's simulation (preemption: one initial fill each); the first
+    /// of `seeds_requested` alone when nothing in the workload is random.
     pub seeds: Vec<u64>,
+    /// Preemption: the seeds asked for (`--seeds`, else `[simulation].seeds`); empty for a
+    /// rate search.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub seeds_requested: Vec<u64>,
+    /// What the reader should know about the search, one sentence each (e.g. why one seed
+    /// ran).
+    pub notes: Vec<String>,
     /// Cycles per seed at every size (preemption); `null` for a rate search.
     pub cycles: Option<u64>,
     /// Co-location: requests per probe run.
     pub requests: Option<i64>,
-    /// Smallest size searched (`--min`, else the servers the `[[running]]` pods need); `null` for a
-    /// rate search.
+    /// Smallest size searched (`--min`, else 1); `null` for a rate search.
     pub min: Option<u32>,
     /// Largest size searched (`--max`, else four times the spec's count); `null` for a rate search.
     pub max: Option<u32>,

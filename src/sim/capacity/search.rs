@@ -7,14 +7,14 @@ use std::collections::BTreeMap;
 use super::bisection::answer;
 use super::classify::reversals;
 use super::error::CapacityError;
-use super::pool::{running_minimum, select_pool};
+use super::pool::select_pool;
 use super::report::{CapacityProbe, CapacityReport, Hold, PlannerCapacity, PoolRef};
 use super::sizes::{Progress, Search};
 use super::target::Target;
 use crate::plan::error::PlanningError;
 use crate::preempt::registry;
 use crate::preempt::scenario::{fill_pod_count, initial_state};
-use crate::sim::preemption::{SimOptions, resolve};
+use crate::sim::preemption::{SimOptions, nothing_random, one_seed_note, resolve, seeds_to_run};
 use crate::spec::{ClusterSpec, PreemptionSpec};
 use crate::topology::Cluster;
 
@@ -29,7 +29,7 @@ pub struct PoolSearch {
     pub target: Target,
     /// The pool to resize: an index or a `name_prefix` (`None`: the cluster's only pool).
     pub pool: Option<String>,
-    /// Smallest size to try (`None`: the servers the `[[running]]` pods need).
+    /// Smallest size to try (`None`: 1).
     pub min: Option<u32>,
     /// Largest size to try (`None`: four times the spec's count, at least `min`; at most
     /// [`MAX_POOL_SERVERS`]).
@@ -50,15 +50,10 @@ pub fn pool_capacity(
     let target = options.target.clone();
     let pool = select_pool(cluster, options.pool.as_deref())?;
     let spec_count = cluster.pool[pool].count.max(0) as u32;
-    let needed = running_minimum(cluster, pool, workload);
-    let min = options.min.unwrap_or(needed);
+    // Below today's count the emptiest servers go and their pods are re-placed
+    // (`pool::shrink`), so one server is the only floor.
+    let min = options.min.unwrap_or(1);
     let max = options.max.unwrap_or((4 * spec_count).max(min));
-    if min < needed {
-        return Err(CapacityError::Range(format!(
-            "`--min {min}`: the workload's [[running]] pods need {needed} servers in pool `{}`",
-            cluster.pool[pool].name_prefix
-        )));
-    }
     if max > MAX_POOL_SERVERS {
         return Err(CapacityError::Range(format!(
             "`--max {max}`: a capacity search resizes a pool to at most {MAX_POOL_SERVERS} servers"
@@ -69,7 +64,15 @@ pub fn pool_capacity(
             "`--min {min}` `--max {max}`: expected 1 ≤ min ≤ max"
         )));
     }
-    let (seeds, cycles, planners) = resolve(workload, &options.simulation);
+    let (seeds_requested, cycles, planners) = resolve(workload, &options.simulation);
+    // With nothing random every seed would repeat the first: one runs, and every size's
+    // value is exact (no interval, nothing to straddle).
+    let seeds = seeds_to_run(workload, &seeds_requested);
+    let notes = if nothing_random(workload) {
+        vec![one_seed_note(seeds_requested.len())]
+    } else {
+        Vec::new()
+    };
     if seeds.is_empty() || cycles == 0 {
         return Err(CapacityError::Range(format!(
             "{} seeds × {cycles} cycles: a capacity search needs at least one of each",
@@ -157,6 +160,8 @@ pub fn pool_capacity(
             Vec::new()
         },
         seeds,
+        seeds_requested,
+        notes,
         cycles: Some(cycles),
         requests: None,
         min: Some(min),

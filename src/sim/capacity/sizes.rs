@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use super::bisection::Oracle;
 use super::classify::classify;
 use super::error::CapacityError;
-use super::pool::resize;
+use super::pool::{Shrink, shape};
 use super::report::{CapacityProbe, Hold, ProbeStatus};
 use super::target::Target;
 use crate::plan::cancel::Cancel;
@@ -39,6 +39,8 @@ pub enum Progress {
 pub(super) struct SizeResult {
     per_planner: Vec<Vec<Option<f64>>>,
     fill_pods: Vec<usize>,
+    /// Below the spec's count: the servers taken out and where their pods went.
+    shrink: Shrink,
 }
 
 /// The value of a target metric in one seed's metric means.
@@ -85,13 +87,23 @@ impl Search<'_> {
     }
 
     fn simulate(&self, size: u32) -> Result<SizeResult, CapacityError> {
-        let spec = resize(self.cluster, self.pool, size)?;
+        let (spec, shrunk, shrink) = shape(self.cluster, self.workload, self.pool, size)?;
+        let workload = shrunk.as_ref().unwrap_or(self.workload);
         let cluster = Cluster::from_spec(&spec);
         (self.progress)(Progress::Size {
             servers: size,
             cycles: self.seeds.len() as u64 * self.cycles,
         });
         let tick = || (self.progress)(Progress::Cycle);
+        if self.hold == Hold::Pods && !shrink.displaced.is_empty() {
+            // Pods of today's load no longer run: the size fails whatever the planners do.
+            (0..self.seeds.len() as u64 * self.cycles).for_each(|_| tick());
+            return Ok(SizeResult {
+                per_planner: vec![vec![None; self.seeds.len()]; self.planners.len()],
+                fill_pods: vec![0; self.seeds.len()],
+                shrink,
+            });
+        }
         let per_seed: Vec<Result<SeedOutcome, PlanningError>> = self
             .seeds
             .par_iter()
@@ -102,9 +114,9 @@ impl Search<'_> {
                     Hold::Pods => FillGoal::Pods(held),
                     Hold::Utilization => FillGoal::Utilization,
                 };
-                let start = initial_state_with(&cluster, self.workload, Some(seed), goal)
+                let start = initial_state_with(&cluster, workload, Some(seed), goal)
                     .map_err(PlanningError::Invalid)?;
-                let fill_pods = fill_pod_count(self.workload, &start);
+                let fill_pods = fill_pod_count(workload, &start);
                 if goal == FillGoal::Pods(held) && fill_pods < held {
                     // Too small for the held load: the size fails whatever the planners do.
                     (0..self.cycles).for_each(|_| tick());
@@ -112,7 +124,7 @@ impl Search<'_> {
                 }
                 let result = run_cycles(
                     &cluster,
-                    self.workload,
+                    workload,
                     start,
                     (seed, goal),
                     (self.cycles, self.cancel),
@@ -140,6 +152,7 @@ impl Search<'_> {
         Ok(SizeResult {
             per_planner,
             fill_pods: per_seed.iter().map(|(_, f)| *f).collect(),
+            shrink,
         })
     }
 
@@ -147,8 +160,9 @@ impl Search<'_> {
     pub(super) fn probe(&self, p: usize, size: u32, r: &SizeResult) -> CapacityProbe {
         let values: Vec<f64> = r.per_planner[p].iter().flatten().copied().collect();
         let metric = summarize(&values);
-        let short_of_load =
-            self.hold == Hold::Pods && r.fill_pods.iter().zip(&self.held_pods).any(|(f, h)| f < h);
+        let short_of_load = self.hold == Hold::Pods
+            && (!r.shrink.displaced.is_empty()
+                || r.fill_pods.iter().zip(&self.held_pods).any(|(f, h)| f < h));
         let status = match &metric {
             _ if short_of_load => ProbeStatus::CannotHoldLoad,
             None => ProbeStatus::Fails,
@@ -161,6 +175,10 @@ impl Search<'_> {
             fill_pods: Some(
                 r.fill_pods.iter().sum::<usize>() as f64 / r.fill_pods.len().max(1) as f64,
             ),
+            removed_servers: r.shrink.removed.clone(),
+            replaced_pods: Some(r.shrink.replaced.len()),
+            displaced_pods: Some(r.shrink.displaced.len()),
+            displaced: r.shrink.displaced.clone(),
             backlog_first: None,
             backlog_last: None,
         }
@@ -171,6 +189,10 @@ impl Search<'_> {
         let Some(r) = self.cache.get(&size) else {
             return Ok(());
         };
+        // A size that cannot hold the load ran no cycle: its silence says nothing of the metric.
+        if self.probe(0, size, r).status == ProbeStatus::CannotHoldLoad {
+            return Ok(());
+        }
         if r.per_planner.iter().flatten().all(Option::is_none) {
             return Err(CapacityError::Range(format!(
                 "no planner reports `{}` at {size} servers (e.g. `hit_rate_guaranteed` needs \
