@@ -33,7 +33,7 @@ pub const MAX_ILP_WINDOW: i64 = 4;
 /// `[[running]]` pods of one preemption workload: each costs about 2.6 KB while its file is
 /// parsed and checked (40,000 pods on `mixed-10k`: 0.38 s, 107 MB), so the limit keeps the
 /// largest accepted list near 130 MB.
-pub const MAX_RUNNING_PODS: usize = 50_000;
+pub const MAX_RUNNING_PODS: usize = 250_000;
 
 /// Preemptors of one preemption workload: the sum of its `[[preempt]] count`s.
 pub const MAX_PREEMPTORS: i64 = 100_000;

@@ -60,15 +60,16 @@ pub(super) fn place_running(
 ) {
     let mut not_fitting: Vec<String> = Vec::new();
     let mut zones_of: BTreeMap<usize, Vec<Option<usize>>> = BTreeMap::new();
+    // Each node's requests in creation order, gathered in one pass over the pods.
+    let mut requests_of: BTreeMap<usize, Vec<(u32, u32)>> = BTreeMap::new();
+    for p in to_place {
+        requests_of.entry(p.0).or_default().push(p.2);
+    }
     for (node_name, budget) in &in_use {
         let Some(node) = ledger.node_index(node_name) else {
             continue;
         };
-        let requests: Vec<(u32, u32)> = to_place
-            .iter()
-            .filter(|p| p.0 == node)
-            .map(|p| p.2)
-            .collect();
+        let requests = requests_of.remove(&node).unwrap_or_default();
         // Room per NUMA node: what the reserved cores leave free.
         let t = ledger.node_type(node);
         let (free_gpus, free_cores) = ledger.free(node);
@@ -175,13 +176,16 @@ fn assign_zones(
         chosen: Vec<Option<usize>>,
         best: (usize, Vec<Option<usize>>),
         visited: usize,
+        /// Pods of `chosen` with a NUMA node.
+        placed: usize,
+        /// One list of candidate NUMA nodes per pod, kept between visits.
+        scratch: Vec<Vec<usize>>,
     }
     impl Search<'_> {
         fn go(&mut self, i: usize) -> bool {
             self.visited += 1;
-            let placed = self.chosen.iter().filter(|z| z.is_some()).count();
-            if placed > self.best.0 {
-                self.best = (placed, self.chosen.clone());
+            if self.placed > self.best.0 {
+                self.best = (self.placed, self.chosen.clone());
             }
             if i == self.requests.len() {
                 return self.left.iter().all(|&l| l == (0, 0));
@@ -190,22 +194,24 @@ fn assign_zones(
                 return false;
             }
             let (g, c) = (u64::from(self.requests[i].0), u64::from(self.requests[i].1));
-            let mut zones: Vec<usize> = (0..self.left.len())
-                .filter(|&z| {
-                    self.left[z].0 >= c
-                        && self.left[z].1 >= g
-                        && self.room[z].0 >= c
-                        && self.room[z].1 >= g
-                })
-                .collect();
-            zones.sort_by_key(|&z| (self.left[z].1 - g, self.left[z].0 - c, z));
-            for z in zones {
+            let mut zones = std::mem::take(&mut self.scratch[i]);
+            zones.clear();
+            zones.extend((0..self.left.len()).filter(|&z| {
+                self.left[z].0 >= c
+                    && self.left[z].1 >= g
+                    && self.room[z].0 >= c
+                    && self.room[z].1 >= g
+            }));
+            zones.sort_unstable_by_key(|&z| (self.left[z].1 - g, self.left[z].0 - c, z));
+            for &z in &zones {
                 self.left[z].0 -= c;
                 self.left[z].1 -= g;
                 self.room[z].0 -= c;
                 self.room[z].1 -= g;
                 self.chosen[i] = Some(z);
+                self.placed += 1;
                 if self.go(i + 1) {
+                    self.scratch[i] = zones;
                     return true;
                 }
                 self.left[z].0 += c;
@@ -213,7 +219,9 @@ fn assign_zones(
                 self.room[z].0 += c;
                 self.room[z].1 += g;
                 self.chosen[i] = None;
+                self.placed -= 1;
             }
+            self.scratch[i] = zones;
             // The pod spans NUMA nodes or the figures disagree: the allocator places it.
             self.go(i + 1)
         }
@@ -225,6 +233,8 @@ fn assign_zones(
         chosen: vec![None; requests.len()],
         best: (0, vec![None; requests.len()]),
         visited: 0,
+        placed: 0,
+        scratch: vec![Vec::new(); requests.len()],
     };
     if s.go(0) { s.chosen } else { s.best.1 }
 }
