@@ -95,12 +95,23 @@ class Gen:
     def __init__(self, seed):
         self.rng = random.Random(seed)
         self.rv = 1000
+        self.names = set()
 
     def uid(self):
         return str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
 
     def suffix(self, n=5):
         return "".join(self.rng.choice(ALNUM) for _ in range(n))
+
+    def generated_name(self, prefix):
+        """`prefix` and a generated suffix, drawn again while the name is taken (as the API
+        server retries a generateName that collides): 60,000 DaemonSet pods of 10,000 nodes
+        would otherwise repeat names."""
+        while True:
+            name = prefix + self.suffix()
+            if name not in self.names:
+                self.names.add(name)
+                return name
 
     def resource_version(self):
         self.rv += self.rng.randint(1, 50)
@@ -358,7 +369,7 @@ def generate(nodes, seed, fill, pending):
             if mem_limit:
                 res["limits"] = {"memory": mem_limit}
             items.append(make_pod(
-                g, name=f"{ds}-{g.suffix()}", generate_name=f"{ds}-", namespace=ns,
+                g, name=g.generated_name(f"{ds}-"), generate_name=f"{ds}-", namespace=ns,
                 labels={"app.kubernetes.io/name": ds, "controller-revision-hash": ds_hash[ds],
                         "pod-template-generation": "1"},
                 owner={"apiVersion": "apps/v1", "blockOwnerDeletion": True, "controller": True,
@@ -413,7 +424,7 @@ def generate(nodes, seed, fill, pending):
             w["index"] += 1
             job = w["job"]
             items.append(make_pod(
-                g, name=f"{job}-{idx}-{g.suffix()}", generate_name=f"{job}-{idx}-",
+                g, name=g.generated_name(f"{job}-{idx}-"), generate_name=f"{job}-{idx}-",
                 namespace="train",
                 labels={"app": app, "batch.kubernetes.io/controller-uid": w["uid"],
                         "batch.kubernetes.io/job-completion-index": str(idx),
@@ -429,7 +440,7 @@ def generate(nodes, seed, fill, pending):
             w = owner_of(app, "serve")
             rs = f"{app}-{w['hash']}"
             items.append(make_pod(
-                g, name=f"{rs}-{g.suffix()}", generate_name=f"{rs}-", namespace="serve",
+                g, name=g.generated_name(f"{rs}-"), generate_name=f"{rs}-", namespace="serve",
                 labels={"app": app, "pod-template-hash": w["hash"]},
                 owner={"apiVersion": "apps/v1", "blockOwnerDeletion": True, "controller": True,
                        "kind": "ReplicaSet", "name": rs, "uid": w["uid"]},
@@ -458,7 +469,7 @@ def generate(nodes, seed, fill, pending):
                    f"preemption: 0/{nodes} nodes are available: {nodes} No preemption victims "
                    "found for incoming pod.")
             items.append(make_pod(
-                g, name=f"{rs}-{g.suffix()}", generate_name=f"{rs}-", namespace="serve",
+                g, name=g.generated_name(f"{rs}-"), generate_name=f"{rs}-", namespace="serve",
                 labels={"app": app, "pod-template-hash": w["hash"]},
                 owner={"apiVersion": "apps/v1", "blockOwnerDeletion": True, "controller": True,
                        "kind": "ReplicaSet", "name": rs, "uid": w["uid"]},
@@ -656,7 +667,7 @@ def with_noise(items, seed, pods_per_node):
             clock += dt.timedelta(seconds=1)
             pod_count += 1
             yield with_managed_fields(make_pod(
-                g, name=f"{ds}-{g.suffix()}", generate_name=f"{ds}-", namespace=ns,
+                g, name=g.generated_name(f"{ds}-"), generate_name=f"{ds}-", namespace=ns,
                 labels={"app.kubernetes.io/name": ds, "pod-template-generation": "1"},
                 owner={"apiVersion": "apps/v1", "blockOwnerDeletion": True, "controller": True,
                        "kind": "DaemonSet", "name": ds, "uid": f"00000000-0000-4000-8000-{k % 997:012d}"},
@@ -679,7 +690,7 @@ def with_noise(items, seed, pods_per_node):
         else:  # a debugging pod without requests: nothing coplan allocates
             phase, job, res, qos = "Running", f"debug-{i:06d}", {}, "BestEffort"
         pod = make_pod(
-            g, name=f"{job}-{g.suffix()}", generate_name=f"{job}-", namespace="batch",
+            g, name=g.generated_name(f"{job}-"), generate_name=f"{job}-", namespace="batch",
             labels={"job-name": job}, owner={"apiVersion": "batch/v1", "controller": True,
                                              "kind": "Job", "name": job, "uid": g.uid()},
             image="registry.example.com/eval:0.3.1", container="main", resources=res,

@@ -5,6 +5,7 @@
 //! incrementally, so that a one-line file of a gigabyte costs no more than an indented one).
 
 use super::error::ImportError;
+use super::k8s_objects::{MapWant, Want};
 use super::limits::MAX_NESTING;
 use super::tree::{Node, Pos, Sink, Value};
 
@@ -36,7 +37,7 @@ pub fn read(file: usize, text: &str, sink: &mut dyn Sink) -> Result<(), ImportEr
         match p.bytes[p.i] {
             b'{' => p.streamed_object(document, at, sink)?,
             b'[' => {
-                let node = p.value(0)?;
+                let node = p.value(0, Want::Whole)?;
                 sink.document(document, node, None)?;
             }
             _ => {
@@ -138,6 +139,7 @@ impl Parser<'_> {
         self.i += 1; // `{`
         let mut rest = Vec::new();
         let mut items = None;
+        let mut want = MapWant::new(Want::Object);
         self.skip_ws();
         if self.bytes.get(self.i) == Some(&b'}') {
             self.i += 1;
@@ -150,7 +152,7 @@ impl Parser<'_> {
                 if key == "items" && items.is_none() && self.bytes.get(self.i) == Some(&b'[') {
                     items = Some(self.streamed_items(document, sink)?);
                 } else {
-                    let value = self.value(1)?;
+                    let value = self.entry(1, &mut want, &key)?;
                     rest.push((key, value));
                 }
                 self.skip_ws();
@@ -189,7 +191,7 @@ impl Parser<'_> {
             return Ok(0);
         }
         loop {
-            let item = self.value(2)?;
+            let item = self.value(2, Want::Object)?;
             n += 1;
             sink.item(document, n, item)?;
             self.skip_ws();
@@ -219,8 +221,149 @@ impl Parser<'_> {
         self.string()
     }
 
-    /// One value at nesting `depth` (the document's top level is 0).
-    fn value(&mut self, depth: usize) -> Result<Node, ImportError> {
+    /// The value of map key `key` at nesting `depth`, built as `want` says (skipped when
+    /// nothing reads it).
+    fn entry(&mut self, depth: usize, want: &mut MapWant, key: &str) -> Result<Node, ImportError> {
+        match want.key(key) {
+            Some(w) => {
+                let v = self.value(depth, w)?;
+                want.read(key, &v);
+                Ok(v)
+            }
+            None => self.skipped(depth),
+        }
+    }
+
+    /// A value nothing reads: checked as [`Self::value`] checks it, not built. Where the quick
+    /// check finds anything amiss, the value is read again by [`Self::value`], which says
+    /// what and where.
+    fn skipped(&mut self, depth: usize) -> Result<Node, ImportError> {
+        self.skip_ws();
+        let at = self.pos();
+        let saved = (self.i, self.line, self.line_start, self.cache);
+        if self.skip(depth) {
+            return Ok(Node {
+                at,
+                value: Value::Skipped,
+            });
+        }
+        (self.i, self.line, self.line_start, self.cache) = saved;
+        self.value(depth, Want::Whole).map(|n| Node {
+            at: n.at,
+            value: Value::Skipped,
+        })
+    }
+
+    /// Skips one value at nesting `depth`; `false` where it is not plainly valid.
+    fn skip(&mut self, depth: usize) -> bool {
+        self.skip_ws();
+        match self.bytes.get(self.i) {
+            Some(&open @ (b'{' | b'[')) => {
+                if depth >= MAX_NESTING {
+                    return false;
+                }
+                let close = if open == b'{' { b'}' } else { b']' };
+                self.i += 1;
+                self.skip_ws();
+                if self.bytes.get(self.i) == Some(&close) {
+                    self.i += 1;
+                    return true;
+                }
+                loop {
+                    self.skip_ws();
+                    if open == b'{' {
+                        if self.bytes.get(self.i) != Some(&b'"') || !self.skip_string() {
+                            return false;
+                        }
+                        self.skip_ws();
+                        if self.bytes.get(self.i) != Some(&b':') {
+                            return false;
+                        }
+                        self.i += 1;
+                    }
+                    if !self.skip(depth + 1) {
+                        return false;
+                    }
+                    self.skip_ws();
+                    match self.bytes.get(self.i) {
+                        Some(b',') => self.i += 1,
+                        Some(&b) if b == close => {
+                            self.i += 1;
+                            return true;
+                        }
+                        _ => return false,
+                    }
+                }
+            }
+            Some(b'"') => self.skip_string(),
+            Some(b't' | b'f' | b'n') => {
+                match ["true", "false", "null"]
+                    .into_iter()
+                    .find(|w| self.bytes[self.i..].starts_with(w.as_bytes()))
+                {
+                    Some(w) => {
+                        self.i += w.len();
+                        true
+                    }
+                    None => false,
+                }
+            }
+            Some(b'-' | b'0'..=b'9') => match self.number_end() {
+                Some(end) => {
+                    self.i = end;
+                    true
+                }
+                None => false,
+            },
+            _ => false,
+        }
+    }
+
+    /// Skips a string from its opening quote; `false` where [`Self::string`] might refuse it.
+    fn skip_string(&mut self) -> bool {
+        let b = self.bytes;
+        let mut i = self.i + 1;
+        let hex4 = |i: usize| -> Option<u32> {
+            let digits = b.get(i..i + 4)?;
+            let digits = std::str::from_utf8(digits).ok()?;
+            u32::from_str_radix(digits, 16).ok()
+        };
+        while let Some(&c) = b.get(i) {
+            match c {
+                b'"' => {
+                    self.i = i + 1;
+                    return true;
+                }
+                b'\\' => match b.get(i + 1) {
+                    Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => i += 2,
+                    Some(b'u') => {
+                        let Some(first) = hex4(i + 2) else {
+                            return false;
+                        };
+                        i += 6;
+                        if (0xD800..0xDC00).contains(&first) {
+                            if b.get(i..i + 2) != Some(b"\\u") {
+                                return false;
+                            }
+                            match hex4(i + 2) {
+                                Some(low) if (0xDC00..0xE000).contains(&low) => i += 6,
+                                _ => return false,
+                            }
+                        } else if (0xDC00..0xE000).contains(&first) {
+                            return false;
+                        }
+                    }
+                    _ => return false,
+                },
+                0..=0x1f => return false,
+                _ => i += 1,
+            }
+        }
+        false
+    }
+
+    /// One value at nesting `depth` (the document's top level is 0), built as `want` says.
+    fn value(&mut self, depth: usize, want: Want) -> Result<Node, ImportError> {
         self.skip_ws();
         let at = self.pos();
         let value = match self.bytes.get(self.i) {
@@ -228,6 +371,7 @@ impl Parser<'_> {
                 self.nesting(depth, at)?;
                 self.i += 1;
                 let mut entries = Vec::new();
+                let mut want = MapWant::new(want);
                 self.skip_ws();
                 if self.bytes.get(self.i) == Some(&b'}') {
                     self.i += 1;
@@ -236,7 +380,7 @@ impl Parser<'_> {
                         self.skip_ws();
                         let key = self.key()?;
                         self.expect(b':', "`:` after the key")?;
-                        let v = self.value(depth + 1)?;
+                        let v = self.entry(depth + 1, &mut want, &key)?;
                         entries.push((key, v));
                         self.skip_ws();
                         match self.bytes.get(self.i) {
@@ -265,7 +409,7 @@ impl Parser<'_> {
                     self.i += 1;
                 } else {
                     loop {
-                        items.push(self.value(depth + 1)?);
+                        items.push(self.value(depth + 1, want.items())?);
                         self.skip_ws();
                         match self.bytes.get(self.i) {
                             Some(b',') => self.i += 1,
@@ -339,6 +483,15 @@ impl Parser<'_> {
     /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`, as written.
     fn number(&mut self) -> Result<String, ImportError> {
         let start = self.i;
+        let Some(end) = self.number_end() else {
+            return Err(self.error_here("a malformed number".into()));
+        };
+        self.i = end;
+        Ok(self.text[start..end].to_string())
+    }
+
+    /// Where the number at `i` ends; `None` where it is malformed.
+    fn number_end(&self) -> Option<usize> {
         let b = self.bytes;
         let mut i = self.i;
         if b.get(i) == Some(&b'-') {
@@ -365,11 +518,7 @@ impl Parser<'_> {
             }
             ok = digits(&mut i) > 0;
         }
-        if !ok {
-            return Err(self.error_here("a malformed number".into()));
-        }
-        self.i = i;
-        Ok(self.text[start..i].to_string())
+        ok.then_some(i)
     }
 
     /// A string from its opening quote, escapes resolved.

@@ -427,6 +427,154 @@ fn modelled(kind: &str) -> &'static [&'static [&'static str]] {
     }
 }
 
+/// Where a reader stands inside one object of a modelled kind, as [`ignored_fields`] walks
+/// it: the modelled paths that run through the current place (a bit per path of
+/// [`modelled`]) and how deep it is. A reader asks it, key by key, whether a value is read
+/// at all: a value the walk counts as ignored is never looked into, so the reader need not
+/// build it (it leaves [`Value::Skipped`] in its place, which the walk counts as the value it
+/// stands for).
+#[derive(Debug, Clone, Copy)]
+pub struct Scope {
+    paths: &'static [&'static [&'static str]],
+    depth: usize,
+    mask: u64,
+}
+
+/// What a reader does with the value of one key: build it whole, build it asking the inner
+/// scope, or skip it.
+#[derive(Debug, Clone, Copy)]
+pub enum Step {
+    /// Read whole: a modelled path ends here (or the walk does not look inside).
+    Whole,
+    /// Read, asking the scope inside it.
+    Into(Scope),
+    /// Not read: the walk counts it as an ignored field.
+    Skip,
+}
+
+impl Scope {
+    /// The scope at the top of an object of `kind`; `None` for a kind whose fields are not
+    /// counted (every field is read).
+    pub fn root(kind: &str) -> Option<Scope> {
+        let paths = modelled(kind);
+        if paths.is_empty() || paths.len() > 64 {
+            return None;
+        }
+        Some(Scope {
+            paths,
+            depth: 0,
+            mask: if paths.len() == 64 {
+                u64::MAX
+            } else {
+                (1u64 << paths.len()) - 1
+            },
+        })
+    }
+
+    /// The value of map key `key` here.
+    pub fn key(&self, key: &str) -> Step {
+        let mut through = 0u64;
+        let mut bits = self.mask;
+        while bits != 0 {
+            let i = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            let p = self.paths[i];
+            if p.len() > self.depth && p[self.depth] == key {
+                if p.len() == self.depth + 1 {
+                    return Step::Whole;
+                }
+                through |= 1 << i;
+            }
+        }
+        if through == 0 {
+            Step::Skip
+        } else {
+            Step::Into(Scope {
+                paths: self.paths,
+                depth: self.depth + 1,
+                mask: through,
+            })
+        }
+    }
+
+    /// The items of a sequence here: the scope inside each, or `None` when the walk does not
+    /// step into them (read whole).
+    pub fn items(&self) -> Option<Scope> {
+        let d = self.depth;
+        if !self.paths.iter().any(|p| p.len() > d && p[d] == "[]") {
+            return None;
+        }
+        let mut mask = 0u64;
+        for (i, p) in self.paths.iter().enumerate() {
+            if self.mask & (1 << i) != 0 && p.len() > d && p[d] == "[]" {
+                mask |= 1 << i;
+            }
+        }
+        Some(Scope {
+            paths: self.paths,
+            depth: d + 1,
+            mask,
+        })
+    }
+}
+
+/// What a reader builds of one value.
+#[derive(Debug, Clone, Copy)]
+pub enum Want {
+    /// All of it.
+    Whole,
+    /// An object's top: its `kind` (once read) says which of its fields are read.
+    Object,
+    /// What the scope reads.
+    Scoped(Scope),
+}
+
+/// The fields of a map being read under `want`, key by key; `kind` decides an object's scope
+/// once its value is read.
+#[derive(Debug, Clone, Copy)]
+pub struct MapWant {
+    want: Want,
+    /// For [`Want::Object`]: the scope once `kind` has been read (`Some(None)`: every field).
+    kind: Option<Option<Scope>>,
+}
+
+impl MapWant {
+    /// The fields of a map read under `want`.
+    pub fn new(want: Want) -> MapWant {
+        MapWant { want, kind: None }
+    }
+
+    /// What is built of the value of `key`: `None` to skip it.
+    pub fn key(&self, key: &str) -> Option<Want> {
+        let scope = match (self.want, self.kind) {
+            (Want::Whole, _) | (Want::Object, None | Some(None)) => return Some(Want::Whole),
+            (Want::Object, Some(Some(scope))) | (Want::Scoped(scope), _) => scope,
+        };
+        match scope.key(key) {
+            Step::Whole => Some(Want::Whole),
+            Step::Into(inner) => Some(Want::Scoped(inner)),
+            Step::Skip => None,
+        }
+    }
+
+    /// After the value of `key` was read: the first `kind` of an object decides its scope.
+    pub fn read(&mut self, key: &str, value: &Node) {
+        if matches!(self.want, Want::Object) && self.kind.is_none() && key == "kind" {
+            self.kind = Some(Scope::root(value.as_str().unwrap_or_default()));
+        }
+    }
+}
+
+impl Want {
+    /// What is built of each item of a sequence read under this.
+    pub fn items(self) -> Want {
+        match self {
+            Want::Whole | Want::Object => Want::Whole,
+            Want::Scoped(scope) => scope.items().map_or(Want::Whole, Want::Scoped),
+        }
+    }
+}
+
 /// Maps whose keys are free-form: their ignored entries are counted as one path `…*`.
 const FREE_FORM: &[&str] = &["labels", "annotations"];
 
@@ -491,7 +639,7 @@ fn walk<'v>(
                 prefix.pop();
             }
         }
-        Value::Scalar { .. } => {}
+        Value::Scalar { .. } | Value::Skipped => {}
     }
 }
 

@@ -65,6 +65,9 @@ pub enum Value {
     Seq(Vec<Node>),
     /// A map, its entries in input order.
     Map(Vec<(String, Node)>),
+    /// A value the reader did not build because nothing reads it (a field counted as ignored,
+    /// `k8s_objects::Scope`). A struct does not see its key; to a map it is a null.
+    Skipped,
 }
 
 impl Node {
@@ -86,7 +89,11 @@ impl Node {
 
     /// Whether the value is a YAML/JSON null (a plain `null`, `~` or nothing).
     pub fn is_null(&self) -> bool {
-        matches!(&self.value, Value::Scalar { text, plain: true } if is_null_word(text))
+        match &self.value {
+            Value::Scalar { text, plain: true } => is_null_word(text),
+            Value::Skipped => true,
+            _ => false,
+        }
     }
 }
 
@@ -237,6 +244,7 @@ impl De {
             },
             Value::Seq(_) => de::Unexpected::Seq,
             Value::Map(_) => de::Unexpected::Map,
+            Value::Skipped => de::Unexpected::Unit,
         }
     }
 
@@ -271,6 +279,9 @@ impl<'de> SeqAccess<'de> for Seq {
 struct Map {
     entries: std::vec::IntoIter<(String, Node)>,
     value: Option<Node>,
+    /// Whether entries the reader skipped are left out (a struct's fields): a struct reads
+    /// only fields it names, and a skipped one is as if not written.
+    hide_skipped: bool,
 }
 
 impl<'de> MapAccess<'de> for Map {
@@ -279,7 +290,19 @@ impl<'de> MapAccess<'de> for Map {
         &mut self,
         seed: K,
     ) -> Result<Option<K::Value>, TreeError> {
-        match self.entries.next() {
+        let mut next = self.entries.next();
+        while self.hide_skipped
+            && let Some((
+                _,
+                Node {
+                    value: Value::Skipped,
+                    ..
+                },
+            )) = next
+        {
+            next = self.entries.next();
+        }
+        match next {
             Some((key, value)) => {
                 let at = value.at;
                 self.value = Some(value);
@@ -404,7 +427,9 @@ impl<'de> de::Deserializer<'de> for De {
             Value::Map(entries) => visitor.visit_map(Map {
                 entries: entries.into_iter(),
                 value: None,
+                hide_skipped: false,
             }),
+            Value::Skipped => visitor.visit_unit(),
         };
         result.map_err(|e| e.located(at))
     }
@@ -424,6 +449,9 @@ impl<'de> de::Deserializer<'de> for De {
         match self.0.value {
             Value::Scalar { text, .. } => visitor
                 .visit_string(text)
+                .map_err(|e: TreeError| e.located(at)),
+            Value::Skipped => visitor
+                .visit_string(String::new())
                 .map_err(|e: TreeError| e.located(at)),
             _ => Err(self.invalid(&visitor)),
         }
@@ -450,25 +478,7 @@ impl<'de> de::Deserializer<'de> for De {
     }
 
     fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, TreeError> {
-        let at = self.0.at;
-        // A null is an empty map (`labels: null`, `status: {}` written as `status:`).
-        if self.0.is_null() {
-            return visitor
-                .visit_map(Map {
-                    entries: Vec::new().into_iter(),
-                    value: None,
-                })
-                .map_err(|e| e.located(at));
-        }
-        match self.0.value {
-            Value::Map(entries) => visitor
-                .visit_map(Map {
-                    entries: entries.into_iter(),
-                    value: None,
-                })
-                .map_err(|e| e.located(at)),
-            _ => Err(self.invalid(&visitor)),
-        }
+        self.map(visitor, false)
     }
 
     fn deserialize_struct<V: Visitor<'de>>(
@@ -477,7 +487,7 @@ impl<'de> de::Deserializer<'de> for De {
         _fields: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, TreeError> {
-        self.deserialize_map(visitor)
+        self.map(visitor, true)
     }
 
     fn deserialize_newtype_struct<V: Visitor<'de>>(
@@ -499,6 +509,37 @@ impl<'de> de::Deserializer<'de> for De {
     serde::forward_to_deserialize_any! {
         bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char
         bytes byte_buf unit unit_struct tuple tuple_struct enum identifier
+    }
+}
+
+impl De {
+    /// A map (or a struct, `hide_skipped`); a null is an empty one.
+    fn map<'de, V: Visitor<'de>>(
+        self,
+        visitor: V,
+        hide_skipped: bool,
+    ) -> Result<V::Value, TreeError> {
+        let at = self.0.at;
+        // A null is an empty map (`labels: null`, `status: {}` written as `status:`).
+        if self.0.is_null() {
+            return visitor
+                .visit_map(Map {
+                    entries: Vec::new().into_iter(),
+                    value: None,
+                    hide_skipped,
+                })
+                .map_err(|e| e.located(at));
+        }
+        match self.0.value {
+            Value::Map(entries) => visitor
+                .visit_map(Map {
+                    entries: entries.into_iter(),
+                    value: None,
+                    hide_skipped,
+                })
+                .map_err(|e| e.located(at)),
+            _ => Err(self.invalid(&visitor)),
+        }
     }
 }
 

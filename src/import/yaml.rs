@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use saphyr_parser_bw::{Event, Parser, ScalarStyle, ScanError, Span, StrInput};
 
 use super::error::ImportError;
+use super::k8s_objects::{MapWant, Want};
 use super::limits::{MAX_ALIAS_VALUES, MAX_NESTING};
 use super::tree::{Node, Pos, Sink, Value};
 
@@ -46,7 +47,7 @@ pub fn read(file: usize, text: &str, sink: &mut dyn Sink) -> Result<(), ImportEr
                     }
                     event => {
                         document += 1;
-                        let node = r.build(event, span, 0)?;
+                        let node = r.build(event, span, 0, Want::Whole)?;
                         sink.document(document, node, None)?;
                     }
                 }
@@ -124,6 +125,7 @@ impl<'a> Reader<'a> {
     ) -> Result<(), ImportError> {
         let mut rest = Vec::new();
         let mut items = None;
+        let mut want = MapWant::new(Want::Object);
         loop {
             let (event, span) = self.next()?;
             if matches!(event, Event::MappingEnd) {
@@ -141,14 +143,14 @@ impl<'a> Reader<'a> {
                     if matches!(event, Event::SequenceEnd) {
                         break;
                     }
-                    let item = self.build(event, span, 2)?;
+                    let item = self.build(event, span, 2, Want::Object)?;
                     n += 1;
                     sink.item(document, n, item)?;
                 }
                 items = Some(n);
             } else {
                 let (event, span) = self.next()?;
-                let value = self.build(event, span, 1)?;
+                let value = self.entry(event, span, 1, &mut want, &key)?;
                 rest.push((key, value));
             }
         }
@@ -167,7 +169,7 @@ impl<'a> Reader<'a> {
         let at = pos(&span);
         match event {
             Event::Scalar(text, _, _, _) => Ok(text.into_owned()),
-            Event::Alias(_) => match self.build(event, span, 0)?.value {
+            Event::Alias(_) => match self.build(event, span, 0, Want::Whole)?.value {
                 Value::Scalar { text, .. } => Ok(text),
                 _ => Err(self.error(at, "a map key must be a scalar".into())),
             },
@@ -175,8 +177,98 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// The value that starts with `event`, at nesting `depth`.
-    fn build(&mut self, event: Event<'a>, span: Span, depth: usize) -> Result<Node, ImportError> {
+    /// The value of map key `key` that starts with `event`, built as `want` says (skipped when
+    /// nothing reads it).
+    fn entry(
+        &mut self,
+        event: Event<'a>,
+        span: Span,
+        depth: usize,
+        want: &mut MapWant,
+        key: &str,
+    ) -> Result<Node, ImportError> {
+        match want.key(key) {
+            Some(w) => {
+                let v = self.build(event, span, depth, w)?;
+                want.read(key, &v);
+                Ok(v)
+            }
+            None => {
+                let at = pos(&span);
+                self.skip(event, span, depth)?;
+                Ok(Node {
+                    at,
+                    value: Value::Skipped,
+                })
+            }
+        }
+    }
+
+    /// Reads the value that starts with `event` as [`Self::build`] does (every check, every
+    /// alias counted, every anchor kept) without building what nothing reads.
+    fn skip(&mut self, event: Event<'a>, span: Span, depth: usize) -> Result<(), ImportError> {
+        let at = pos(&span);
+        match event {
+            Event::Scalar(_, _, 0, _) => {
+                self.built += 1;
+                Ok(())
+            }
+            Event::SequenceStart(0, _) => {
+                self.nesting(depth, at)?;
+                self.built += 1;
+                loop {
+                    let (event, span) = self.next()?;
+                    if matches!(event, Event::SequenceEnd) {
+                        return Ok(());
+                    }
+                    self.skip(event, span, depth + 1)?;
+                }
+            }
+            Event::MappingStart(0, _) => {
+                self.nesting(depth, at)?;
+                self.built += 1;
+                loop {
+                    let (event, span) = self.next()?;
+                    if matches!(event, Event::MappingEnd) {
+                        return Ok(());
+                    }
+                    let is_merge = matches!(&event, Event::Scalar(t, ScalarStyle::Plain, _, None) if t == "<<");
+                    if !matches!(event, Event::Scalar(..)) {
+                        self.key(event, span)?;
+                    }
+                    let (event, span) = self.next()?;
+                    if is_merge {
+                        let value = self.build(event, span, depth + 1, Want::Whole)?;
+                        let bases = match value.value {
+                            Value::Seq(v) => v,
+                            other => vec![Node {
+                                at: value.at,
+                                value: other,
+                            }],
+                        };
+                        if let Some(base) = bases.iter().find(|b| !matches!(b.value, Value::Map(_)))
+                        {
+                            return Err(self.error(base.at, "`<<` merges maps only".into()));
+                        }
+                    } else {
+                        self.skip(event, span, depth + 1)?;
+                    }
+                }
+            }
+            // Anchored values and aliases: built, so that later aliases find them and what
+            // they expand to is counted.
+            event => self.build(event, span, depth, Want::Whole).map(|_| ()),
+        }
+    }
+
+    /// The value that starts with `event`, at nesting `depth`, built as `want` says.
+    fn build(
+        &mut self,
+        event: Event<'a>,
+        span: Span,
+        depth: usize,
+        want: Want,
+    ) -> Result<Node, ImportError> {
         let at = pos(&span);
         let before = self.built;
         self.built += 1;
@@ -203,7 +295,7 @@ impl<'a> Reader<'a> {
                     if matches!(event, Event::SequenceEnd) {
                         break;
                     }
-                    items.push(self.build(event, span, depth + 1)?);
+                    items.push(self.build(event, span, depth + 1, want.items())?);
                 }
                 (Value::Seq(items), anchor)
             }
@@ -211,6 +303,7 @@ impl<'a> Reader<'a> {
                 self.nesting(depth, at)?;
                 let mut entries: Vec<(String, Node)> = Vec::new();
                 let mut merged: Vec<(String, Node)> = Vec::new();
+                let mut want = MapWant::new(want);
                 loop {
                     let (event, span) = self.next()?;
                     if matches!(event, Event::MappingEnd) {
@@ -219,7 +312,11 @@ impl<'a> Reader<'a> {
                     let is_merge = matches!(&event, Event::Scalar(t, ScalarStyle::Plain, _, None) if t == "<<");
                     let key = self.key(event, span)?;
                     let (event, span) = self.next()?;
-                    let value = self.build(event, span, depth + 1)?;
+                    let value = if is_merge {
+                        self.build(event, span, depth + 1, Want::Whole)?
+                    } else {
+                        self.entry(event, span, depth + 1, &mut want, &key)?
+                    };
                     if is_merge {
                         // `<<: *base` (or a list of them): the base's entries, below the
                         // map's own, the first base first.

@@ -30,10 +30,12 @@ pub const MAX_CYCLES: u64 = 1_000_000;
 /// so above 4 a window mostly buys a `time_limit` status.
 pub const MAX_ILP_WINDOW: i64 = 4;
 
-/// `[[running]]` pods of one preemption workload: each costs about 2.6 KB while its file is
-/// parsed and checked (40,000 pods on `mixed-10k`: 0.38 s, 107 MB), so the limit keeps the
-/// largest accepted list near 130 MB.
-pub const MAX_RUNNING_PODS: usize = 50_000;
+/// `[[running]]` pods of one preemption workload: room for a `kubectl get nodes,pods -A` of
+/// 10,000 nodes (about 100,000 running pods at 20 pods a node). Each costs a few KB while its
+/// file is parsed and checked: 40,000 pods on `mixed-10k`, 0.38 s and 107 MB (2.6 KB a pod);
+/// 75,000 named pods with explicit ids from a 10,000-node import, 2.35 s and 522 MB peak with
+/// the cluster (about 7 KB a pod), so the largest accepted list costs about 1.7 GB.
+pub const MAX_RUNNING_PODS: usize = 250_000;
 
 /// Preemptors of one preemption workload: the sum of its `[[preempt]] count`s.
 pub const MAX_PREEMPTORS: i64 = 100_000;

@@ -60,15 +60,16 @@ pub(super) fn place_running(
 ) -> Vec<String> {
     let mut not_fitting: Vec<String> = Vec::new();
     let mut zones_of: BTreeMap<usize, Vec<Option<usize>>> = BTreeMap::new();
+    // Each node's requests in creation order, gathered in one pass over the pods.
+    let mut requests_of: BTreeMap<usize, Vec<(u32, u32)>> = BTreeMap::new();
+    for p in to_place {
+        requests_of.entry(p.0).or_default().push(p.2);
+    }
     for (node_name, budget) in &in_use {
         let Some(node) = ledger.node_index(node_name) else {
             continue;
         };
-        let requests: Vec<(u32, u32)> = to_place
-            .iter()
-            .filter(|p| p.0 == node)
-            .map(|p| p.2)
-            .collect();
+        let requests = requests_of.remove(&node).unwrap_or_default();
         // Room per NUMA node: what the reserved cores leave free.
         let t = ledger.node_type(node);
         let (free_gpus, free_cores) = ledger.free(node);
@@ -181,6 +182,17 @@ fn assign_zones(
     budget: &[(u64, u64)],
     capacity: &[(u64, u64)],
 ) -> Vec<Option<usize>> {
+    search_zones(requests, budget, capacity, true)
+}
+
+/// [`assign_zones`]; `shortcut`: whether a search that cannot find an exact match ends once
+/// its answer is settled (the tests compare it with the whole search).
+fn search_zones(
+    requests: &[(u32, u32)],
+    budget: &[(u64, u64)],
+    capacity: &[(u64, u64)],
+    shortcut: bool,
+) -> Vec<Option<usize>> {
     struct Search<'a> {
         requests: &'a [(u32, u32)],
         left: Vec<(u64, u64)>,
@@ -188,13 +200,23 @@ fn assign_zones(
         chosen: Vec<Option<usize>>,
         best: (usize, Vec<Option<usize>>),
         visited: usize,
+        /// Pods of `chosen` with a NUMA node.
+        placed: usize,
+        /// One list of candidate NUMA nodes per pod, kept between visits.
+        scratch: Vec<Vec<usize>>,
+        /// No exact match exists: the pods together ask for fewer cores or GPUs than the
+        /// figures report in use. Once every pod has a NUMA node the best partial match is
+        /// final, and the search ends there with the answer the whole search would give.
+        hopeless: bool,
     }
     impl Search<'_> {
         fn go(&mut self, i: usize) -> bool {
             self.visited += 1;
-            let placed = self.chosen.iter().filter(|z| z.is_some()).count();
-            if placed > self.best.0 {
-                self.best = (placed, self.chosen.clone());
+            if self.placed > self.best.0 {
+                self.best = (self.placed, self.chosen.clone());
+            }
+            if self.hopeless && self.best.0 == self.requests.len() {
+                return false;
             }
             if i == self.requests.len() {
                 return self.left.iter().all(|&l| l == (0, 0));
@@ -203,22 +225,24 @@ fn assign_zones(
                 return false;
             }
             let (g, c) = (u64::from(self.requests[i].0), u64::from(self.requests[i].1));
-            let mut zones: Vec<usize> = (0..self.left.len())
-                .filter(|&z| {
-                    self.left[z].0 >= c
-                        && self.left[z].1 >= g
-                        && self.room[z].0 >= c
-                        && self.room[z].1 >= g
-                })
-                .collect();
-            zones.sort_by_key(|&z| (self.left[z].1 - g, self.left[z].0 - c, z));
-            for z in zones {
+            let mut zones = std::mem::take(&mut self.scratch[i]);
+            zones.clear();
+            zones.extend((0..self.left.len()).filter(|&z| {
+                self.left[z].0 >= c
+                    && self.left[z].1 >= g
+                    && self.room[z].0 >= c
+                    && self.room[z].1 >= g
+            }));
+            zones.sort_unstable_by_key(|&z| (self.left[z].1 - g, self.left[z].0 - c, z));
+            for &z in &zones {
                 self.left[z].0 -= c;
                 self.left[z].1 -= g;
                 self.room[z].0 -= c;
                 self.room[z].1 -= g;
                 self.chosen[i] = Some(z);
+                self.placed += 1;
                 if self.go(i + 1) {
+                    self.scratch[i] = zones;
                     return true;
                 }
                 self.left[z].0 += c;
@@ -226,7 +250,9 @@ fn assign_zones(
                 self.room[z].0 += c;
                 self.room[z].1 += g;
                 self.chosen[i] = None;
+                self.placed -= 1;
             }
+            self.scratch[i] = zones;
             // The pod spans NUMA nodes or the figures disagree: the allocator places it.
             self.go(i + 1)
         }
@@ -238,6 +264,17 @@ fn assign_zones(
         chosen: vec![None; requests.len()],
         best: (0, vec![None; requests.len()]),
         visited: 0,
+        placed: 0,
+        scratch: vec![Vec::new(); requests.len()],
+        hopeless: {
+            let asked = requests.iter().fold((0u64, 0u64), |a, r| {
+                (a.0 + u64::from(r.1), a.1 + u64::from(r.0))
+            });
+            let in_use = budget
+                .iter()
+                .fold((0u64, 0u64), |a, b| (a.0 + b.0, a.1 + b.1));
+            shortcut && (asked.0 < in_use.0 || asked.1 < in_use.1)
+        },
     };
     if s.go(0) { s.chosen } else { s.best.1 }
 }
@@ -245,6 +282,35 @@ fn assign_zones(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_shortcut_gives_the_whole_search_s_answer() {
+        // Small seeded instances, many of them with more in use than the pods ask for.
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        for _ in 0..400 {
+            let zones = 1 + next(3) as usize;
+            let pods = next(9) as usize;
+            let requests: Vec<(u32, u32)> = (0..pods)
+                .map(|_| (next(3) as u32, 1 + next(12) as u32))
+                .collect();
+            let budget: Vec<(u64, u64)> = (0..zones).map(|_| (next(40), next(5))).collect();
+            let capacity: Vec<(u64, u64)> = budget
+                .iter()
+                .map(|b| (b.0 + next(8), b.1 + next(2)))
+                .collect();
+            assert_eq!(
+                search_zones(&requests, &budget, &capacity, true),
+                search_zones(&requests, &budget, &capacity, false),
+                "{requests:?} {budget:?} {capacity:?}"
+            );
+        }
+    }
 
     #[test]
     fn zones_are_found_that_explain_the_nrt_figures() {
