@@ -702,3 +702,27 @@ fn running_pods_are_counted_as_the_kubelet_counts_them() {
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("left out"), "{err}");
 }
+
+/// A pod seen twice (two exports read together) is one pod: the first copy is kept, the
+/// second counted and warned about; the workload still validates.
+#[test]
+fn a_pod_exported_twice_is_imported_once() {
+    let dir = scratch("duplicate-pods");
+    let (c, w) = (dir.join("c.toml"), dir.join("w.toml"));
+    let input = "tests/fixtures/import/valid/k8s-list.json";
+    let (code, _, err) = run(&[
+        "import",
+        "k8s",
+        input,
+        input,
+        "--out-cluster",
+        &path_str(&c),
+        "--out-workload",
+        &path_str(&w),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("duplicate_pods") && err.contains("appears twice"),
+        "{err}"
+    );
+}

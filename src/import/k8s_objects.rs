@@ -350,6 +350,7 @@ fn modelled(kind: &str) -> &'static [&'static [&'static str]] {
             &["spec", "topologySpreadConstraints"],
             &["spec", "schedulingGates"],
             &["spec", "resourceClaims"],
+            &["spec", "volumes", "[]", "persistentVolumeClaim"],
             &["spec", "tolerations"],
             &["spec", "preemptionPolicy"],
             &["spec", "overhead"],

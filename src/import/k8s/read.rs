@@ -287,6 +287,7 @@ pub(super) fn sort_objects(
     let mut nrts: BTreeMap<String, (Origin, usize, Object)> = BTreeMap::new();
     let mut pods: Vec<(PodObject, usize)> = Vec::new();
     let mut priority_classes: BTreeMap<String, (Option<i64>, Option<String>)> = BTreeMap::new();
+    let mut pod_ids: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
     for (origin, doc_line, object) in objects {
         let kind = object.kind.clone().unwrap_or_default();
         summary.read(
@@ -342,7 +343,21 @@ pub(super) fn sort_objects(
                 nrts.insert(name, (origin, doc_line, object));
             }
             "Pod" => {
-                name.as_ref().ok_or_else(missing_name)?;
+                let name = name.ok_or_else(missing_name)?;
+                // `namespace/name` is a pod's identity: a second copy (two exports read
+                // together) is the same pod.
+                let id = format!(
+                    "{}/{name}",
+                    object.metadata.namespace.as_deref().unwrap_or("default")
+                );
+                if !pod_ids.insert(id.clone()) {
+                    summary.dropped("duplicate_pods", 1);
+                    summary.warn(format!(
+                        "pod `{id}` appears twice; the first is kept ({})",
+                        origin.describe(files)
+                    ));
+                    continue;
+                }
                 pods.push((PodObject { origin, object }, doc_line));
             }
             "PriorityClass" => {
