@@ -630,32 +630,10 @@ impl Parser<'_> {
 mod tests {
     use super::*;
 
-    #[derive(Debug, Default)]
-    struct Collect {
-        items: Vec<(usize, usize, Node)>,
-        documents: Vec<(usize, Node, Option<usize>)>,
-    }
-
-    impl Sink for Collect {
-        fn item(&mut self, document: usize, index: usize, node: Node) -> Result<(), ImportError> {
-            self.items.push((document, index, node));
-            Ok(())
-        }
-        fn document(
-            &mut self,
-            document: usize,
-            rest: Node,
-            items: Option<usize>,
-        ) -> Result<(), ImportError> {
-            self.documents.push((document, rest, items));
-            Ok(())
-        }
-    }
+    use crate::import::tree::collected::Collect;
 
     fn collect(text: &str) -> Result<Collect, ImportError> {
-        let mut c = Collect::default();
-        read(0, text, &mut c)?;
-        Ok(c)
+        Collect::from(read, text)
     }
 
     #[test]

@@ -607,3 +607,45 @@ mod tests {
         assert!(e.message.contains("high"), "{}", e.message);
     }
 }
+
+/// A sink that keeps what a reader hands on, for the readers' tests.
+#[cfg(test)]
+pub(crate) mod collected {
+    use super::{Node, Sink};
+    use crate::import::error::ImportError;
+
+    /// Every item and document a reader handed on, in order.
+    #[derive(Debug, Default)]
+    pub(crate) struct Collect {
+        pub(crate) items: Vec<(usize, usize, Node)>,
+        pub(crate) documents: Vec<(usize, Node, Option<usize>)>,
+    }
+
+    impl Sink for Collect {
+        fn item(&mut self, document: usize, index: usize, node: Node) -> Result<(), ImportError> {
+            self.items.push((document, index, node));
+            Ok(())
+        }
+        fn document(
+            &mut self,
+            document: usize,
+            rest: Node,
+            items: Option<usize>,
+        ) -> Result<(), ImportError> {
+            self.documents.push((document, rest, items));
+            Ok(())
+        }
+    }
+
+    /// Reader type of `json::read` and `yaml::read`.
+    type Reader = fn(usize, &str, &mut dyn Sink) -> Result<(), ImportError>;
+
+    impl Collect {
+        /// What `read` hands on for `text` (file 0).
+        pub(crate) fn from(read: Reader, text: &str) -> Result<Collect, ImportError> {
+            let mut c = Collect::default();
+            read(0, text, &mut c)?;
+            Ok(c)
+        }
+    }
+}
