@@ -28,8 +28,13 @@ pub(super) struct Origin {
 
 impl Origin {
     fn describe(&self, files: &[(String, String)]) -> String {
+        format!("{}, {}", files[self.file].0, self.place())
+    }
+
+    /// `document D` or `document D, item I`: where in its file the object is.
+    fn place(&self) -> String {
         let item = self.item.map(|i| format!(", item {i}")).unwrap_or_default();
-        format!("{}, document {}{item}", files[self.file].0, self.document)
+        format!("document {}{item}", self.document)
     }
 }
 
@@ -54,15 +59,11 @@ pub(super) fn at_span<T>(
     s: &Spanned<T>,
     message: String,
 ) -> ImportError {
-    let item = origin
-        .item
-        .map(|i| format!(", item {i}"))
-        .unwrap_or_default();
     ImportError::at(
         origin.file,
         doc_line + s.referenced.line() as usize - 1,
         Some(s.referenced.column() as usize),
-        format!("document {}{item}: {message}", origin.document),
+        format!("{}: {message}", origin.place()),
     )
 }
 
@@ -126,15 +127,11 @@ impl Objects<'_> {
         }
         let object: Object = from_tree(node).map_err(|e| {
             let at = e.at.unwrap_or_default();
-            let item = origin
-                .item
-                .map(|i| format!(", item {i}"))
-                .unwrap_or_default();
             ImportError::at(
                 self.file,
                 at.line.max(1),
                 (at.column > 0).then_some(at.column),
-                format!("document {}{item}: {}", origin.document, e.message),
+                format!("{}: {}", origin.place(), e.message),
             )
             .with(
                 "malformed here",
@@ -442,14 +439,10 @@ fn check_clock_span(
 
 /// The located error of an object as a whole (its first line), naming the document.
 pub(super) fn at_object(origin: &Origin, message: String) -> ImportError {
-    let item = origin
-        .item
-        .map(|i| format!(", item {i}"))
-        .unwrap_or_default();
     ImportError::at(
         origin.file,
         origin.line,
         None,
-        format!("document {}{item}: {message}", origin.document),
+        format!("{}: {message}", origin.place()),
     )
 }
