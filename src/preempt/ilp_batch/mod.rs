@@ -48,11 +48,12 @@ use crate::solver::Deadline;
 use crate::topology::state::ClusterState;
 use rayon::prelude::*;
 
-/// Relative difference under which an objective reaches the placement floor.
-const FLOOR_EPS: f64 = 1e-9;
+/// Relative difference under which an objective reaches a proven bound: above the rounding
+/// the Lagrangian bound concedes (1e-9), so an optimum at the bound is still proven.
+const FLOOR_EPS: f64 = 3e-9;
 
 /// Whether `objective` is at (or, by rounding, below) the proven `floor`.
-fn reaches(objective: f64, floor: f64) -> bool {
+pub(super) fn reaches(objective: f64, floor: f64) -> bool {
     objective <= floor + FLOOR_EPS * floor.abs().max(1.0)
 }
 

@@ -121,6 +121,13 @@ pub fn enact_needed(
             _ => {
                 free.insert(server, (g, c));
                 objective += problem.cost.event_cost(None, &prios);
+                if d.victims.is_empty() {
+                    // Every victim reprieved: a refusal that evicts nothing is an unplaced pod
+                    // (as `assemble` writes one), at the same cost.
+                    d.server = None;
+                    d.refuse = false;
+                    d.placement = None;
+                }
             }
         }
     }
