@@ -44,6 +44,16 @@ use crate::topology::state::ClusterState;
 /// Relative rounding of a solved subproblem's optimum that a bound concedes.
 const LP_ROUNDING: f64 = 1e-9;
 
+/// Relative difference under which an objective reaches a proven bound: above the rounding
+/// the Lagrangian bound concedes, so an optimum at the bound is still proven.
+const FLOOR_EPS: f64 = 3e-9;
+
+/// Whether `objective` is at (or, by rounding, below) the proven bound `floor` (every
+/// bound of the batch: floors, the Lagrangian, the solver's).
+pub(super) fn reaches(objective: f64, floor: f64) -> bool {
+    objective <= floor + FLOOR_EPS * floor.abs().max(1.0)
+}
+
 /// What the decomposition proved and found.
 #[derive(Debug, Clone, Default)]
 pub struct Outcome {
@@ -129,7 +139,7 @@ pub fn lagrangian(
             .into_iter()
             .chain(upper)
             .fold(f64::INFINITY, f64::min);
-        let proven = out.bound.is_some_and(|b| super::reaches(target, b));
+        let proven = out.bound.is_some_and(|b| reaches(target, b));
         let Some(value) = value else { break };
         if proven || !prices.step(value, &row_slack(&priced, states, &sizes), deadline) {
             break;

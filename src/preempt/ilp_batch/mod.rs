@@ -48,14 +48,7 @@ use crate::solver::Deadline;
 use crate::topology::state::ClusterState;
 use rayon::prelude::*;
 
-/// Relative difference under which an objective reaches a proven bound: above the rounding
-/// the Lagrangian bound concedes (1e-9), so an optimum at the bound is still proven.
-const FLOOR_EPS: f64 = 3e-9;
-
-/// Whether `objective` is at (or, by rounding, below) the proven `floor`.
-pub(super) fn reaches(objective: f64, floor: f64) -> bool {
-    objective <= floor + FLOOR_EPS * floor.abs().max(1.0)
-}
+use self::lagrangian::reaches;
 
 /// A solution proven optimal: its objective is its bound.
 fn proven(solution: BatchSolution) -> BatchSolution {
