@@ -343,6 +343,7 @@ pub fn preemption_workload(
         running,
         fill: None,
         preempt: preempt_entries(preemptors),
+        disruption_budget: Vec::new(),
         flextopo: Default::default(),
         objective: PreemptionObjective::default(),
         planners: PreemptionPlanners::default(),

@@ -144,6 +144,9 @@ pub struct PreemptionMetrics {
     pub runtime_ms: f64,
     /// Victim subsets (or dry runs) evaluated over all events.
     pub subsets_evaluated: u64,
+    /// PodDisruptionBudgets the plan violates: it evicts more of their pods than they allowed
+    /// when it started (0 under `respect_pdb`).
+    pub pdb_violations: u64,
 }
 
 /// One planner's preemption plan, measured.

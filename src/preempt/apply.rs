@@ -88,6 +88,7 @@ pub fn apply(
                     gpus: g,
                     cores: c,
                     start_time_s: None,
+                    budgets: Vec::new(),
                 };
                 state
                     .add(problem.cluster, pod)

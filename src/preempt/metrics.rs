@@ -71,5 +71,22 @@ pub fn compute(applied: &[Applied], now_s: Option<f64>) -> PreemptionMetrics {
         decision_gap: None,
         runtime_ms: 0.0,
         subsets_evaluated: applied.iter().map(|a| a.event.subsets_evaluated).sum(),
+        pdb_violations: 0,
     }
+}
+
+/// How many PodDisruptionBudgets a plan violates: those it evicts more pods of than they
+/// allowed when it started (`allowed`, per budget).
+pub fn pdb_violations(applied: &[Applied], allowed: &[i64]) -> u64 {
+    let mut evicted = vec![0i64; allowed.len()];
+    for b in applied
+        .iter()
+        .flat_map(|a| &a.victims)
+        .flat_map(|v| &v.budgets)
+    {
+        if let Some(n) = evicted.get_mut(*b as usize) {
+            *n += 1;
+        }
+    }
+    evicted.iter().zip(allowed).filter(|(n, a)| n > a).count() as u64
 }

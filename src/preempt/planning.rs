@@ -153,7 +153,7 @@ fn plan_with_worst(
     runs.sort_by_key(|(p, _)| names.iter().position(|n| n == p.name()));
     let mut reports = Vec::new();
     for (planner, run) in &runs {
-        let report = measure(problem, *planner, run, per_event)?;
+        let report = measure(problem, *planner, run, per_event, initial.budgets().left())?;
         crate::verify::preemption::verify_plan(
             problem.cluster,
             problem.spec,
@@ -393,8 +393,10 @@ fn measure(
     planner: &dyn PreemptionPlanner,
     run: &SequenceRun,
     per_event: PerEvent,
+    budgets_allowed: &[i64],
 ) -> Result<PreemptionPlannerReport, PlanningError> {
     let mut m = metrics::compute(&run.applied, problem.spec.now_s);
+    m.pdb_violations = metrics::pdb_violations(&run.applied, budgets_allowed);
     // From +0.0: an empty float sum is -0.0, which would print as such.
     let objective: f64 = run.applied.iter().fold(0.0, |sum, a| sum + a.event.cost);
     m.objective = run.incumbent.then_some(objective);
@@ -721,7 +723,7 @@ mod tests {
             decision_gap: false,
             worst: None,
         };
-        let report = measure(&problem, &NothingFound, &run, none).expect("measured");
+        let report = measure(&problem, &NothingFound, &run, none, &[]).expect("measured");
         assert_eq!((report.objective, report.bound), (None, None));
     }
 }

@@ -54,6 +54,7 @@ pub fn initial_state_with(
             &mut state,
         );
     }
+    state.attach_budgets(spec, spec.planners.respect_pdb);
     Ok(state)
 }
 

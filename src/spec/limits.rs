@@ -37,6 +37,10 @@ pub const MAX_ILP_WINDOW: i64 = 4;
 /// the cluster (about 7 KB a pod), so the largest accepted list costs about 1.7 GB.
 pub const MAX_RUNNING_PODS: usize = 250_000;
 
+/// `[[disruption_budget]]` entries of one preemption workload: a budget per Deployment or
+/// StatefulSet of a 10,000-node cluster, with room to spare.
+pub const MAX_DISRUPTION_BUDGETS: usize = 50_000;
+
 /// Preemptors of one preemption workload: the sum of its `[[preempt]] count`s.
 pub const MAX_PREEMPTORS: i64 = 100_000;
 

@@ -43,6 +43,9 @@ pub struct PreemptionSpec {
     /// Preemptors to plan, in arrival order.
     #[serde(default)]
     pub preempt: Vec<PreemptEntry>,
+    /// PodDisruptionBudgets over the pods running at the start (`[[disruption_budget]]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub disruption_budget: Vec<DisruptionBudget>,
     /// FlexTopo scoring settings.
     #[serde(default)]
     pub flextopo: FlextopoSettings,
@@ -256,6 +259,82 @@ fn one_i64() -> i64 {
     1
 }
 
+/// A PodDisruptionBudget: how many of the pods it covers may be evicted. It covers the pods
+/// running when the plan starts that `pods` names or that are of a class `workloads` names;
+/// pods a plan places are never victims, so they are not counted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DisruptionBudget {
+    /// The budget's name (`namespace/name` when imported), kept in every output.
+    pub name: String,
+    /// Running pods it covers, by name (`[[running]] name`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pods: Vec<String>,
+    /// Workload classes whose running pods it covers (fill pods included).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub workloads: Vec<String>,
+    /// Evictions it allows, as its `status.disruptionsAllowed` says; exclusive with
+    /// `min_available` and `max_unavailable`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disruptions_allowed: Option<i64>,
+    /// Pods that must stay: a count or a percentage of the covered pods (`"50%"`, rounded up).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_available: Option<IntOrPercent>,
+    /// Pods that may be unavailable: a count or a percentage of the covered pods (rounded up).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_unavailable: Option<IntOrPercent>,
+}
+
+/// A count or a percentage, as a PodDisruptionBudget writes `minAvailable`/`maxUnavailable`.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum IntOrPercent {
+    /// A number of pods.
+    Int(i64),
+    /// A percentage of the covered pods, written `"N%"`.
+    Percent(String),
+}
+
+impl IntOrPercent {
+    /// The number of pods of `total` it stands for, percentages rounded up (as the disruption
+    /// controller scales them); `None` for a malformed percentage.
+    pub fn scaled(&self, total: i64) -> Option<i64> {
+        match self {
+            IntOrPercent::Int(n) => Some(*n),
+            IntOrPercent::Percent(text) => {
+                let pct: i64 = text.strip_suffix('%')?.trim().parse().ok()?;
+                (0..=100)
+                    .contains(&pct)
+                    .then(|| (pct * total + 99).div_euclid(100))
+            }
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for IntOrPercent {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = IntOrPercent;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a count of pods or a percentage such as \"50%\"")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+                Ok(IntOrPercent::Int(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+                i64::try_from(v)
+                    .map(IntOrPercent::Int)
+                    .map_err(|_| E::custom("count too large"))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(IntOrPercent::Percent(v.to_string()))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 /// FlexTopo Eq. 1 settings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
@@ -431,6 +510,10 @@ pub struct PreemptionPlanners {
     /// How `ilp` and every `decision_gap` find the per-event optimum (`--event-solver`
     /// overrides it). `ilp-batch` is a MILP whatever this says.
     pub event_solver: EventSolver,
+    /// PodDisruptionBudgets are hard for every planner (as Gödel treats them): no plan evicts
+    /// more of a budget's pods than it allows. Off: they are counted, and only `k8s-default`
+    /// prefers victims that violate none (as kube-scheduler does).
+    pub respect_pdb: bool,
 }
 
 /// The per-event optimum's solver (`[planners] event_solver`, `--event-solver`).
@@ -464,6 +547,7 @@ impl Default for PreemptionPlanners {
             ilp_mip_gap: 0.0,
             solver: super::kind::SolverBackend::Microlp,
             event_solver: EventSolver::Exact,
+            respect_pdb: false,
         }
     }
 }

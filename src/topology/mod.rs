@@ -2,6 +2,7 @@
 //! state, placement levels and the node allocator shared by every planner.
 
 pub mod bits;
+pub mod budgets;
 pub mod eligibility;
 pub mod graph;
 pub mod state;

@@ -5,6 +5,7 @@ use std::any::Any;
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
+use super::budgets::{BudgetLedger, BudgetTable, disruptions_allowed};
 use super::{Cluster, CoreSet, GpuSet, PodId, Request, ServerId, place};
 use crate::p;
 use crate::spec::Finding;
@@ -29,6 +30,8 @@ pub struct Pod {
     pub cores: CoreSet,
     /// Absent = latest (for the start-time tie-break).
     pub start_time_s: Option<f64>,
+    /// The PodDisruptionBudgets covering it, ascending (set by the state it joins).
+    pub budgets: Vec<u32>,
 }
 
 impl Pod {
@@ -50,6 +53,7 @@ impl Pod {
             gpus,
             cores,
             start_time_s,
+            budgets: Vec::new(),
         }
     }
 }
@@ -171,6 +175,8 @@ pub struct Resident {
     pub cores: CoreSet,
     /// Its start time in seconds; absent = latest (for the start-time tie-break).
     pub start_time_s: Option<f64>,
+    /// A PodDisruptionBudget covers it.
+    pub guarded: bool,
 }
 
 /// The allocation state of a whole cluster.
@@ -188,6 +194,8 @@ pub struct ClusterState {
     live: usize,
     /// Next instance index per workload class.
     next_index: BTreeMap<usize, u32>,
+    /// PodDisruptionBudgets: what each still allows and which pods it covers.
+    budgets: BudgetLedger,
 }
 
 /// Why a state change was refused.
@@ -231,6 +239,7 @@ impl ClusterState {
             pods: Vec::new(),
             live: 0,
             next_index: BTreeMap::new(),
+            budgets: BudgetLedger::default(),
         }
     }
 
@@ -285,6 +294,7 @@ impl ClusterState {
             }
         }
         self.pods = running;
+        self.budgets.renumber(&renamed);
         for alloc in &mut self.servers {
             for id in &mut alloc.pods {
                 *id = renamed[id.index()];
@@ -329,8 +339,8 @@ impl ClusterState {
             })
     }
 
-    /// Adds a pod on resources that must be free.
-    pub fn add(&mut self, cluster: &Cluster, pod: Pod) -> Result<PodId, StateError> {
+    /// Adds a pod on resources that must be free; it joins the budgets that cover it.
+    pub fn add(&mut self, cluster: &Cluster, mut pod: Pod) -> Result<PodId, StateError> {
         let alloc = &self.servers[pod.server.index()];
         if let Some(g) = pod.gpus.minus(alloc.free_gpus).iter().next() {
             return Err(self.taken("GPU", g, cluster, pod.server, Some(g), None));
@@ -339,6 +349,14 @@ impl ClusterState {
             return Err(self.taken("core", c, cluster, pod.server, None, Some(c)));
         }
         let id = PodId(self.pods.len() as u32);
+        if !self.budgets.is_empty() {
+            pod.budgets = self.budgets.of(pod.workload, &pod.name);
+            self.budgets.join(id, &pod.budgets);
+            // A pod joining a spent hard budget may not be evicted either.
+            if !self.budgets.may_spend(&pod.budgets) {
+                pod.preemptible = false;
+            }
+        }
         self.forget_memo(pod.server);
         let alloc = &mut self.servers[pod.server.index()];
         alloc.free_gpus = alloc.free_gpus.minus(pod.gpus);
@@ -351,6 +369,7 @@ impl ClusterState {
             gpus: pod.gpus,
             cores: pod.cores,
             start_time_s: pod.start_time_s,
+            guarded: !pod.budgets.is_empty(),
         });
         self.pods.push(Some(Arc::new(pod)));
         self.live += 1;
@@ -391,7 +410,84 @@ impl ClusterState {
         alloc.free_cores = alloc.free_cores.or(pod.cores);
         alloc.pods.retain(|&p| p != id);
         alloc.residents.retain(|r| r.id != id);
+        if !pod.budgets.is_empty() {
+            for b in self.budgets.spend(id, &pod.budgets) {
+                self.protect_members(b);
+            }
+        }
         Ok(pod)
+    }
+
+    /// Attaches a workload's PodDisruptionBudgets to the pods running now (the start of a
+    /// plan): each covers the pods its `pods` and `workloads` name, and allows the evictions
+    /// its spec gives for that many pods. Hard budgets (`respect_pdb`) make the pods of a
+    /// spent budget not preemptible.
+    pub fn attach_budgets(&mut self, spec: &PreemptionSpec, hard: bool) {
+        if spec.disruption_budget.is_empty() {
+            return;
+        }
+        let table = Arc::new(BudgetTable::new(spec));
+        self.budgets = BudgetLedger::new(table, hard);
+        let mut covered = vec![0i64; spec.disruption_budget.len()];
+        for slot in self.pods.iter_mut().flatten() {
+            let budgets = self.budgets.of(slot.workload, &slot.name);
+            for &b in &budgets {
+                covered[b as usize] += 1;
+            }
+            Arc::make_mut(slot).budgets = budgets;
+        }
+        let live: Vec<(PodId, ServerId, Vec<u32>)> = self
+            .pods()
+            .filter(|(_, p)| !p.budgets.is_empty())
+            .map(|(id, p)| (id, p.server, p.budgets.clone()))
+            .collect();
+        for (id, server, budgets) in live {
+            self.budgets.join(id, &budgets);
+            for r in &mut self.servers[server.index()].residents {
+                if r.id == id {
+                    r.guarded = true;
+                }
+            }
+        }
+        self.budgets.set_left(
+            spec.disruption_budget
+                .iter()
+                .zip(&covered)
+                .map(|(b, &n)| disruptions_allowed(b, n))
+                .collect(),
+        );
+        self.forget_memos();
+        for b in 0..covered.len() as u32 {
+            if !self.budgets.may_spend(&[b]) {
+                self.protect_members(b);
+            }
+        }
+    }
+
+    /// The state's PodDisruptionBudgets.
+    pub fn budgets(&self) -> &BudgetLedger {
+        &self.budgets
+    }
+
+    /// The pods of a spent hard budget may not be evicted.
+    fn protect_members(&mut self, b: u32) {
+        let members = self.budgets.members(b).to_vec();
+        for id in members {
+            let Some(slot) = self.pods.get_mut(id.index()).and_then(Option::as_mut) else {
+                continue;
+            };
+            if !slot.preemptible {
+                continue;
+            }
+            Arc::make_mut(slot).preemptible = false;
+            let server = slot.server;
+            for r in &mut self.servers[server.index()].residents {
+                if r.id == id {
+                    r.preemptible = false;
+                }
+            }
+            self.forget_memo(server);
+        }
     }
 }
 

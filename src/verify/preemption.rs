@@ -13,6 +13,7 @@ use crate::spec::PreemptionSpec;
 use crate::spec::cluster::TopologyPolicySpec;
 use crate::spec::eligibility::PreemptionPolicy;
 use crate::spec::preemption::{Admission, TopologyQos, TopologyScore};
+use crate::topology::budgets::disruptions_allowed;
 use crate::topology::eligibility::Eligibility;
 use crate::topology::state::ClusterState;
 use crate::topology::{Cluster, Level, ServerType};
@@ -33,6 +34,8 @@ struct PodRecord {
     cores: BTreeSet<u32>,
     priority: i64,
     preemptible: bool,
+    /// The PodDisruptionBudgets covering it, by index.
+    budgets: Vec<usize>,
 }
 
 const EPS: f64 = 1e-6;
@@ -128,6 +131,7 @@ pub fn verify_plan(
         // A solver stopped before any plan existed: nothing to replay.
         return Ok(());
     }
+    let budget_index = BudgetIndex::new(spec);
     let mut pods: BTreeMap<String, PodRecord> = initial
         .pods()
         .map(|(_, p)| {
@@ -139,8 +143,22 @@ pub fn verify_plan(
                     cores: p.cores.iter().map(|c| c as u32).collect(),
                     priority: p.priority,
                     preemptible: p.preemptible,
+                    budgets: budget_index.of(
+                        spec.workload.get(p.workload).map(|w| w.name.as_str()),
+                        &p.name,
+                    ),
                 },
             )
+        })
+        .collect();
+    // What each budget allows, from the pods it covers at the start.
+    let mut budget_left: Vec<i64> = spec
+        .disruption_budget
+        .iter()
+        .enumerate()
+        .map(|(b, budget)| {
+            let covered = pods.values().filter(|r| r.budgets.contains(&b)).count();
+            disruptions_allowed(budget, covered as i64)
         })
         .collect();
     // The pods of each server by name, so that checking a placement reads its server's pods,
@@ -226,6 +244,18 @@ pub fn verify_plan(
             }
             if !rec.preemptible {
                 return Err(reject(name, format!("victim {v} is not preemptible")));
+            }
+            for &b in &rec.budgets {
+                if spec.planners.respect_pdb && budget_left[b] <= 0 {
+                    return Err(reject(
+                        name,
+                        format!(
+                            "victim {v} is covered by PodDisruptionBudget {}, which allows no more evictions (respect_pdb)",
+                            spec.disruption_budget[b].name
+                        ),
+                    ));
+                }
+                budget_left[b] -= 1;
             }
             if rec.priority >= p.priority {
                 return Err(reject(
@@ -358,6 +388,7 @@ pub fn verify_plan(
                     cores,
                     priority: p.priority,
                     preemptible: false,
+                    budgets: Vec::new(),
                 },
             );
             placed += 1;
@@ -400,7 +431,9 @@ pub fn verify_plan(
         objective += cost;
     }
     let m = &report.metrics;
-    let checks: [(&str, bool); 7] = [
+    let violated = budget_left.iter().filter(|&&left| left < 0).count() as u64;
+    let checks: [(&str, bool); 8] = [
+        ("pdb_violations", m.pdb_violations == violated),
         ("placed", m.placed == placed),
         ("unplaced", m.unplaced == preemptors.len() as u64 - placed),
         ("hits", m.hits == hits),
@@ -444,6 +477,39 @@ pub fn verify_plan(
         }
     }
     Ok(())
+}
+
+/// Which PodDisruptionBudgets name each pod and each class, read from the spec.
+struct BudgetIndex<'s> {
+    by_pod: BTreeMap<&'s str, BTreeSet<usize>>,
+    by_class: BTreeMap<&'s str, BTreeSet<usize>>,
+}
+
+impl<'s> BudgetIndex<'s> {
+    fn new(spec: &'s PreemptionSpec) -> Self {
+        let mut index = BudgetIndex {
+            by_pod: BTreeMap::new(),
+            by_class: BTreeMap::new(),
+        };
+        for (i, b) in spec.disruption_budget.iter().enumerate() {
+            for pod in &b.pods {
+                index.by_pod.entry(pod).or_default().insert(i);
+            }
+            for class in &b.workloads {
+                index.by_class.entry(class).or_default().insert(i);
+            }
+        }
+        index
+    }
+
+    /// The budgets covering a pod of class `class` named `name`, ascending.
+    fn of(&self, class: Option<&str>, name: &str) -> Vec<usize> {
+        let mut out: BTreeSet<usize> = self.by_pod.get(name).cloned().unwrap_or_default();
+        if let Some(set) = class.and_then(|c| self.by_class.get(c)) {
+            out.extend(set);
+        }
+        out.into_iter().collect()
+    }
 }
 
 /// The events of one QoS class, for its metrics.

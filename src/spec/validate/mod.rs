@@ -4,6 +4,7 @@
 //! The collector they all report through (`findings`) sits apart so that every kind words a
 //! range, duplicate or planner-name error the same way.
 
+mod budgets;
 mod cluster;
 mod colocation;
 mod eligibility;

@@ -209,6 +209,7 @@ pub fn preemption(spec: &PreemptionSpec) -> Vec<Finding> {
             break;
         }
     }
+    super::budgets::disruption_budgets(&mut out, spec);
     let ft = &spec.flextopo;
     out.in_range(p!["flextopo", "alpha"], ft.alpha, 0.0, 1.0, "`alpha`");
     if let TopologyScore::Scores(s) = ft.topology_score {
