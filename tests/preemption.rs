@@ -590,6 +590,68 @@ fn every_planner_obeys_the_scheduling_rules() {
     }
 }
 
+/// PodDisruptionBudgets on the fixtures of `tests/fixtures/pdb`, soft (counted; only the
+/// default prefers candidates that violate none, as kube-scheduler ranks them) and hard
+/// (`respect_pdb`: no planner exceeds a budget; the default walks them as Gödel does). Each
+/// fixture states, per planner (`*`: every one), the node, the victims and the violations.
+#[test]
+fn disruption_budgets_are_counted_and_respected() {
+    let dir = common::root().join("tests/fixtures/pdb");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("fixture folder")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.file_name().is_some_and(|n| n != "cluster.toml"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 5);
+    for path in files {
+        let rel = format!(
+            "tests/fixtures/pdb/{}",
+            path.file_name().unwrap_or_default().to_string_lossy()
+        );
+        let (workload, text) = load_preemption(&rel);
+        let cluster = load_cluster(header(&text, "cluster").expect("cluster header"));
+        let report = plan(&cluster, &workload, &TOPOLOGY_PLANNERS_AND_NRT);
+        let expectations: Vec<Vec<&str>> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("# expect "))
+            .map(|l| l.split_whitespace().collect())
+            .collect();
+        for p in &report.planners {
+            let expected = expectations
+                .iter()
+                .find(|e| e[0] == p.name || e[0] == "*")
+                .unwrap_or_else(|| panic!("{rel}: no expectation for {}", p.name));
+            let field = |key: &str| {
+                expected
+                    .iter()
+                    .find_map(|kv| kv.strip_prefix(key))
+                    .unwrap_or_else(|| panic!("{rel}: {key}"))
+            };
+            let e = &p.events[0];
+            let node = Some(field("node=")).filter(|n| *n != "-");
+            assert_eq!(e.node.as_deref(), node, "{rel}: {} node", p.name);
+            let victims: Vec<String> = field("victims=")
+                .split(',')
+                .filter(|v| *v != "-")
+                .map(String::from)
+                .collect();
+            assert_eq!(
+                sorted(&e.victims),
+                sorted(&victims),
+                "{rel}: {} victims",
+                p.name
+            );
+            assert_eq!(
+                p.metrics.pdb_violations.to_string(),
+                field("pdb="),
+                "{rel}: {} violations",
+                p.name
+            );
+        }
+    }
+}
+
 const TOPOLOGY_PLANNERS_AND_NRT: [&str; 6] = [
     "k8s-default",
     "k8s-nrt",

@@ -24,7 +24,8 @@ pub enum PlanStatus {
     TimeLimit,
     /// A feasible plan and a proven bound, no proof of optimality: a solve stopped within the
     /// MIP gap the spec allows (`ilp_mip_gap` > 0), or `ilp-batch`'s model optimum evicts pods
-    /// no preemptor needs and the plan is the best the cluster would enact, above it.
+    /// no preemptor needs and the plan is the best the cluster would enact, above it, or that
+    /// optimum takes more of a hard PodDisruptionBudget than it allows.
     GapLimit,
     /// The exact co-location search run over rolling windows of tasks: a strong feasible
     /// schedule, not an optimum.

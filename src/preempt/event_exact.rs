@@ -216,6 +216,8 @@ struct Victim {
     start: f64,
     gpus: GpuSet,
     cores: CoreSet,
+    /// A hard PodDisruptionBudget covers it: a set taking it is checked against the budgets.
+    guarded: bool,
 }
 
 /// A server's (or a domain's) lower bound: the least cost any of its candidates could have,
@@ -343,6 +345,7 @@ impl<'a, 'p> Search<'a, 'p> {
                     start: start_key(r.start_time_s),
                     gpus: r.gpus,
                     cores: r.cores,
+                    guarded: r.guarded && self.state.budgets().hard(),
                 }),
         );
         self.victims
@@ -625,8 +628,9 @@ impl<'d> Dfs<'d> {
         }
         let item = self.items[i];
         // A victim that frees nothing still missing only makes the set larger: no minimal
-        // cover takes it here.
-        if (rem_g > 0 && item.gpus > 0) || (rem_c > 0 && item.cores > 0) {
+        // cover takes it here; nor one that hard budgets do not let go with the others.
+        let useful = (rem_g > 0 && item.gpus > 0) || (rem_c > 0 && item.cores > 0);
+        if useful && self.within_budgets(search, item.victim) {
             let v = search.victims[item.victim];
             self.chosen.push(item.victim);
             let with = Facts {
@@ -648,6 +652,15 @@ impl<'d> Dfs<'d> {
             }
         }
         self.visit(search, i + 1, got_g, got_c, weight, facts)
+    }
+
+    /// Whether the chosen victims and `victim` keep within hard budgets.
+    fn within_budgets(&self, search: &Search<'_, '_>, victim: usize) -> bool {
+        let victims = &search.victims;
+        !victims[victim].guarded
+            || search
+                .state
+                .budgets_allow(self.chosen.iter().chain([&victim]).map(|&i| victims[i].id))
     }
 
     /// Prices the cover `chosen` where the allocator would place the pod, and offers it.

@@ -56,6 +56,13 @@ impl PreemptionPlanner for Flextopo {
 
     fn decide(&self, at: &DecisionPoint<'_>) -> Result<Decision, PlanningError> {
         let (problem, state, p) = (at.problem, at.state, at.preemptor);
+        // Hard budgets that can refuse a subset: the reference enumeration, which checks
+        // each, decides (the fast searches count victims, not budgets).
+        if problem.budgets_bind(state, p) {
+            let early_stop =
+                self.sourcing == Sourcing::IncrementalMinimal || problem.cancel.out_of_time();
+            return Ok(decide_by_enumeration(problem, state, p, early_stop));
+        }
         Ok(match self.sourcing {
             Sourcing::IncrementalMinimal => super::imp_pruned::decide(problem, state, p)
                 .unwrap_or_else(|| decide_by_enumeration(problem, state, p, true)),

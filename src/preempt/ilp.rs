@@ -305,6 +305,19 @@ fn server_optimum(
     }
     let chosen_domains: Expression = z.iter().map(|v| Expression::from(*v)).sum();
     let mut constraints = vec![constraint!(chosen_domains == 1.0)];
+    // Hard PodDisruptionBudgets: no more of a budget's pods than it has left.
+    if state.budgets().hard() {
+        let mut per_budget: std::collections::BTreeMap<u32, Expression> = Default::default();
+        for (v, id) in x.iter().zip(victims) {
+            for &b in state.pod(*id).map_or(&[][..], |p| &p.budgets) {
+                *per_budget.entry(b).or_default() += *v;
+            }
+        }
+        for (b, taken) in per_budget {
+            let left = state.budgets().left()[b as usize] as f64;
+            constraints.push(constraint!(taken <= left));
+        }
+    }
     for (zd, d) in z.iter().zip(domains) {
         let freed_gpus: Expression = x
             .iter()

@@ -5,6 +5,7 @@
 
 use super::planner::PreemptionPlanner;
 use std::cmp::Ordering;
+use std::collections::BTreeMap;
 
 use super::flextopo_sourcing::fewest;
 use super::problem::{ChainKey, Decision, DecisionPoint, Problem, more_important, start_key};
@@ -219,6 +220,7 @@ fn dry_run_server(
     if !problem.eligible(server, p) {
         return (evaluated, None);
     }
+    let mut pdb_violations = 0;
     let victims: Vec<Resident> = if fits(server, a.free_gpus(), a.free_cores()) {
         Vec::new()
     } else {
@@ -230,6 +232,10 @@ fn dry_run_server(
             .filter(|r| problem.may_evict(p, r.priority, r.preemptible))
             .copied()
             .collect();
+        let guarded = potential.iter().any(|r| r.guarded);
+        if guarded && state.budgets().hard() {
+            hard_budget_filter(state, &mut potential);
+        }
         let (mut g, mut c) = potential
             .iter()
             .fold((a.free_gpus(), a.free_cores()), |(g, c), r| {
@@ -239,16 +245,30 @@ fn dry_run_server(
             return (evaluated, None);
         }
         potential.sort_by(|x, y| more_important_resident(state, x, y));
+        // The reprieve tries the pods whose eviction would violate a budget first, so that
+        // they are the ones kept (kube-scheduler's order); with none, one group.
+        let violating = if guarded && !state.budgets().hard() {
+            violating_pods(state, &potential)
+        } else {
+            vec![false; potential.len()]
+        };
+        let order = (0..potential.len())
+            .filter(|&i| violating[i])
+            .chain((0..potential.len()).filter(|&i| !violating[i]));
         let mut victims = Vec::new();
-        for pod in potential {
+        for i in order {
+            let pod = potential[i];
             evaluated += 1;
             let (g2, c2) = (g.minus(pod.gpus), c.minus(pod.cores));
             if fits(server, g2, c2) {
                 (g, c) = (g2, c2);
             } else {
+                pdb_violations += usize::from(violating[i]);
                 victims.push(pod);
             }
         }
+        // The victims most important first again, as the chain reads them.
+        victims.sort_by(|x, y| more_important_resident(state, x, y));
         victims
     };
     let key = ChainKey::from_facts(
@@ -256,9 +276,62 @@ fn dry_run_server(
         server,
         victims.iter().map(|r| r.id).collect(),
         victims.iter().map(|r| (r.priority, r.start_time_s)),
-    );
+    )
+    .with_pdb_violations(pdb_violations);
     let ids = victims.iter().map(|r| r.id).collect();
     (evaluated, Some((key, server, ids)))
+}
+
+/// Under hard budgets (Gödel's PDB checker): the potential victims walked least important
+/// first; a pod whose budget has nothing left on this server is no potential victim, any
+/// other takes one from each of its budgets.
+fn hard_budget_filter(state: &ClusterState, potential: &mut Vec<Resident>) {
+    potential.sort_by(|x, y| more_important_resident(state, y, x));
+    let mut left: BTreeMap<u32, i64> = BTreeMap::new();
+    let ledger = state.budgets();
+    potential.retain(|r| {
+        if !r.guarded {
+            return true;
+        }
+        let budgets = state.pod(r.id).map_or(&[][..], |p| &p.budgets);
+        let here = |b: u32, left: &BTreeMap<u32, i64>| {
+            left.get(&b)
+                .copied()
+                .unwrap_or_else(|| ledger.left()[b as usize])
+        };
+        if budgets.iter().any(|&b| here(b, &left) <= 0) {
+            return false;
+        }
+        for &b in budgets {
+            let n = here(b, &left);
+            left.insert(b, n - 1);
+        }
+        true
+    });
+}
+
+/// kube-scheduler's `filterPodsWithPDBViolation`: walking the potential victims most
+/// important first, each takes one from its budgets' allowance; a pod that leaves any of them
+/// below zero is violating. So the least important pods of a budget are the violating ones.
+fn violating_pods(state: &ClusterState, potential: &[Resident]) -> Vec<bool> {
+    let mut left: BTreeMap<u32, i64> = BTreeMap::new();
+    let ledger = state.budgets();
+    potential
+        .iter()
+        .map(|r| {
+            if !r.guarded {
+                return false;
+            }
+            let budgets = state.pod(r.id).map_or(&[][..], |p| &p.budgets);
+            let mut violating = false;
+            for &b in budgets {
+                let n = left.entry(b).or_insert_with(|| ledger.left()[b as usize]);
+                *n -= 1;
+                violating |= *n < 0;
+            }
+            violating
+        })
+        .collect()
 }
 
 /// The reference for [`dry_run_preemption`]: every server dry-run, the best candidate by the

@@ -73,6 +73,32 @@ impl<'a> Problem<'a> {
         preemptible && priority < self.eviction_reach(p)
     }
 
+    /// Whether hard budgets (`respect_pdb`) can refuse a victim set of `p` on some server:
+    /// a budget with something left covers more of `p`'s potential victims on one server than
+    /// it allows. (A spent budget's pods are not preemptible at all.) When not, every victim
+    /// set is within the budgets, and the fast searches decide as they do without them.
+    pub fn budgets_bind(&self, state: &ClusterState, p: &Preemptor) -> bool {
+        let ledger = state.budgets();
+        if !ledger.hard() || ledger.is_empty() {
+            return false;
+        }
+        let mut per_server: std::collections::BTreeMap<ServerId, i64> = Default::default();
+        ledger.left().iter().enumerate().any(|(b, &left)| {
+            per_server.clear();
+            ledger.members(b as u32).iter().any(|&id| {
+                let Some(pod) = state.pod(id) else {
+                    return false;
+                };
+                if !self.may_evict(p, pod.priority, pod.preemptible) {
+                    return false;
+                }
+                let n = per_server.entry(pod.server).or_default();
+                *n += 1;
+                *n > left
+            })
+        })
+    }
+
     /// The per-chunk results of a parallel pass over the servers, in chunk order, moved into
     /// one vector allocated once (a growing one would copy a large cluster's results again
     /// and again).
@@ -283,6 +309,9 @@ pub fn start_key(t: Option<f64>) -> f64 {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChainKey {
     has_victims: bool,
+    /// Victims whose eviction violates a PodDisruptionBudget (kube-scheduler's first
+    /// criterion; 0 for every planner but the default's dry run).
+    pdb_violations: usize,
     highest_priority: i64,
     adjusted_sum: i128,
     victim_count: usize,
@@ -332,6 +361,7 @@ impl ChainKey {
         }
         ChainKey {
             has_victims: count > 0,
+            pdb_violations: 0,
             highest_priority: highest,
             adjusted_sum,
             victim_count: count,
@@ -354,6 +384,7 @@ impl ChainKey {
     ) -> Self {
         ChainKey {
             has_victims: count > 0,
+            pdb_violations: 0,
             highest_priority: if count > 0 {
                 highest_priority
             } else {
@@ -412,6 +443,14 @@ impl ChainKey {
         (key, lowest_sum)
     }
 
+    /// The key with `n` victims that violate a PodDisruptionBudget.
+    pub fn with_pdb_violations(self, n: usize) -> Self {
+        ChainKey {
+            pdb_violations: n,
+            ..self
+        }
+    }
+
     /// The full chain: the numeric keys, then the sorted lists of victim names, ascending.
     pub fn compare(&self, other: &ChainKey, state: &ClusterState) -> Ordering {
         self.compare_numeric(other).then_with(|| {
@@ -423,6 +462,7 @@ impl ChainKey {
     pub fn compare_numeric(&self, other: &ChainKey) -> Ordering {
         self.has_victims
             .cmp(&other.has_victims)
+            .then(self.pdb_violations.cmp(&other.pdb_violations))
             .then(self.highest_priority.cmp(&other.highest_priority))
             .then(self.adjusted_sum.cmp(&other.adjusted_sum))
             .then(self.victim_count.cmp(&other.victim_count))

@@ -469,6 +469,21 @@ impl ClusterState {
         &self.budgets
     }
 
+    /// Whether evicting all of `victims` leaves every budget within what it allows (what a
+    /// hard ledger requires of one decision).
+    pub fn budgets_allow(&self, victims: impl IntoIterator<Item = PodId>) -> bool {
+        if self.budgets.is_empty() {
+            return true;
+        }
+        let of: Vec<&[u32]> = victims
+            .into_iter()
+            .filter_map(|id| self.pod(id))
+            .map(|p| p.budgets.as_slice())
+            .filter(|b| !b.is_empty())
+            .collect();
+        self.budgets.violated_by(of) == 0
+    }
+
     /// The pods of a spent hard budget may not be evicted.
     fn protect_members(&mut self, b: u32) {
         let members = self.budgets.members(b).to_vec();

@@ -107,13 +107,22 @@ fn source_subsets(
             }
             *used += 1;
             evaluated += 1;
-            if let Some(level) = qos.placed_level(problem.cluster, server, g, c) {
+            if let Some(level) = qos.placed_level(problem.cluster, server, g, c)
+                && within_budgets(state, idx, facts)
+            {
                 sink.push(qi, idx, level, facts);
             }
             true
         },
     );
     (evaluated, stopped)
+}
+
+/// Whether a subset keeps within hard PodDisruptionBudgets (always, when they are soft).
+fn within_budgets(state: &ClusterState, members: &[usize], facts: &[VictimFacts]) -> bool {
+    !state.budgets().hard()
+        || !members.iter().any(|&i| facts[i].guarded)
+        || state.budgets_allow(members.iter().map(|&i| facts[i].id))
 }
 
 /// Subsets of sizes `from..=to` of `n` victims: what the reference tries on a server.

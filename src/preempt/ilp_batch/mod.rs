@@ -141,7 +141,10 @@ fn solve_large(
         &stage,
     )?;
     let bound = relaxed.bound.map_or(list.floor, |b| b.max(list.floor));
-    let incumbent = match (relaxed.incumbent, warm.cloned()) {
+    // The decomposition's plan joins servers priced apart: under hard budgets it may take more
+    // of a budget than it allows, and is then no incumbent.
+    let within = |s: &BatchSolution| initial.budgets_allow(s.evicted.iter().copied());
+    let incumbent = match (relaxed.incumbent.filter(within), warm.cloned()) {
         (Some(a), Some(b)) => Some(if a.objective < b.objective { a } else { b }),
         (a, b) => a.or(b),
     };
@@ -332,6 +335,54 @@ impl PreemptionPlanner for IlpBatch {
             });
         };
         let list = (initial, preemptors, classes.as_slice());
-        Ok(as_enacted(problem, list, &solution, warm, &deadline))
+        let decision = as_enacted(problem, list, &solution, warm.clone(), &deadline);
+        Ok(within_hard_budgets(
+            problem, list, decision, warm, &deadline,
+        ))
+    }
+}
+
+/// The batch's decision kept within hard PodDisruptionBudgets: a plan whose servers, priced
+/// apart, together take more of a budget than it allows gives way to the best sequential plan
+/// (which respects them); its bound still holds, as the model it came from is a relaxation.
+fn within_hard_budgets(
+    problem: &Problem<'_>,
+    (initial, preemptors, classes): (&ClusterState, &[Preemptor], &[Class]),
+    decision: BatchDecision,
+    sequential: Option<BatchSolution>,
+    deadline: &Deadline,
+) -> BatchDecision {
+    let victims = decision
+        .decisions
+        .iter()
+        .flat_map(|d| d.victims.iter().copied());
+    if !initial.budgets().hard() || initial.budgets_allow(victims) {
+        return decision;
+    }
+    let bound = decision.bound;
+    let Some(w) = sequential else {
+        return BatchDecision {
+            decisions: Vec::new(),
+            status: PlanStatus::NoSolution,
+            bound,
+            objective: None,
+        };
+    };
+    let status = if bound.is_some_and(|b| reaches(w.objective, b)) {
+        PlanStatus::Optimal
+    } else if deadline.expired() {
+        PlanStatus::TimeLimit
+    } else {
+        PlanStatus::GapLimit
+    };
+    BatchDecision {
+        decisions: assemble(problem, initial, preemptors, classes, &w),
+        status,
+        bound: if status == PlanStatus::Optimal {
+            Some(w.objective)
+        } else {
+            bound
+        },
+        objective: Some(w.objective),
     }
 }

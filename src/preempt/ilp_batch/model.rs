@@ -411,6 +411,20 @@ pub fn build_until(
             .sum();
         constraints.push(constraint!(*v <= eligible));
     }
+    // Hard PodDisruptionBudgets: no more of a budget's pods than it allows (over the servers
+    // of this model; a model of part of the cluster is a relaxation, checked when enacted).
+    if initial.budgets().hard() {
+        let mut per_budget: BTreeMap<u32, Expression> = BTreeMap::new();
+        for (id, v) in &victims {
+            for &b in initial.pod(*id).map_or(&[][..], |p| &p.budgets) {
+                *per_budget.entry(b).or_default() += *v;
+            }
+        }
+        for (b, taken) in per_budget {
+            let left = initial.budgets().left()[b as usize] as f64;
+            constraints.push(constraint!(taken <= left));
+        }
+    }
     // Laminar capacities: the demand placed in domains inside D fits what is free in D plus
     // what the evicted pods free there.
     for (done, (&server, indices)) in on_server.iter().enumerate() {
