@@ -25,8 +25,8 @@ use coplan::preempt::problem::{DecisionPoint, Problem};
 use coplan::preempt::{event_exact, ilp, per_event, scenario};
 use coplan::solver::{Deadline, SolverSettings};
 use coplan::spec::preemption::{
-    Admission, EventSolver, FillAllocator, FillSpec, ImpScope, PreemptEntry, PreemptionSpec,
-    PriorityNorm, RunningPod, TopologyQos, WorkloadClass,
+    Admission, DisruptionBudget, EventSolver, FillAllocator, FillSpec, ImpScope, PreemptEntry,
+    PreemptionSpec, PriorityNorm, RunningPod, TopologyQos, WorkloadClass,
 };
 use coplan::spec::{ClusterSpec, Penalty, ServerTypeSpec, SpecKind};
 use coplan::topology::{Cluster, ServerId};
@@ -797,6 +797,53 @@ proptest! {
                     prop_assert!(e.victims.is_empty(), "{}: {} evicts", p.name, e.preemptor);
                 }
             }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+
+    /// PodDisruptionBudgets over the classes of a contested, filled cluster. Hard
+    /// (`respect_pdb`): no plan violates one (the verifier checks every eviction), and the
+    /// batch's bound still bounds every plan. Soft: the plans are counted; a hard plan is
+    /// never below the soft batch's bound (it solves a restriction of the same problem).
+    #[test]
+    fn hard_budgets_are_never_exceeded_and_the_batch_still_bounds(
+        (cluster_spec, spec) in batch_workload(),
+        budgets in prop::collection::vec((0..4usize, 0..=1i64), 1..=4),
+    ) {
+        let mut spec = spec;
+        spec.disruption_budget = budgets
+            .iter()
+            .enumerate()
+            .map(|(i, &(w, allowed))| DisruptionBudget {
+                name: format!("ns/pdb-{i}"),
+                pods: Vec::new(),
+                workloads: vec![format!("w{w}")],
+                disruptions_allowed: Some(allowed),
+                min_available: None,
+                max_unavailable: None,
+            })
+            .collect();
+        prop_assume!(valid(&cluster_spec, &spec));
+        let cluster = Cluster::from_spec(&cluster_spec);
+        let Some(soft) = run(&cluster, &spec) else { return Ok(()) };
+        spec.planners.respect_pdb = true;
+        let hard = run(&cluster, &spec).expect("the same instance");
+        let soft_bound = soft
+            .planners
+            .iter()
+            .find(|p| p.name == "ilp-batch")
+            .and_then(|p| p.bound)
+            .expect("a solved batch has a bound");
+        let batch = hard.planners.iter().find(|p| p.name == "ilp-batch").expect("ran");
+        let bound = batch.bound.expect("a solved batch has a bound");
+        for p in &hard.planners {
+            prop_assert_eq!(p.metrics.pdb_violations, 0, "{} violates a hard budget", p.name);
+            let objective = p.objective.expect("objective");
+            prop_assert!(bound <= objective + EPS, "{} scores {} below the bound {}", p.name, objective, bound);
+            prop_assert!(soft_bound <= objective + EPS, "{} scores {} below the soft bound {}", p.name, objective, soft_bound);
         }
     }
 }
