@@ -623,12 +623,15 @@ def nrt_object(node, pods):
     }
 
 
-def pdb(app, namespace, min_available):
+def pdb(app, namespace, min_available, healthy):
+    """A PodDisruptionBudget over the pods labelled `app`, with the status its controller
+    writes when `healthy` of them run."""
     return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
             "metadata": {"name": f"{app}-pdb", "namespace": namespace},
             "spec": {"minAvailable": min_available, "selector": {"matchLabels": {"app": app}}},
-            "status": {"currentHealthy": 0, "desiredHealthy": min_available, "disruptionsAllowed": 0,
-                       "expectedPods": 0, "observedGeneration": 1}}
+            "status": {"currentHealthy": healthy, "desiredHealthy": min_available,
+                       "disruptionsAllowed": max(0, healthy - min_available),
+                       "expectedPods": healthy, "observedGeneration": 1}}
 
 
 def with_noise(items, seed, pods_per_node):
@@ -639,6 +642,7 @@ def with_noise(items, seed, pods_per_node):
     nodes = [it for it in items if it["kind"] == "Node"]
     node_pods = {n["metadata"]["name"]: [] for n in nodes}
     pod_count = 0
+    running_apps = {}
     cordoned = nodes[min(2, len(nodes) - 1)]["metadata"]["name"]
     for it in items:
         if it["kind"] == "Node":
@@ -647,6 +651,10 @@ def with_noise(items, seed, pods_per_node):
             yield with_managed_fields(it, "kubelet", it["metadata"]["creationTimestamp"])
             continue
         pod_count += 1
+        app = it["metadata"].get("labels", {}).get("app")
+        if app and it["status"].get("phase") == "Running":
+            running_apps[(it["metadata"]["namespace"], app)] = \
+                running_apps.get((it["metadata"]["namespace"], app), 0) + 1
         res = it["spec"]["containers"][0]["resources"]
         node = it["spec"].get("nodeName")
         if node and it["status"].get("qosClass") == "Guaranteed":
@@ -658,7 +666,7 @@ def with_noise(items, seed, pods_per_node):
         yield nrt_object(n, node_pods[n["metadata"]["name"]])
     for app, ns, m in [("chat-8b", "serve", 2), ("chat-70b", "serve", 1), ("chat-405b", "serve", 1),
                        ("assist-70b", "serve", 1), ("llm-pretrain", "train", 0)]:
-        yield pdb(app, ns, m)
+        yield pdb(app, ns, m, running_apps.get((ns, app), 0))
     clock = dt.datetime(2026, 12, 1, 10, 0, 0)
     for k, n in enumerate(nodes):
         name = n["metadata"]["name"]

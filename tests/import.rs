@@ -305,6 +305,8 @@ fn the_json_summary_carries_every_count() {
 
 /// Every malformed input: (fixture, arguments with `{file}` for it).
 const INVALID: &[(&str, &[&str])] = &[
+    ("k8s-pdb-bad-amount.yaml", &["import", "k8s", "{file}"]),
+    ("k8s-pdb-bad-operator.yaml", &["import", "k8s", "{file}"]),
     ("k8s-bad-quantity.yaml", &["import", "k8s", "{file}"]),
     ("k8s-bad-yaml.yaml", &["import", "k8s", "{file}"]),
     ("k8s-wrong-type.yaml", &["import", "k8s", "{file}"]),
@@ -725,4 +727,97 @@ fn a_pod_exported_twice_is_imported_once() {
         err.contains("duplicate_pods") && err.contains("appears twice"),
         "{err}"
     );
+}
+
+/// PodDisruptionBudgets from a snapshot: each selector matched against the running pods of
+/// its namespace (`matchLabels`, `matchExpressions`), the amount from `status` or from
+/// `minAvailable`; a budget that covers no running pod is left out. The default then prefers
+/// the replicas its budget lets go over the trainer whose budget allows nothing; the planners
+/// that price victims evict the trainer and count the violation, unless `respect_pdb`.
+#[test]
+fn disruption_budgets_are_imported_counted_and_respected() {
+    let dir = scratch("disruption-budgets");
+    let (c, w) = (dir.join("c.toml"), dir.join("w.toml"));
+    let (code, _, err) = run(&[
+        "import",
+        "k8s",
+        "tests/fixtures/import/k8s-disruption-budgets.yaml",
+        "--out-cluster",
+        &path_str(&c),
+        "--out-workload",
+        &path_str(&w),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("pod_disruption_budgets  2"), "{err}");
+    let text = std::fs::read_to_string(&w).expect("workload written");
+    let spec: coplan::spec::PreemptionSpec = toml::from_str(&text).expect("a workload");
+    let budgets: Vec<(&str, Vec<&str>)> = spec
+        .disruption_budget
+        .iter()
+        .map(|b| (b.name.as_str(), b.pods.iter().map(String::as_str).collect()))
+        .collect();
+    assert_eq!(
+        budgets,
+        [
+            (
+                "serve/chat",
+                vec![
+                    "serve/chat-0",
+                    "serve/chat-1",
+                    "serve/chat-2",
+                    "serve/chat-3"
+                ]
+            ),
+            ("train/trainer", vec!["train/trainer-0", "train/trainer-1"]),
+        ]
+    );
+    assert_eq!(spec.disruption_budget[0].disruptions_allowed, Some(2));
+    let evictions = |workload: &Path| {
+        let (code, out, err) = run(&[
+            "plan",
+            &path_str(&c),
+            &path_str(workload),
+            "--format",
+            "evictions",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+        v["planners"]
+            .as_array()
+            .expect("planners")
+            .iter()
+            .map(|p| {
+                let victims: Vec<String> = p["evictions"][0]["victims"]
+                    .as_array()
+                    .expect("victims")
+                    .iter()
+                    .map(|v| v.as_str().unwrap_or_default().to_string())
+                    .collect();
+                (
+                    p["planner"].as_str().unwrap_or_default().to_string(),
+                    victims.join(" "),
+                    p["pdb_violations"].as_u64().expect("counted"),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    for (planner, victims, violations) in evictions(&w) {
+        if planner.starts_with("k8s-") {
+            assert_eq!(victims, "serve/chat-2 serve/chat-3", "{planner}");
+            assert_eq!(violations, 0, "{planner}");
+        } else {
+            assert_eq!(victims, "train/trainer-1", "{planner}");
+            assert_eq!(violations, 1, "{planner}");
+        }
+    }
+    let hard = dir.join("hard.toml");
+    std::fs::write(
+        &hard,
+        text.replace("respect_pdb = false", "respect_pdb = true"),
+    )
+    .expect("written");
+    for (planner, victims, violations) in evictions(&hard) {
+        assert_eq!(victims, "serve/chat-2 serve/chat-3", "{planner}");
+        assert_eq!(violations, 0, "{planner}");
+    }
 }

@@ -759,3 +759,39 @@ fn lenient_topology_manager_policies_admit_a_misaligned_pod_as_a_miss() {
         }
     }
 }
+
+/// A hard budget spent by an eviction protects the pods it still covers; recounted (as
+/// `simulate` recounts budgets after the pods that left between cycles), it allows again.
+#[test]
+fn a_spent_hard_budget_protects_its_pods_until_recounted() {
+    let cluster = load_cluster("tests/fixtures/pdb/cluster.toml");
+    let (workload, _) = load_preemption("tests/fixtures/pdb/hard-same-budget.toml");
+    let cluster = coplan::topology::Cluster::from_spec(&cluster);
+    let mut state =
+        coplan::topology::state::running_state(&cluster, &workload).expect("running pods fit");
+    state.attach_budgets(&workload, true);
+    let id = |state: &coplan::topology::state::ClusterState, name: &str| {
+        state
+            .pods()
+            .find(|(_, p)| p.name == name)
+            .map(|(id, _)| id)
+            .expect(name)
+    };
+    assert_eq!(state.budgets().left(), &[1]);
+    let p1 = id(&state, "ns/p1");
+    assert!(!state.budgets_allow([p1, id(&state, "ns/p2")]));
+    state.evict(p1).expect("running");
+    let p2 = id(&state, "ns/p2");
+    assert_eq!(state.budgets().left(), &[0]);
+    assert!(!state.pod(p2).expect("running").preemptible);
+    assert!(
+        state.servers()[0]
+            .residents()
+            .iter()
+            .all(|r| !r.preemptible || r.id != p2)
+    );
+    state.attach_budgets(&workload, true);
+    // One covered pod left, `disruptions_allowed = 1`: it may go again.
+    assert_eq!(state.budgets().left(), &[1]);
+    assert!(state.pod(p2).expect("running").preemptible);
+}

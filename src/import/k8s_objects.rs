@@ -126,6 +126,35 @@ pub struct ObjectSpec {
     pub scheduling_gates: Vec<serde::de::IgnoredAny>,
     /// Pod: DRA resource claims (not modelled yet).
     pub resource_claims: Vec<serde::de::IgnoredAny>,
+    /// PodDisruptionBudget: the pods it covers (`None`: none; an empty one: all in its
+    /// namespace).
+    pub selector: Option<LabelSelector>,
+    /// PodDisruptionBudget: pods that must stay available (a count or `N%`).
+    pub min_available: Option<Spanned<QuantityText>>,
+    /// PodDisruptionBudget: pods that may be unavailable (a count or `N%`).
+    pub max_unavailable: Option<Spanned<QuantityText>>,
+}
+
+/// A label selector (`matchLabels` and `matchExpressions`, all of which must hold).
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct LabelSelector {
+    /// Labels a pod must carry with these values.
+    pub match_labels: BTreeMap<String, String>,
+    /// Requirements on labels: `In`, `NotIn`, `Exists`, `DoesNotExist`.
+    pub match_expressions: Vec<LabelRequirement>,
+}
+
+/// One requirement of a label selector.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct LabelRequirement {
+    /// Label key.
+    pub key: String,
+    /// `In`, `NotIn`, `Exists` or `DoesNotExist`.
+    pub operator: String,
+    /// Values for `In` and `NotIn`.
+    pub values: Vec<String>,
 }
 
 /// One pod volume: only whether it is a persistent volume claim.
@@ -251,6 +280,8 @@ pub struct ObjectStatus {
     pub qos_class: Option<String>,
     /// Node: its conditions; `Ready` is read.
     pub conditions: Vec<Condition>,
+    /// PodDisruptionBudget: evictions it allows now, as its controller computed them.
+    pub disruptions_allowed: Option<i64>,
 }
 
 /// One status condition.
@@ -409,6 +440,17 @@ fn modelled(kind: &str) -> &'static [&'static [&'static str]] {
             ],
             &["status", "phase"],
             &["status", "qosClass"],
+            &["metadata", "labels"],
+        ],
+        "PodDisruptionBudget" => &[
+            COMMON,
+            &["kind"],
+            &["metadata", "name"],
+            &["metadata", "namespace"],
+            &["spec", "selector"],
+            &["spec", "minAvailable"],
+            &["spec", "maxUnavailable"],
+            &["status", "disruptionsAllowed"],
         ],
         "NodeResourceTopology" => &[
             COMMON,
@@ -695,13 +737,13 @@ mod tests {
         );
         let mut node_out = BTreeMap::new();
         ignored_fields("Node", &node, &mut node_out);
-        // Every node label is read: node selectors and affinity match on them.
+        // Every node label is read: node selectors and affinity match on them; every pod
+        // label too: PodDisruptionBudgets select on them.
         assert_eq!(node_out.get("Node: metadata.labels.*"), None);
         let keys: Vec<(&str, u64)> = out.iter().map(|(k, v)| (k.as_str(), *v)).collect();
         assert_eq!(
             keys,
             vec![
-                ("Pod: metadata.labels", 1),
                 ("Pod: metadata.uid", 1),
                 ("Pod: spec.containers.[].image", 1),
                 ("Pod: spec.containers.[].name", 1),

@@ -266,6 +266,8 @@ pub fn preemption_evictions(plan: &crate::plan::preemption::PreemptionPlan) -> S
     #[derive(Serialize)]
     struct PlannerEvictions<'a> {
         planner: &'a str,
+        /// PodDisruptionBudgets the plan violates.
+        pdb_violations: u64,
         evictions: Vec<Eviction<'a>>,
     }
     #[derive(Serialize)]
@@ -285,6 +287,7 @@ pub fn preemption_evictions(plan: &crate::plan::preemption::PreemptionPlan) -> S
             .iter()
             .map(|p| PlannerEvictions {
                 planner: &p.name,
+                pdb_violations: p.metrics.pdb_violations,
                 evictions: p
                     .events
                     .iter()

@@ -389,6 +389,9 @@ pub fn run_cycles(
             let start_s =
                 (fill.churn_rounds.max(0) as u64 + cycle + 1) as f64 * scenario::CHURN_ROUND_S;
             scenario::churn_round(cluster, spec, fill, goal, &mut rng, &mut state, start_s);
+            // Departures are no disruptions: each budget is recounted over the pods that run
+            // now, as its controller recounts it.
+            state.attach_budgets(spec, spec.planners.respect_pdb);
         }
         progress();
     }

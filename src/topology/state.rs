@@ -434,7 +434,16 @@ impl ClusterState {
             for &b in &budgets {
                 covered[b as usize] += 1;
             }
-            Arc::make_mut(slot).budgets = budgets;
+            if budgets.is_empty() && slot.budgets.is_empty() {
+                continue;
+            }
+            let pod = Arc::make_mut(slot);
+            // A pod a spent hard budget protected before is preemptible as its class says
+            // until the budgets, recounted, say otherwise.
+            if let Some(class) = spec.workload.get(pod.workload) {
+                pod.preemptible = class.preemptible;
+            }
+            pod.budgets = budgets;
         }
         let live: Vec<(PodId, ServerId, Vec<u32>)> = self
             .pods()
@@ -443,9 +452,11 @@ impl ClusterState {
             .collect();
         for (id, server, budgets) in live {
             self.budgets.join(id, &budgets);
+            let preemptible = self.pod(id).is_some_and(|p| p.preemptible);
             for r in &mut self.servers[server.index()].residents {
                 if r.id == id {
                     r.guarded = true;
+                    r.preemptible = preemptible;
                 }
             }
         }

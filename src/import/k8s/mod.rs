@@ -8,6 +8,7 @@
 //! Kubernetes rules they share. Here: the import itself, which maps each pod to a running pod
 //! or a preemptor.
 
+mod budgets;
 mod conventions;
 mod nodes;
 mod nrt;
@@ -409,15 +410,29 @@ pub fn import_with(
         }
     }
     let running = std::mem::take(&mut ledger.running);
+    let running_names: std::collections::BTreeSet<&str> =
+        running.iter().filter_map(|r| r.name.as_deref()).collect();
+    let labelled: Vec<budgets::Labelled<'_>> = prepared
+        .iter()
+        .filter(|(_, name, _, _)| running_names.contains(name.as_str()))
+        .map(|(_, name, pod, _)| budgets::Labelled {
+            name,
+            labels: &pod.object.metadata.labels,
+        })
+        .collect();
+    let disruption_budgets =
+        budgets::disruption_budgets(&snapshot.budgets, &labelled, &mut summary)?;
+    drop(labelled);
     let classes = classes.into_classes();
     summary.mapped("workload_classes", classes.len() as u64);
-    let workload = preemption_workload(
+    let mut workload = preemption_workload(
         format!("k8s snapshot {stem}"),
         Some(now_s),
         classes,
         running,
         &preemptors,
     );
+    workload.disruption_budget = disruption_budgets;
     let comments = vec![
         format!(
             "# Imported by `coplan import k8s` from {}.",

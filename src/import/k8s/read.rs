@@ -116,9 +116,10 @@ impl Objects<'_> {
             .unwrap_or_default()
             .to_string();
         count_ignored(&kind, &node, self.summary);
-        // Only a Node's labels are read (its GPU model); a pod's are dropped before they
-        // cost memory, 200,000 times over.
+        // A Node's labels give its rules and GPU model, a Pod's are matched by the
+        // PodDisruptionBudgets; other kinds' are dropped before they cost memory.
         if kind != "Node"
+            && kind != "Pod"
             && let Value::Map(entries) = &mut node.value
             && let Some((_, metadata)) = entries.iter_mut().find(|(k, _)| k == "metadata")
             && let Value::Map(fields) = &mut metadata.value
@@ -271,6 +272,8 @@ pub(super) struct Snapshot {
     pub(super) pods: Vec<(PodObject, usize)>,
     /// PriorityClass objects by name: value and preemption policy.
     pub(super) priority_classes: BTreeMap<String, (Option<i64>, Option<String>)>,
+    /// PodDisruptionBudget objects by `namespace/name`.
+    pub(super) budgets: BTreeMap<String, (Origin, Object)>,
 }
 
 /// Sorts the objects by kind; a Node, Pod or NRT object without a name is an error, other
@@ -285,6 +288,7 @@ pub(super) fn sort_objects(
     let mut pods: Vec<(PodObject, usize)> = Vec::new();
     let mut priority_classes: BTreeMap<String, (Option<i64>, Option<String>)> = BTreeMap::new();
     let mut pod_ids: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+    let mut budgets: BTreeMap<String, (Origin, Object)> = BTreeMap::new();
     for (origin, doc_line, object) in objects {
         let kind = object.kind.clone().unwrap_or_default();
         summary.read(
@@ -362,6 +366,19 @@ pub(super) fn sort_objects(
                 summary.read("priority_classes", 1);
                 priority_classes.insert(name, (object.value, object.preemption_policy));
             }
+            "PodDisruptionBudget" => {
+                let name = name.ok_or_else(missing_name)?;
+                let id = format!(
+                    "{}/{name}",
+                    object.metadata.namespace.as_deref().unwrap_or("default")
+                );
+                summary.read("pod_disruption_budgets", 1);
+                if budgets.contains_key(&id) {
+                    summary.dropped("duplicate_pod_disruption_budgets", 1);
+                    continue;
+                }
+                budgets.insert(id, (origin, object));
+            }
             _ => summary.dropped("objects_of_other_kinds", 1),
         }
     }
@@ -378,6 +395,7 @@ pub(super) fn sort_objects(
         nrts,
         pods,
         priority_classes,
+        budgets,
     })
 }
 

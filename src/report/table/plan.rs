@@ -189,8 +189,13 @@ fn count(planned: bool, cell: String) -> String {
     if planned { cell } else { "-".into() }
 }
 
+/// Whether the table needs a `PDB` column: some plan violates a PodDisruptionBudget.
+fn any_pdb_violation(report: &PreemptionPlan) -> bool {
+    report.planners.iter().any(|r| r.metrics.pdb_violations > 0)
+}
+
 /// One planner's row of the comparison table.
-fn comparison_row(r: &PreemptionPlannerReport, with_qos_none: bool) -> Vec<String> {
+fn comparison_row(r: &PreemptionPlannerReport, with_qos_none: bool, with_pdb: bool) -> Vec<String> {
     let m = &r.metrics;
     let planned = has_plan(r);
     let rate = |v: Option<f64>| count(planned, share(v));
@@ -214,6 +219,11 @@ fn comparison_row(r: &PreemptionPlannerReport, with_qos_none: bool) -> Vec<Strin
         count(planned, m.placed.to_string()),
         count(planned, m.victims.to_string()),
         count(planned, m.wasted_evictions.to_string()),
+    ]);
+    if with_pdb {
+        row.push(count(planned, m.pdb_violations.to_string()));
+    }
+    row.extend([
         count(planned, number(m.slowdown_guaranteed, 3)),
         count(planned, number(m.slowdown_best_effort, 3)),
         m.subsets_evaluated.to_string(),
@@ -225,10 +235,11 @@ fn comparison_row(r: &PreemptionPlannerReport, with_qos_none: bool) -> Vec<Strin
 /// The planners side by side.
 fn comparison(report: &PreemptionPlan) -> String {
     let with_qos_none = any_qos_none(report);
+    let with_pdb = any_pdb_violation(report);
     let rows: Vec<Vec<String>> = report
         .planners
         .iter()
-        .map(|r| comparison_row(r, with_qos_none))
+        .map(|r| comparison_row(r, with_qos_none, with_pdb))
         .collect();
     let mut header = vec![
         "planner",
@@ -243,15 +254,11 @@ fn comparison(report: &PreemptionPlan) -> String {
     if with_qos_none {
         header.push("hit none");
     }
-    header.extend([
-        "placed",
-        "victims",
-        "wasted",
-        "slowdown G",
-        "slowdown BE",
-        "subsets",
-        "time",
-    ]);
+    header.extend(["placed", "victims", "wasted"]);
+    if with_pdb {
+        header.push("PDB");
+    }
+    header.extend(["slowdown G", "slowdown BE", "subsets", "time"]);
     // Every column but the first two holds a number.
     let right: Vec<bool> = (0..header.len()).map(|i| i >= 2).collect();
     aligned(&header, &rows, &right)
@@ -264,6 +271,12 @@ fn notes(report: &PreemptionPlan) -> String {
         out,
         "\nhit G / hit BE: hit rate of the guaranteed / best-effort preemptors; slowdown G / BE: mean penalty of that class's placed pods."
     );
+    if any_pdb_violation(report) {
+        let _ = writeln!(
+            out,
+            "PDB: PodDisruptionBudgets the plan evicts more pods of than they allow ([planners] respect_pdb makes them hard)."
+        );
+    }
     if any_qos_none(report) {
         let _ = writeln!(
             out,

@@ -24,7 +24,8 @@ pub const TARGET_METRICS: [&str; 14] = [
     "victims_per_preemption",
 ];
 /// Per-cycle counts that are also valid targets.
-pub const COUNT_METRICS: [&str; 5] = [
+pub const COUNT_METRICS: [&str; 6] = [
+    "pdb_violations",
     "preemptions",
     "subsets_evaluated",
     "victim_priority_sum",

@@ -37,6 +37,7 @@ pub const DIRECTIONS: &[(&str, Better)] = &[
     ("victims*", Better::Lower),
     ("victim_priority_sum", Better::Lower),
     ("wasted_evictions", Better::Lower),
+    ("pdb_violations", Better::Lower),
     ("slowdown*", Better::Lower),
     ("gpu_hours_evicted", Better::Lower),
     ("decision_gap", Better::Lower),
