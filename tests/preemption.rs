@@ -547,24 +547,28 @@ fn identical_servers_form_one_group_and_share_solutions() {
     assert_eq!(moved.objective, solved.objective);
 }
 
+/// The workload fixtures of a folder (every file but its `cluster.toml`), as paths from the
+/// repository root, sorted.
+fn fixtures(folder: &str) -> Vec<String> {
+    let mut files: Vec<String> = std::fs::read_dir(common::root().join(folder))
+        .expect("fixture folder")
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "cluster.toml")
+        .map(|n| format!("{folder}/{n}"))
+        .collect();
+    files.sort();
+    files
+}
+
 /// Every planner, the exact ones included, obeys the scheduler's filter on the fixtures of
 /// `tests/fixtures/eligibility` (labels, taints, cordon, NotReady, selectors, affinity,
 /// tolerations, `preemption_policy = "never"`): the node and victims each fixture states.
 #[test]
 fn every_planner_obeys_the_scheduling_rules() {
-    let dir = common::root().join("tests/fixtures/eligibility");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .expect("fixture folder")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.file_name().is_some_and(|n| n != "cluster.toml"))
-        .collect();
-    files.sort();
+    let files = fixtures("tests/fixtures/eligibility");
     assert!(files.len() >= 7);
-    for path in files {
-        let rel = format!(
-            "tests/fixtures/eligibility/{}",
-            path.file_name().unwrap_or_default().to_string_lossy()
-        );
+    for rel in files {
         let (workload, text) = load_preemption(&rel);
         let cluster = load_cluster(header(&text, "cluster").expect("cluster header"));
         let report = plan(&cluster, &workload, &TOPOLOGY_PLANNERS_AND_NRT);
@@ -596,19 +600,9 @@ fn every_planner_obeys_the_scheduling_rules() {
 /// fixture states, per planner (`*`: every one), the node, the victims and the violations.
 #[test]
 fn disruption_budgets_are_counted_and_respected() {
-    let dir = common::root().join("tests/fixtures/pdb");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .expect("fixture folder")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.file_name().is_some_and(|n| n != "cluster.toml"))
-        .collect();
-    files.sort();
+    let files = fixtures("tests/fixtures/pdb");
     assert!(files.len() >= 5);
-    for path in files {
-        let rel = format!(
-            "tests/fixtures/pdb/{}",
-            path.file_name().unwrap_or_default().to_string_lossy()
-        );
+    for rel in files {
         let (workload, text) = load_preemption(&rel);
         let cluster = load_cluster(header(&text, "cluster").expect("cluster header"));
         let report = plan(&cluster, &workload, &TOPOLOGY_PLANNERS_AND_NRT);

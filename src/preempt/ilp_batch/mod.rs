@@ -216,23 +216,7 @@ fn as_enacted(
         PlanStatus::Optimal => Some(solution.objective),
         _ => solution.bound,
     };
-    let status = if bound.is_some_and(|b| reaches(best.objective, b)) {
-        PlanStatus::Optimal
-    } else if deadline.expired() {
-        PlanStatus::TimeLimit
-    } else {
-        PlanStatus::GapLimit
-    };
-    BatchDecision {
-        decisions: best.decisions,
-        status,
-        bound: if status == PlanStatus::Optimal {
-            Some(best.objective)
-        } else {
-            bound
-        },
-        objective: Some(best.objective),
-    }
+    measured_against(best.decisions, best.objective, bound, deadline)
 }
 
 /// The proven lower bounds of a list that need no MILP of the whole batch: the placement
@@ -368,7 +352,19 @@ fn within_hard_budgets(
             objective: None,
         };
     };
-    let status = if bound.is_some_and(|b| reaches(w.objective, b)) {
+    let decisions = assemble(problem, initial, preemptors, classes, &w);
+    measured_against(decisions, w.objective, bound, deadline)
+}
+
+/// A plan that is not the model's optimum, against the model's bound: `optimal` when it
+/// reaches the bound (which is then its objective), else `time_limit` or `gap_limit`.
+fn measured_against(
+    decisions: Vec<Decision>,
+    objective: f64,
+    bound: Option<f64>,
+    deadline: &Deadline,
+) -> BatchDecision {
+    let status = if bound.is_some_and(|b| reaches(objective, b)) {
         PlanStatus::Optimal
     } else if deadline.expired() {
         PlanStatus::TimeLimit
@@ -376,13 +372,13 @@ fn within_hard_budgets(
         PlanStatus::GapLimit
     };
     BatchDecision {
-        decisions: assemble(problem, initial, preemptors, classes, &w),
+        decisions,
         status,
         bound: if status == PlanStatus::Optimal {
-            Some(w.objective)
+            Some(objective)
         } else {
             bound
         },
-        objective: Some(w.objective),
+        objective: Some(objective),
     }
 }
