@@ -105,7 +105,10 @@ impl Parser<'_> {
                 b' ' => {
                     i += 1;
                     // Indentation comes in runs (kubectl indents by four).
-                    while b.get(i..i + 8) == Some(b"        ") {
+                    while let Some(chunk) = b.get(i..i + 8)
+                        && let Ok(bytes) = <[u8; 8]>::try_from(chunk)
+                        && u64::from_le_bytes(bytes) == u64::from_le_bytes([b' '; 8])
+                    {
                         i += 8;
                     }
                 }
