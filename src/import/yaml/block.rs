@@ -111,11 +111,9 @@ impl Reader<'_> {
             p += 1;
         }
         let start = p;
-        while p < b.len() && b[p] != b'\n' {
-            if !(0x20..0x7f).contains(&b[p]) {
-                return Err(Stop::Bail);
-            }
-            p += 1;
+        p = printable_run(b, p);
+        if p < b.len() && b[p] != b'\n' {
+            return Err(Stop::Bail);
         }
         let end = p;
         if start == end || b[start] == b'#' || b[end - 1] == b' ' {
@@ -497,11 +495,15 @@ impl Reader<'_> {
             }
             _ => {
                 let mut q = p;
-                while q < l.end && !colon_ends(q) {
-                    q += 1;
-                }
-                if q == l.end {
-                    return Ok(None);
+                loop {
+                    match b[q..l.end].iter().position(|&c| c == b':') {
+                        None => return Ok(None),
+                        Some(at) if colon_ends(q + at) => {
+                            q += at;
+                            break;
+                        }
+                        Some(at) => q += at + 1,
+                    }
                 }
                 let key = &b[p..q];
                 if !plain_start(key)
@@ -588,4 +590,29 @@ fn plain_start(text: &[u8]) -> bool {
 /// Text this reader has checked to be printable ASCII.
 fn ascii(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The first index from `i` of a byte outside printable ASCII (a newline among them), or the
+/// length: eight bytes at a time.
+fn printable_run(b: &[u8], mut i: usize) -> usize {
+    const ONES: u64 = u64::from_le_bytes([1; 8]);
+    const HIGH: u64 = ONES << 7;
+    while let Some(chunk) = b.get(i..i + 8) {
+        let Ok(bytes) = <[u8; 8]>::try_from(chunk) else {
+            break;
+        };
+        let w = u64::from_le_bytes(bytes);
+        let del = w ^ (ONES * 0x7f);
+        // Below 0x20, 0x80 and above, or 0x7f: never missed; a false alarm only sends the
+        // bytes to the loop below.
+        let found = (w.wrapping_sub(ONES * 0x20) & !w) | w | (del.wrapping_sub(ONES) & !del);
+        if found & HIGH != 0 {
+            break;
+        }
+        i += 8;
+    }
+    while b.get(i).is_some_and(|c| (0x20..0x7f).contains(c)) {
+        i += 1;
+    }
+    i
 }
