@@ -659,7 +659,10 @@ fn plain_run(b: &[u8], mut i: usize) -> usize {
         }
         i += 8;
     }
-    while b.get(i).is_some_and(|&c| c != b'"' && c != b'\\' && c >= 0x20) {
+    while b
+        .get(i)
+        .is_some_and(|&c| c != b'"' && c != b'\\' && c >= 0x20)
+    {
         i += 1;
     }
     i

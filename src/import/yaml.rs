@@ -618,12 +618,20 @@ mod tests {
                 self.0.push(h.finish());
                 Ok(())
             }
-            fn document(&mut self, d: usize, node: Node, n: Option<usize>) -> Result<(), ImportError> {
+            fn document(
+                &mut self,
+                d: usize,
+                node: Node,
+                n: Option<usize>,
+            ) -> Result<(), ImportError> {
                 self.item(d, n.unwrap_or(0), node)
             }
         }
         let mut fast = Hashes(Vec::new());
-        assert!(matches!(block::read(&text, &mut fast), Ok(block::Outcome::Done)));
+        assert!(matches!(
+            block::read(&text, &mut fast),
+            Ok(block::Outcome::Done)
+        ));
         let mut general = Hashes(Vec::new());
         read_events(0, &text, &mut general).expect("valid");
         assert_eq!(fast.0.len(), general.0.len());

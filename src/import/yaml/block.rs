@@ -72,9 +72,7 @@ pub(super) fn read(text: &str, sink: &mut dyn Sink) -> Result<Outcome, ImportErr
     };
     match r.document(sink) {
         Ok(()) => Ok(Outcome::Done),
-        Err(Stop::Bail) => Ok(Outcome::Fallback {
-            items: r.delivered,
-        }),
+        Err(Stop::Bail) => Ok(Outcome::Fallback { items: r.delivered }),
         Err(Stop::Sink(e)) => Err(e),
     }
 }
@@ -406,9 +404,7 @@ impl Reader<'_> {
             if l.indent > indent || self.is_entry(l, l.start) {
                 return Err(Stop::Bail);
             }
-            let (key, after) = self
-                .key(l, l.start, want.is_some())?
-                .ok_or(Stop::Bail)?;
+            let (key, after) = self.key(l, l.start, want.is_some())?.ok_or(Stop::Bail)?;
             match (&mut want, key) {
                 (Some(want), Some(key)) => {
                     let m = match want.key(&key) {
@@ -483,7 +479,8 @@ impl Reader<'_> {
     #[allow(clippy::type_complexity)]
     fn key(&self, l: Line, p: usize, build: bool) -> R<Option<(Option<String>, usize)>> {
         let b = self.b;
-        let colon_ends = |q: usize| q < l.end && b[q] == b':' && (q + 1 == l.end || b[q + 1] == b' ');
+        let colon_ends =
+            |q: usize| q < l.end && b[q] == b':' && (q + 1 == l.end || b[q + 1] == b' ');
         match b[p] {
             b'"' | b'\'' => {
                 let (text, end) = self.quoted(p, l.end, build)?;
