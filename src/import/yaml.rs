@@ -600,6 +600,68 @@ mod tests {
         assert!(fast < lines.len() * 14 / 2, "{fast}");
     }
 
+    #[test]
+    fn scalars_and_keys_at_the_edge_of_the_subset_read_as_the_general_reader_reads_them() {
+        for text in [
+            "a: x]\n",
+            "a: x{y}\n",
+            "a: x,y\n",
+            "a: 'x'\n",
+            "a: \"\"\n",
+            "a: ''\n",
+            "a: x:y\n",
+            "a: x #y\n",
+            "a: x#y\n",
+            "'a': 1\n",
+            "\"a\": 1\n",
+            "a: -1\n",
+            "a: -\n",
+            "a: --x\n",
+            "a: ~\n",
+            "a: null\n",
+            "a: \"\\x41\"\n",
+            "a: \"x\\\"y\"\n",
+            "f:metadata: {}\n",
+            "a:b: c\n",
+            "a: b: c\n",
+            "a: @x\n",
+            "a: %x\n",
+            "a: `x\n",
+            "a: ?x\n",
+            "a: :x\n",
+            "a: !x\n",
+            "a: *x\n",
+            "a: &x y\n",
+            "a: |\n  x\n",
+            "a: {}\nb: []\n",
+            "a: {b: 1}\n",
+            "a: [1]\n",
+            "- a\n",
+            "a: 1",
+            "a:\n- 1\n- 2",
+            "a:\n  - 1\n  - 2\nb: 3\n",
+            "a:\n  - 1\n b: 3\n",
+            "a:\n  b: 1\n c: 2\n",
+            "a: 1\n  b: 2\n",
+            "a: \"x\" y\n",
+            "a: 'x' : y\n",
+            "a:  x\n",
+            "items:\n- kind: Pod\n-\n",
+            "items:\n- - 1\n  - 2\n- 3\n",
+            "items:\n- a: 1\n  b:\n  - c\n  - d\n",
+            "items: []\n",
+            "items: [1]\n",
+            "kind: List\nitems:\n- kind: Pod\nitems:\n- kind: Node\n",
+            "<<: {}\n",
+            "a:\n  <<: {}\n",
+            "---\na: 1\n",
+            "a: 1\n...\n",
+            "a: 1\n# end\n",
+        ] {
+            same_as_general(text);
+        }
+    }
+
     /// Compares the block reader with the general one on a large export:
     /// `COPLAN_YAML_DIFF=FILE cargo test --release --lib yaml -- --ignored`.
     #[test]
