@@ -98,17 +98,30 @@ impl Parser<'_> {
     }
 
     fn skip_ws(&mut self) {
-        while let Some(&b) = self.bytes.get(self.i) {
-            match b {
-                b' ' | b'\t' | b'\r' => self.i += 1,
+        let b = self.bytes;
+        let mut i = self.i;
+        while let Some(&c) = b.get(i) {
+            match c {
+                b' ' => {
+                    i += 1;
+                    // Indentation comes in runs (kubectl indents by four).
+                    while let Some(chunk) = b.get(i..i + 8)
+                        && let Ok(bytes) = <[u8; 8]>::try_from(chunk)
+                        && u64::from_le_bytes(bytes) == u64::from_le_bytes([b' '; 8])
+                    {
+                        i += 8;
+                    }
+                }
+                b'\t' | b'\r' => i += 1,
                 b'\n' => {
-                    self.i += 1;
+                    i += 1;
                     self.line += 1;
-                    self.line_start = self.i;
+                    self.line_start = i;
                 }
                 _ => break,
             }
         }
+        self.i = i;
     }
 
     fn expect(&mut self, byte: u8, what: &str) -> Result<(), ImportError> {
@@ -328,7 +341,11 @@ impl Parser<'_> {
             let digits = std::str::from_utf8(digits).ok()?;
             u32::from_str_radix(digits, 16).ok()
         };
-        while let Some(&c) = b.get(i) {
+        loop {
+            i = plain_run(b, i);
+            let Some(&c) = b.get(i) else {
+                return false;
+            };
             match c {
                 b'"' => {
                     self.i = i + 1;
@@ -355,11 +372,9 @@ impl Parser<'_> {
                     }
                     _ => return false,
                 },
-                0..=0x1f => return false,
-                _ => i += 1,
+                _ => return false,
             }
         }
-        false
     }
 
     /// One value at nesting `depth` (the document's top level is 0), built as `want` says.
@@ -525,6 +540,7 @@ impl Parser<'_> {
     fn string(&mut self) -> Result<String, ImportError> {
         self.i += 1; // `"`
         let start = self.i;
+        self.i = plain_run(self.bytes, self.i);
         // The common case: no escape, copied in one piece.
         while let Some(&b) = self.bytes.get(self.i) {
             match b {
@@ -572,13 +588,7 @@ impl Parser<'_> {
                 _ => {
                     // Copy the run up to the next quote, escape or control character.
                     let from = self.i;
-                    while self
-                        .bytes
-                        .get(self.i)
-                        .is_some_and(|&c| c != b'"' && c != b'\\' && c >= 0x20)
-                    {
-                        self.i += 1;
-                    }
+                    self.i = plain_run(self.bytes, self.i);
                     out.push_str(&self.text[from..self.i]);
                     continue;
                 }
@@ -624,6 +634,38 @@ impl Parser<'_> {
         char::from_u32(code)
             .ok_or_else(|| self.error_here("a lone surrogate in `\\u` escapes".into()))
     }
+}
+
+/// The first index from `i` of a byte that ends a run of a string's plain characters (a
+/// quote, a backslash or a control character), or the length: eight bytes at a time, as
+/// strings (names, managedFields' keys) are most of a file's bytes.
+fn plain_run(b: &[u8], mut i: usize) -> usize {
+    const ONES: u64 = u64::from_le_bytes([1; 8]);
+    const HIGH: u64 = ONES << 7;
+    while let Some(chunk) = b.get(i..i + 8) {
+        let Ok(bytes) = <[u8; 8]>::try_from(chunk) else {
+            break;
+        };
+        let w = u64::from_le_bytes(bytes);
+        let quote = w ^ (ONES * u64::from(b'"'));
+        let backslash = w ^ (ONES * u64::from(b'\\'));
+        // A byte is zero (or below 0x20) where the subtraction borrows into its high bit;
+        // never missed, and a false alarm only sends the bytes to the loop below.
+        let found = (quote.wrapping_sub(ONES) & !quote)
+            | (backslash.wrapping_sub(ONES) & !backslash)
+            | (w.wrapping_sub(ONES * 0x20) & !w);
+        if found & HIGH != 0 {
+            break;
+        }
+        i += 8;
+    }
+    while b
+        .get(i)
+        .is_some_and(|&c| c != b'"' && c != b'\\' && c >= 0x20)
+    {
+        i += 1;
+    }
+    i
 }
 
 #[cfg(test)]
