@@ -284,6 +284,17 @@ pub fn check_generated(files: &[(String, String)]) -> Result<(), SessionError> {
     let mut cluster = None;
     let mut workloads = Vec::new();
     for (name, text) in files {
+        // What no command could read back is refused here, as an input too large.
+        if text.len() as u64 > crate::spec::limits::MAX_SPEC_BYTES {
+            return Err(SessionError::input(
+                format!(
+                    "the generated {name} would be {} bytes; a spec file holds at most {} bytes",
+                    text.len(),
+                    crate::spec::limits::MAX_SPEC_BYTES
+                ),
+                Some("docs/spec.md, \"Limits\", lists the limits and why they are set".into()),
+            ));
+        }
         let loaded =
             spec::load(SourceFile::new(name.clone(), text.clone()), Expect::Any).map_err(|e| {
                 SessionError::Internal(format!(
