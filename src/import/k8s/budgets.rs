@@ -8,14 +8,14 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::read::{Origin, at_object, at_span};
 use crate::import::error::ImportError;
-use crate::import::k8s_objects::{LabelSelector, Object};
+use crate::import::k8s_objects::{LabelSelector, Labels, Object};
 use crate::import::summary::ImportSummary;
 use crate::spec::preemption::{DisruptionBudget, IntOrPercent};
 
 /// A running pod as a budget sees it: `namespace/name` and its labels.
 pub(super) struct Labelled<'a> {
     pub(super) name: &'a str,
-    pub(super) labels: &'a BTreeMap<String, serde_json::Value>,
+    pub(super) labels: &'a Labels,
 }
 
 /// The budgets of a snapshot (by `namespace/name`) over its running pods. A budget that
@@ -163,8 +163,8 @@ fn check_selector(origin: &Origin, id: &str, selector: &LabelSelector) -> Result
 
 /// Whether a pod's labels satisfy a label selector: every `matchLabels` entry and every
 /// requirement (an empty selector selects every pod).
-fn matches(selector: &LabelSelector, labels: &BTreeMap<String, serde_json::Value>) -> bool {
-    let value = |key: &str| labels.get(key).map(label_text);
+fn matches(selector: &LabelSelector, labels: &Labels) -> bool {
+    let value = |key: &str| labels.get(key).map(str::to_string);
     selector
         .match_labels
         .iter()
@@ -181,24 +181,13 @@ fn matches(selector: &LabelSelector, labels: &BTreeMap<String, serde_json::Value
         })
 }
 
-/// A label's value as text (YAML may give `true` or `8` unquoted).
-fn label_text(v: &serde_json::Value) -> String {
-    match v {
-        serde_json::Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::import::k8s_objects::LabelRequirement;
 
-    fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, serde_json::Value> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), serde_json::Value::String(v.to_string())))
-            .collect()
+    fn labels(pairs: &[(&str, &str)]) -> Labels {
+        Labels::from_pairs(pairs.iter().copied())
     }
 
     fn requirement(key: &str, operator: &str, values: &[&str]) -> LabelRequirement {

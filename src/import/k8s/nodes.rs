@@ -79,7 +79,6 @@ pub(super) fn read_nodes(
             .metadata
             .labels
             .get(GPU_PRODUCT_LABEL)
-            .and_then(|v| v.as_str())
             .map(str::to_string);
         let hint = model.clone().unwrap_or_else(|| {
             if gpus == 0 {

@@ -37,15 +37,6 @@ fn taint(origin: &Origin, node: &str, t: &K8sTaint) -> Result<Taint, ImportError
     })
 }
 
-/// A node's labels as text (kubectl writes them as strings; a number or boolean written by
-/// hand is read as its text).
-fn label_text(v: &serde_json::Value) -> String {
-    match v {
-        serde_json::Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
 /// A node's rules: labels, taints, cordon, readiness (`Ready` condition not `True`:
 /// NotReady; no conditions at all: ready).
 pub(super) fn node_rules(
@@ -65,7 +56,7 @@ pub(super) fn node_rules(
             .metadata
             .labels
             .iter()
-            .map(|(k, v)| (k.clone(), label_text(v)))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect(),
         taints: node
             .spec
