@@ -789,3 +789,29 @@ fn a_spent_hard_budget_protects_its_pods_until_recounted() {
     assert_eq!(state.budgets().left(), &[1]);
     assert!(state.pod(p2).expect("running").preemptible);
 }
+
+/// Servers alike but for a hard budget are not one state to the batch: its optimum (and
+/// bound) on `tests/fixtures/pdb-batch` is the plan every planner finds, one preemptor placed.
+#[test]
+fn the_batch_tells_apart_servers_that_differ_only_in_their_budgets() {
+    let cluster = load_cluster("tests/fixtures/pdb/cluster.toml");
+    let (workload, _) = load_preemption("tests/fixtures/pdb-batch/one-budget-one-server.toml");
+    let report = plan(&cluster, &workload, &TOPOLOGY_PLANNERS_AND_NRT);
+    let batch = report
+        .planners
+        .iter()
+        .find(|p| p.name == "ilp-batch")
+        .expect("ran");
+    let bound = batch.bound.expect("a bound");
+    for p in &report.planners {
+        assert_eq!(p.metrics.placed, 1, "{}", p.name);
+        assert_eq!(p.metrics.pdb_violations, 0, "{}", p.name);
+        let objective = p.objective.expect("a plan");
+        assert!(
+            bound <= objective + 1e-9,
+            "{}: {objective} below the bound {bound}",
+            p.name
+        );
+    }
+    assert_eq!(batch.status, coplan::plan::PlanStatus::Optimal);
+}

@@ -113,6 +113,7 @@ fn signature(
         key.push(i64::from(alloc.free_gpus().and(d.gpus).len()));
         key.push(i64::from(alloc.free_cores().and(d.cores).len()));
     }
+    let hard_budgets = initial.budgets().hard();
     let mut pods: Vec<(Vec<i64>, PodId)> = alloc
         .residents()
         .iter()
@@ -122,6 +123,13 @@ fn signature(
             for (_, d) in &doms {
                 k.push(i64::from(r.gpus.and(d.gpus).len()));
                 k.push(i64::from(r.cores.and(d.cores).len()));
+            }
+            // Under hard budgets a server's subproblem limits the evictions of each budget:
+            // only servers whose pods are in the same budgets share it.
+            if hard_budgets {
+                let budgets = initial.pod(r.id).map_or(&[][..], |p| &p.budgets);
+                k.push(budgets.len() as i64);
+                k.extend(budgets.iter().map(|&b| i64::from(b)));
             }
             (k, r.id)
         })

@@ -257,6 +257,17 @@ pub fn shrink(
             })
         })
         .collect();
+    // The budgets cover the pods that stay: a displaced pod is no longer in the workload.
+    let kept: std::collections::BTreeSet<&str> = out
+        .running
+        .iter()
+        .filter_map(|r| r.name.as_deref())
+        .collect();
+    for budget in &mut out.disruption_budget {
+        budget.pods.retain(|p| kept.contains(p.as_str()));
+    }
+    out.disruption_budget
+        .retain(|b| !b.pods.is_empty() || !b.workloads.is_empty());
     Ok((cluster, out, shrink))
 }
 
