@@ -8,6 +8,7 @@ pub mod error;
 pub mod json;
 pub mod k8s;
 pub mod k8s_objects;
+pub mod labels;
 pub mod limits;
 pub mod quantity;
 pub mod summary;
