@@ -128,7 +128,7 @@ fn main() {
             for seed in 1..=seeds as u64 {
                 let mut state =
                     scenario::initial_state(&cluster, &workload, Some(seed)).expect("valid preset");
-                let preemptors = scenario::preemptors(&workload, &mut state);
+                let preemptors = scenario::preemptors(&cluster, &workload, &mut state);
                 for p in &preemptors {
                     let stale: Vec<ServerId> = problem
                         .servers()
@@ -277,7 +277,7 @@ fn paired_default_and_nrt(cluster: &Cluster, problem: &Problem<'_>, seeds: usize
     for seed in 1..=seeds as u64 {
         let mut state =
             scenario::initial_state(cluster, problem.spec, Some(seed)).expect("valid preset");
-        let preemptors = scenario::preemptors(problem.spec, &mut state);
+        let preemptors = scenario::preemptors(problem.cluster, problem.spec, &mut state);
         for p in &preemptors {
             let at = DecisionPoint {
                 problem,
@@ -317,7 +317,7 @@ fn per_event_solvers(problem: &Problem<'_>, seeds: usize, repeats: usize, milp_r
         for seed in 1..=seeds as u64 {
             let mut state =
                 scenario::initial_state(problem.cluster, problem.spec, Some(seed)).expect("valid");
-            let preemptors = scenario::preemptors(problem.spec, &mut state);
+            let preemptors = scenario::preemptors(problem.cluster, problem.spec, &mut state);
             for p in &preemptors {
                 let mut exact = None;
                 exact_us.push(median(

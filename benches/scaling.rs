@@ -71,7 +71,7 @@ fn preemption_row(
 ) -> Vec<(&'static str, Timing)> {
     let problem = Problem::new(cluster, spec);
     let mut initial = scenario::initial_state(cluster, spec, Some(1)).expect("valid preset");
-    let preemptors = scenario::preemptors(spec, &mut initial);
+    let preemptors = scenario::preemptors(cluster, spec, &mut initial);
     let mut out = Vec::new();
     for planner in registry() {
         let name = planner.name();

@@ -230,7 +230,7 @@ fn check_planner(
     let Ok(mut state) = scenario::initial_state(&cluster, spec, None) else {
         return Ok(());
     };
-    let preemptors = scenario::preemptors(spec, &mut state);
+    let preemptors = scenario::preemptors(&cluster, spec, &mut state);
     let planner = coplan::preempt::registry::planner(name).expect("a planner");
     for p in &preemptors {
         let at = DecisionPoint {

@@ -308,7 +308,7 @@ fn the_verifier_checks_placed_miss_outcomes() {
     let cluster = Cluster::from_spec(&cluster_spec);
     let _ = Problem::new(&cluster, &workload);
     let mut initial = scenario::initial_state(&cluster, &workload, None).expect("state");
-    let preemptors = scenario::preemptors(&workload, &mut initial);
+    let preemptors = scenario::preemptors(&cluster, &workload, &mut initial);
     let planner = &report.planners[0];
     assert_eq!(planner.events[0].outcome, Outcome::PlacedMiss);
     verify_plan(&cluster, &workload, &initial, &preemptors, planner).expect("accepted");
@@ -514,7 +514,7 @@ fn identical_servers_form_one_group_and_share_solutions() {
     let cluster = Cluster::from_spec(&load_cluster(header(&text, "cluster").expect("cluster")));
     let problem = Problem::new(&cluster, &workload);
     let mut initial = scenario::initial_state(&cluster, &workload, None).expect("a state");
-    let preemptors = scenario::preemptors(&workload, &mut initial);
+    let preemptors = scenario::preemptors(&cluster, &workload, &mut initial);
     let classes = batch_model::classes(&preemptors);
     let states = state_classes(&problem, &initial, &preemptors, &classes, 100);
     let groups: Vec<Vec<u32>> = states

@@ -292,7 +292,7 @@ proptest! {
         let Some(report) = run(&cluster, &spec) else { return Ok(()) };
         let problem = Problem::new(&cluster, &spec);
         let mut state = scenario::initial_state(&cluster, &spec, None).expect("valid state");
-        let preemptors = scenario::preemptors(&spec, &mut state);
+        let preemptors = scenario::preemptors(&cluster, &spec, &mut state);
         let brute = ilp::brute_force_optimum(&problem, &state, &preemptors[0]);
         let objective = |n: &str| report.planners.iter().find(|p| p.name == n).and_then(|p| p.objective).expect("ran");
         prop_assert!((objective("ilp") - brute).abs() <= EPS, "ilp {} vs brute force {}", objective("ilp"), brute);
@@ -312,7 +312,7 @@ proptest! {
         let cluster = Cluster::from_spec(&cluster_spec);
         let problem = Problem::new(&cluster, &spec);
         let Ok(mut state) = scenario::initial_state(&cluster, &spec, None) else { return Ok(()) };
-        let preemptors = scenario::preemptors(&spec, &mut state);
+        let preemptors = scenario::preemptors(&cluster, &spec, &mut state);
         for p in &preemptors {
             let at = DecisionPoint { problem: &problem, state: &state, preemptor: p };
             let decision = Flextopo::new(Sourcing::IncrementalMinimal).decide(&at).expect("decides");
@@ -343,7 +343,7 @@ proptest! {
             let mut problem = Problem::new(&cluster, &spec);
             problem.parallel_min_servers = parallel_min_servers;
             let mut state = initial.clone();
-            let preemptors = scenario::preemptors(&spec, &mut state);
+            let preemptors = scenario::preemptors(&cluster, &spec, &mut state);
             let mut out = Vec::new();
             for name in ["k8s-default", "k8s-nrt", "flextopo-imp", "flextopo-exhaustive"] {
                 let planner = coplan::preempt::registry::planner(name).expect("planner");
@@ -378,7 +378,7 @@ proptest! {
         let cluster = Cluster::from_spec(&cluster_spec);
         let problem = Problem::new(&cluster, &spec);
         let Ok(mut initial) = scenario::initial_state(&cluster, &spec, None) else { return Ok(()) };
-        let preemptors = scenario::preemptors(&spec, &mut initial);
+        let preemptors = scenario::preemptors(&cluster, &spec, &mut initial);
         for name in PLANNERS {
             let planner = coplan::preempt::registry::planner(name).expect("planner");
             let batch = if planner.joint() {
@@ -429,7 +429,7 @@ proptest! {
         let cluster = Cluster::from_spec(&cluster_spec);
         let problem = Problem::new(&cluster, &spec);
         let Ok(mut initial) = scenario::initial_state(&cluster, &spec, None) else { return Ok(()) };
-        let preemptors = scenario::preemptors(&spec, &mut initial);
+        let preemptors = scenario::preemptors(&cluster, &spec, &mut initial);
         let classes = batch_model::classes(&preemptors);
         prop_assume!(decomposed::decomposition_size(&problem, &initial, &preemptors, &classes).is_some());
         let deadline = Deadline::after(60.0).solving_with(SolverSettings {
@@ -633,7 +633,7 @@ proptest! {
         // The placement floor is a proven bound: never above the optimum.
         let problem = Problem::new(&cluster, &spec);
         let mut initial = scenario::initial_state(&cluster, &spec, None).expect("planned from it");
-        let preemptors = scenario::preemptors(&spec, &mut initial);
+        let preemptors = scenario::preemptors(&cluster, &spec, &mut initial);
         // The placement floor and the Lagrangian bound are proven bounds: never above the
         // optimum (nor above the model's optimum, which is at most the plan's objective).
         let (floor, lagrangian) = list_bounds(&problem, &initial, &preemptors, &Deadline::after(5.0))

@@ -53,6 +53,9 @@ pub fn default_layout(cores: u64, gpus: u64, gpu_model: Option<&str>) -> (Server
             penalty: DEFAULT_PENALTY,
             topology_policy: None,
             topology_scope: None,
+            gpu_resource: None,
+            gpu_pcie_root: Vec::new(),
+            devices: Vec::new(),
         },
         dropped,
     )
@@ -296,6 +299,8 @@ impl ClassRegistry {
             node_affinity: rules.node_affinity,
             tolerations: rules.tolerations,
             preemption_policy: rules.preemption_policy,
+            gpu_resource: None,
+            device_alignment: None,
         });
         self.by_shape.insert(key, self.classes.len() - 1);
         name
@@ -432,7 +437,7 @@ impl Ledger {
             self.node_type(node),
             free_gpus,
             free_cores,
-            Request { gpus, cores },
+            Request::plain(gpus, cores),
         )
         .map(|p| (p.gpus, p.cores))
     }

@@ -737,7 +737,7 @@ mod tests {
     fn agree(cluster: &Cluster, spec: &PreemptionSpec) {
         let problem = Problem::new(cluster, spec);
         let mut state = scenario::initial_state(cluster, spec, None).expect("state");
-        let preemptors = scenario::preemptors(spec, &mut state);
+        let preemptors = scenario::preemptors(cluster, spec, &mut state);
         for p in &preemptors {
             let exact = exact_optimum(&problem, &state, p).expect("exact");
             let milp = milp_optimum(&problem, &state, p).expect("milp");
@@ -848,7 +848,7 @@ count = 1
         let cluster = cluster(2);
         let problem = Problem::new(&cluster, &spec);
         let mut state = scenario::initial_state(&cluster, &spec, None).expect("state");
-        let preemptors = scenario::preemptors(&spec, &mut state);
+        let preemptors = scenario::preemptors(&cluster, &spec, &mut state);
         let (exact, stats) =
             exact_optimum_with_stats(&problem, &state, &preemptors[0], NODE_BUDGET).expect("exact");
         let chosen = &exact.decision.victims;

@@ -96,7 +96,7 @@ fn explain_events_within(
     };
     let mut initial =
         scenario::initial_state(cluster, spec, seed).map_err(PlanningError::Invalid)?;
-    let preemptors = scenario::preemptors(spec, &mut initial);
+    let preemptors = scenario::preemptors(cluster, spec, &mut initial);
     let indices: Vec<usize> = match event {
         Some(n) => vec![event_index(n, preemptors.len())?],
         None => (0..preemptors.len()).collect(),

@@ -243,7 +243,7 @@ mod tests {
     #[test]
     fn the_nth_server_with_room_counts_in_index_order() {
         let rooms = [(1, 7), (0, 0), (2, 14), (1, 3), (8, 64), (1, 7)];
-        let request = Request { gpus: 1, cores: 7 };
+        let request = Request::plain(1, 7);
         let mut counts = ServersWithRoom::new(request, &rooms);
         let all: Vec<Option<usize>> = (0..5).map(|k| counts.nth(k)).collect();
         assert_eq!(all, vec![Some(0), Some(2), Some(4), Some(5), None]);

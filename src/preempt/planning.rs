@@ -71,7 +71,7 @@ pub fn plan(
     };
     let mut initial =
         scenario::initial_state(cluster, spec, options.seed).map_err(PlanningError::Invalid)?;
-    let preemptors = scenario::preemptors(spec, &mut initial);
+    let preemptors = scenario::preemptors(cluster, spec, &mut initial);
     let warnings = unplaceable_warnings(cluster, &preemptors);
     let reports = plan_with_worst(&problem, &initial, &preemptors, &names, options.worst)?;
     Ok(PreemptionPlan {
@@ -707,7 +707,7 @@ mod tests {
         .expect("valid");
         let problem = Problem::new(&cluster, &spec);
         let initial = ClusterState::empty(&cluster);
-        let preemptors = scenario::preemptors(&spec, &mut initial.clone());
+        let preemptors = scenario::preemptors(&cluster, &spec, &mut initial.clone());
         let run = run_joint(
             &problem,
             &NothingFound,

@@ -223,10 +223,9 @@ impl<'a> Fill<'a> {
             let k = rng.weighted(&open);
             let wi = self.mix[k].0;
             let class = &self.workload.workload[wi];
-            let request = Request {
-                gpus: class.gpus.max(0) as u32,
-                cores: class.cores.max(0) as u32,
-            };
+            let request =
+                self.cluster
+                    .request_of(class, class.gpus.max(0) as u32, class.cores.max(0) as u32);
             let Some((server, gpus, cores)) = self.choose(state, (wi, request), rng) else {
                 blocked[k] = true;
                 continue;
@@ -331,7 +330,11 @@ pub fn aligned_cores(t: &ServerType, gpus: GpuSet, free: CoreSet, n: u32) -> Opt
 }
 
 /// The preemptors of `[[preempt]]`, named after the initial state's pods.
-pub fn preemptors(spec: &PreemptionSpec, state: &mut ClusterState) -> Vec<Preemptor> {
+pub fn preemptors(
+    cluster: &Cluster,
+    spec: &PreemptionSpec,
+    state: &mut ClusterState,
+) -> Vec<Preemptor> {
     let mut out = Vec::new();
     for entry in &spec.preempt {
         let Some(wi) = spec.workload.iter().position(|w| w.name == entry.workload) else {
@@ -344,10 +347,11 @@ pub fn preemptors(spec: &PreemptionSpec, state: &mut ClusterState) -> Vec<Preemp
                 name: entry.name.clone().unwrap_or(generated),
                 workload: wi,
                 priority: class.priority,
-                request: Request {
-                    gpus: class.gpus.max(0) as u32,
-                    cores: class.cores.max(0) as u32,
-                },
+                request: cluster.request_of(
+                    class,
+                    class.gpus.max(0) as u32,
+                    class.cores.max(0) as u32,
+                ),
                 qos: class.topology_qos,
             });
         }
@@ -448,7 +452,7 @@ mod tests {
             spec.simulation.admission = admission;
             let problem = Problem::new(&cluster, &spec);
             let mut state = initial_state(&cluster, &spec, None).expect("state");
-            let p = preemptors(&spec, &mut state).remove(0);
+            let p = preemptors(&cluster, &spec, &mut state).remove(0);
             // GPUs 0 and 4 are free, one per socket: only a cross-socket placement exists.
             let d = Decision {
                 server: Some(ServerId(0)),
@@ -606,10 +610,8 @@ mod tests {
                 let k = rng.weighted(&open);
                 let wi = mix[k].0;
                 let class = &spec.workload[wi];
-                let req = Request {
-                    gpus: class.gpus.max(0) as u32,
-                    cores: class.cores.max(0) as u32,
-                };
+                let req =
+                    cluster.request_of(class, class.gpus.max(0) as u32, class.cores.max(0) as u32);
                 let Some((server, gpus, cores)) = choose(cluster, state, req, fill.allocator, rng)
                 else {
                     blocked[k] = true;

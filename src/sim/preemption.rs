@@ -373,7 +373,7 @@ pub fn run_cycles(
         // depend on how many ran before it.
         problem.cancel = cancel.restarted();
         let mut start = state.clone();
-        let preemptors = scenario::preemptors(spec, &mut start);
+        let preemptors = scenario::preemptors(problem.cluster, spec, &mut start);
         let reports = plan_from_state(&problem, &start, &preemptors, planners)?;
         // A solve cut short by the stop request must not count as a result.
         cancel.check()?;

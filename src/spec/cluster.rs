@@ -53,6 +53,18 @@ pub struct ServerTypeSpec {
     /// GPU i is attached to NUMA node `gpu_numa[i]`; `[]` for a CPU-only server.
     #[serde(default)]
     pub gpu_numa: Vec<i64>,
+    /// The device kind of the whole GPUs in `gpu_numa` (the resource a pod asks them by:
+    /// `amd.com/gpu`, a DRA device class); absent: `gpu`, the kind of a class that names none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_resource: Option<String>,
+    /// GPU i sits behind PCIe root `gpu_pcie_root[i]` (a DRA `pcieRoot` attribute); absent:
+    /// unknown, so each GPU is its own root and a `pcie-root` claim of several GPUs fits nowhere.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gpu_pcie_root: Vec<i64>,
+    /// Devices of other kinds (MIG slices, DRA devices of another class), numbered after the
+    /// whole GPUs in the order written.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub devices: Vec<DeviceGroupSpec>,
     /// Measured slowdown of a placement at each level relative to a single-NUMA one
     /// (each ≥ 1.0, `numa ≤ socket ≤ cross_socket`).
     #[serde(default)]
@@ -64,6 +76,56 @@ pub struct ServerTypeSpec {
     /// The Topology Manager scope (`container` or `pod`); coplan aligns a pod as one unit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub topology_scope: Option<TopologyScopeSpec>,
+}
+
+/// Devices of one kind on a server type: each a slot a pod of that kind may hold.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceGroupSpec {
+    /// The device kind: the resource pods ask for (`nvidia.com/mig-3g.40gb`, `amd.com/gpu`,
+    /// a DRA device class such as `gpu.example.com`); never `gpu` unless the type has no
+    /// whole GPUs of that kind already.
+    pub kind: String,
+    /// Device i of the group is attached to NUMA node `numa[i]` (one entry per device).
+    pub numa: Vec<i64>,
+    /// Device i sits behind PCIe root `pcie_root[i]`; absent: unknown (each its own root).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pcie_root: Vec<i64>,
+    /// The share of one whole GPU each device is (a MIG `3g.40gb` slice of an H100 is 3/7),
+    /// in (0, 1]; GPU-hours count devices by it. Default 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_fraction: Option<f64>,
+    /// Memory of one device in MiB, for reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_mib: Option<u64>,
+}
+
+/// The name of the device kind of whole GPUs when nothing names one.
+pub const DEFAULT_GPU_KIND: &str = "gpu";
+
+impl ServerTypeSpec {
+    /// The kind of this type's whole GPUs.
+    pub fn gpu_kind(&self) -> &str {
+        self.gpu_resource.as_deref().unwrap_or(DEFAULT_GPU_KIND)
+    }
+
+    /// Every device of the type in id order: whole GPUs, then each group's devices, as
+    /// (kind, NUMA node, PCIe root if known, GPU fraction).
+    pub fn all_devices(&self) -> Vec<(&str, i64, Option<i64>, f64)> {
+        let gpus = self
+            .gpu_numa
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| (self.gpu_kind(), n, self.gpu_pcie_root.get(i).copied(), 1.0));
+        let groups = self.devices.iter().flat_map(|g| {
+            let frac = g.gpu_fraction.unwrap_or(1.0);
+            g.numa
+                .iter()
+                .enumerate()
+                .map(move |(i, &n)| (g.kind.as_str(), n, g.pcie_root.get(i).copied(), frac))
+        });
+        gpus.chain(groups).collect()
+    }
 }
 
 /// A kubelet Topology Manager policy.
@@ -234,6 +296,9 @@ pub fn builtin_server_types() -> Vec<ServerTypeSpec> {
             },
             topology_policy: None,
             topology_scope: None,
+            gpu_resource: None,
+            gpu_pcie_root: Vec::new(),
+            devices: Vec::new(),
         },
         ServerTypeSpec {
             name: "a100-8g".into(),
@@ -251,6 +316,9 @@ pub fn builtin_server_types() -> Vec<ServerTypeSpec> {
             },
             topology_policy: None,
             topology_scope: None,
+            gpu_resource: None,
+            gpu_pcie_root: Vec::new(),
+            devices: Vec::new(),
         },
         ServerTypeSpec {
             name: "gpu-2s4n8g".into(),
@@ -268,6 +336,9 @@ pub fn builtin_server_types() -> Vec<ServerTypeSpec> {
             },
             topology_policy: None,
             topology_scope: None,
+            gpu_resource: None,
+            gpu_pcie_root: Vec::new(),
+            devices: Vec::new(),
         },
     ]
 }

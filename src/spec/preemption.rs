@@ -92,6 +92,49 @@ pub struct WorkloadClass {
     /// `never`: a preemptor of this class is placed where it fits but never evicts.
     #[serde(default, skip_serializing_if = "PreemptionPolicy::is_default")]
     pub preemption_policy: PreemptionPolicy,
+    /// The device kind its `gpus` ask for (`amd.com/gpu`, `nvidia.com/mig-3g.40gb`, a DRA
+    /// device class); absent: `gpu`, the whole GPUs of a server type that names no kind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_resource: Option<String>,
+    /// A DRA claim's `matchAttribute` constraint: where its devices must lie together.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_alignment: Option<DeviceAlignment>,
+}
+
+impl WorkloadClass {
+    /// The device kind of the class's GPUs.
+    pub fn gpu_kind(&self) -> &str {
+        self.gpu_resource
+            .as_deref()
+            .unwrap_or(crate::spec::cluster::DEFAULT_GPU_KIND)
+    }
+}
+
+/// Where a claim's devices must lie together (its `constraints[].matchAttribute`).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum DeviceAlignment {
+    /// `resource.kubernetes.io/numaNode`: every device on one NUMA node; the cores anywhere
+    /// the node allocator puts them.
+    Numa,
+    /// `resource.kubernetes.io/pcieRoot`: every device behind one PCIe root.
+    PcieRoot,
+    /// `numaNode` over the GPUs and the CPU driver's device of the same claim: devices and
+    /// cores on one NUMA node.
+    NumaWithCores,
+}
+
+impl DeviceAlignment {
+    /// The kebab-case name used in specs and output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeviceAlignment::Numa => "numa",
+            DeviceAlignment::PcieRoot => "pcie-root",
+            DeviceAlignment::NumaWithCores => "numa-with-cores",
+        }
+    }
 }
 
 /// FlexTopo topology QoS of a preemptor.

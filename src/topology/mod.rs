@@ -13,9 +13,10 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::spec::cluster::TopologyPolicySpec;
+use crate::spec::cluster::{DEFAULT_GPU_KIND, TopologyPolicySpec};
 use crate::spec::eligibility::NodeRules;
-use crate::spec::{ClusterSpec, Penalty};
+use crate::spec::preemption::DeviceAlignment;
+use crate::spec::{ClusterSpec, Penalty, ServerTypeSpec};
 pub use bits::{CoreSet, GpuSet};
 
 macro_rules! typed_id {
@@ -100,13 +101,96 @@ impl fmt::Display for Level {
     }
 }
 
-/// A request of whole GPUs and cores.
+/// A device kind, interned per cluster ([`Cluster::kinds`]); kind 0 is `gpu`, the whole GPUs
+/// of a server type that names no kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct DeviceKind(pub u16);
+
+impl DeviceKind {
+    /// The kind of whole GPUs when nothing names one (`gpu`).
+    pub const GPU: DeviceKind = DeviceKind(0);
+    /// A kind no server of the cluster has: nothing fits it.
+    pub const ABSENT: DeviceKind = DeviceKind(u16::MAX);
+}
+
+/// A request of whole devices (GPUs, or devices of another kind) and cores.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Request {
-    /// Whole GPUs requested (may be 0).
+    /// Devices requested (may be 0).
     pub gpus: u32,
     /// Whole CPU cores requested (may be 0).
     pub cores: u32,
+    /// The kind of the devices.
+    pub kind: DeviceKind,
+    /// Where the devices must lie together (a DRA claim's `matchAttribute`), if anywhere.
+    pub alignment: Option<DeviceAlignment>,
+}
+
+impl Request {
+    /// Whole GPUs of the default kind and cores, with no claim constraint.
+    pub fn plain(gpus: u32, cores: u32) -> Self {
+        Request {
+            gpus,
+            cores,
+            kind: DeviceKind::GPU,
+            alignment: None,
+        }
+    }
+}
+
+/// The domains a request of one device kind and claim constraint may be placed in, per level:
+/// the server's domains with the devices of other kinds taken out, and for a constrained
+/// claim, one domain per device group (NUMA node or PCIe root) at each level its cores reach.
+#[derive(Debug, Clone, PartialEq)]
+struct Layout {
+    numa: Vec<Domain>,
+    socket: Vec<Domain>,
+    whole: Vec<Domain>,
+    /// The devices of the kind.
+    usable: GpuSet,
+}
+
+impl Layout {
+    fn at(&self, level: Level) -> &[Domain] {
+        match level {
+            Level::Numa => &self.numa,
+            Level::Socket => &self.socket,
+            Level::CrossSocket => &self.whole,
+        }
+    }
+}
+
+/// The claim constraints a layout is built for, in [`ServerType`]'s table order.
+const ALIGNMENTS: [Option<DeviceAlignment>; 4] = [
+    None,
+    Some(DeviceAlignment::Numa),
+    Some(DeviceAlignment::PcieRoot),
+    Some(DeviceAlignment::NumaWithCores),
+];
+
+fn alignment_index(a: Option<DeviceAlignment>) -> usize {
+    match a {
+        None => 0,
+        Some(DeviceAlignment::Numa) => 1,
+        Some(DeviceAlignment::PcieRoot) => 2,
+        Some(DeviceAlignment::NumaWithCores) => 3,
+    }
+}
+
+/// The device kinds of a cluster's server types: `gpu` first, then the others by name.
+pub fn device_kinds<'a>(types: impl IntoIterator<Item = &'a ServerTypeSpec>) -> Vec<String> {
+    let mut others: std::collections::BTreeSet<&str> = Default::default();
+    for t in types {
+        for (kind, ..) in t.all_devices() {
+            if kind != DEFAULT_GPU_KIND {
+                others.insert(kind);
+            }
+        }
+    }
+    std::iter::once(DEFAULT_GPU_KIND)
+        .chain(others)
+        .map(str::to_string)
+        .collect()
 }
 
 /// The GPUs and cores of one domain (a NUMA node, a socket, or the whole server).
@@ -136,8 +220,14 @@ pub struct ServerType {
     /// Cores per FlexTopo CoreGroup (the `CoreGroup` vertices of the graph); defaults to
     /// `cores_per_numa`.
     pub core_group_size: usize,
-    /// NUMA node of each GPU.
+    /// NUMA node of each device (whole GPUs first, then the other kinds' devices).
     pub gpu_numa: Vec<usize>,
+    /// Kind of each device, as its index into the kinds the type was built with.
+    pub device_kind: Vec<DeviceKind>,
+    /// PCIe root of each device (unknown roots numbered apart, one per device).
+    pub device_pcie_root: Vec<usize>,
+    /// Share of one whole GPU each device is (1 for a whole GPU, 3/7 for a `3g` MIG slice).
+    pub device_fraction: Vec<f64>,
     /// Measured slowdown of a placement at each level relative to a single-NUMA one (≥ 1.0,
     /// monotone).
     pub penalty: Penalty,
@@ -146,20 +236,52 @@ pub struct ServerType {
     numa: Vec<Domain>,
     socket: Vec<Domain>,
     whole: Domain,
+    /// Per device kind (the index of [`DeviceKind`]), per claim constraint ([`ALIGNMENTS`]).
+    layouts: Vec<[Layout; 4]>,
+    /// The layout of a kind the type lacks: no device, so only device-free requests fit.
+    absent: [Layout; 4],
 }
 
 impl ServerType {
-    /// Builds the layout; the spec must have passed validation.
-    pub fn new(spec: &crate::spec::ServerTypeSpec) -> Self {
+    /// Builds the layout with the type's own device kinds; the spec must have passed
+    /// validation.
+    pub fn new(spec: &ServerTypeSpec) -> Self {
+        Self::with_kinds(spec, &device_kinds([spec]))
+    }
+
+    /// Builds the layout, numbering device kinds as `kinds` does (a cluster's kinds).
+    pub fn with_kinds(spec: &ServerTypeSpec, kinds: &[String]) -> Self {
         let sockets = spec.sockets.max(1) as usize;
         let numa_per_socket = spec.numa_per_socket.max(1) as usize;
         let cores_per_numa = spec.cores_per_numa.max(1) as usize;
         let numa_count = sockets * numa_per_socket;
-        let gpu_numa: Vec<usize> = spec
-            .gpu_numa
+        let devices = spec.all_devices();
+        let gpu_numa: Vec<usize> = devices
             .iter()
-            .map(|&n| (n.max(0) as usize).min(numa_count - 1))
+            .map(|&(_, n, ..)| (n.max(0) as usize).min(numa_count - 1))
             .collect();
+        let device_kind: Vec<DeviceKind> = devices
+            .iter()
+            .map(|&(k, ..)| {
+                kinds
+                    .iter()
+                    .position(|name| name == k)
+                    .map_or(DeviceKind::ABSENT, |i| DeviceKind(i as u16))
+            })
+            .collect();
+        // Unknown roots get numbers of their own above every known one.
+        let known_roots = devices
+            .iter()
+            .filter_map(|d| d.2)
+            .map(|r| r.max(0) as usize + 1)
+            .max()
+            .unwrap_or(0);
+        let device_pcie_root: Vec<usize> = devices
+            .iter()
+            .enumerate()
+            .map(|(i, d)| d.2.map_or(known_roots + i, |r| r.max(0) as usize))
+            .collect();
+        let device_fraction: Vec<f64> = devices.iter().map(|d| d.3).collect();
         let numa: Vec<Domain> = (0..numa_count)
             .map(|j| Domain {
                 gpus: GpuSet::from_ids(
@@ -180,6 +302,21 @@ impl ServerType {
             })
             .collect();
         let whole = socket.iter().fold(Domain::empty(), |acc, d| acc.union(d));
+        let shape = Shape {
+            numa: &numa,
+            numa_per_socket,
+            gpu_numa: &gpu_numa,
+            device_pcie_root: &device_pcie_root,
+        };
+        let layouts = (0..kinds.len())
+            .map(|k| {
+                let usable = GpuSet::from_ids(
+                    (0..device_kind.len()).filter(|&g| device_kind[g] == DeviceKind(k as u16)),
+                );
+                ALIGNMENTS.map(|a| shape.layout(usable, a))
+            })
+            .collect();
+        let absent = ALIGNMENTS.map(|a| shape.layout(GpuSet::empty(), a));
         ServerType {
             name: spec.name.clone(),
             gpu_model: spec.gpu_model.clone(),
@@ -191,12 +328,68 @@ impl ServerType {
                 .core_group_size
                 .map_or(cores_per_numa, |g| g.max(1) as usize),
             gpu_numa,
+            device_kind,
+            device_pcie_root,
+            device_fraction,
             penalty: spec.penalty,
             topology_policy: spec.topology_policy,
             numa,
             socket,
             whole,
+            layouts,
+            absent,
         }
+    }
+
+    fn layout(&self, req: Request) -> &Layout {
+        // A request of no device has nothing to align: any domain of the server will do.
+        let (kind, alignment) = if req.gpus == 0 {
+            (DeviceKind::GPU, None)
+        } else {
+            (req.kind, req.alignment)
+        };
+        self.layouts
+            .get(kind.0 as usize)
+            .unwrap_or(&self.absent)
+            .get(alignment_index(alignment))
+            .unwrap_or(&self.absent[0])
+    }
+
+    /// The domains `req` may be placed in at `level`: [`ServerType::domains`] with devices of
+    /// other kinds left out, split by the claim's constraint.
+    pub fn domains_for(&self, req: Request, level: Level) -> &[Domain] {
+        if req.gpus == 0 || (req.kind == DeviceKind::GPU && req.alignment.is_none()) {
+            return self.domains(level);
+        }
+        self.layout(req).at(level)
+    }
+
+    /// The devices of `req`'s kind on this type (every device, for a request of none).
+    pub fn usable(&self, req: Request) -> GpuSet {
+        if req.gpus == 0 {
+            return self.whole.gpus;
+        }
+        self.layout(req).usable
+    }
+
+    /// Whether `gpus` are of `req`'s kind and lie together as its claim demands.
+    pub fn device_rule_holds(&self, req: Request, gpus: GpuSet) -> bool {
+        if gpus.is_empty() {
+            return true;
+        }
+        gpus.is_subset(&self.usable(req))
+            && self
+                .domains_for(req, Level::CrossSocket)
+                .iter()
+                .chain(self.domains_for(req, Level::Numa))
+                .any(|d| gpus.is_subset(&d.gpus))
+    }
+
+    /// The devices of kind `kind` on this type.
+    pub fn devices_of(&self, kind: DeviceKind) -> GpuSet {
+        self.layouts
+            .get(kind.0 as usize)
+            .map_or(GpuSet::empty(), |l| l[0].usable)
     }
 
     /// Number of NUMA nodes (`sockets · numa_per_socket`).
@@ -204,9 +397,14 @@ impl ServerType {
         self.numa.len()
     }
 
-    /// Number of GPUs per server (may be 0).
+    /// Number of devices per server, every kind (may be 0).
     pub fn gpu_count(&self) -> usize {
         self.gpu_numa.len()
+    }
+
+    /// Whole GPUs' worth of this type's devices (MIG slices by their fraction).
+    pub fn gpu_equivalents(&self) -> f64 {
+        self.device_fraction.iter().sum()
     }
 
     /// Number of CPU cores per server.
@@ -287,6 +485,97 @@ impl ServerType {
     }
 }
 
+/// What a [`Layout`] is built from.
+struct Shape<'a> {
+    numa: &'a [Domain],
+    numa_per_socket: usize,
+    gpu_numa: &'a [usize],
+    device_pcie_root: &'a [usize],
+}
+
+impl Shape<'_> {
+    fn socket_cores(&self, numa: usize) -> CoreSet {
+        let s = numa / self.numa_per_socket;
+        self.numa[s * self.numa_per_socket..(s + 1) * self.numa_per_socket]
+            .iter()
+            .fold(CoreSet::empty(), |acc, d| acc.or(d.cores))
+    }
+
+    fn layout(&self, usable: GpuSet, alignment: Option<DeviceAlignment>) -> Layout {
+        let all_cores = self
+            .numa
+            .iter()
+            .fold(CoreSet::empty(), |a, d| a.or(d.cores));
+        let masked = |d: &Domain| Domain {
+            gpus: d.gpus.and(usable),
+            cores: d.cores,
+        };
+        // Device groups a claim's devices must share, with the NUMA node of each.
+        let groups: Vec<(GpuSet, usize)> = match alignment {
+            None => {
+                let numa: Vec<Domain> = self.numa.iter().map(masked).collect();
+                let socket: Vec<Domain> = (0..self.numa.len() / self.numa_per_socket)
+                    .map(|s| Domain {
+                        gpus: numa[s * self.numa_per_socket..(s + 1) * self.numa_per_socket]
+                            .iter()
+                            .fold(GpuSet::empty(), |a, d| a.or(d.gpus)),
+                        cores: self.socket_cores(s * self.numa_per_socket),
+                    })
+                    .collect();
+                let whole = vec![Domain {
+                    gpus: usable,
+                    cores: all_cores,
+                }];
+                return Layout {
+                    numa,
+                    socket,
+                    whole,
+                    usable,
+                };
+            }
+            Some(DeviceAlignment::Numa | DeviceAlignment::NumaWithCores) => self
+                .numa
+                .iter()
+                .enumerate()
+                .map(|(j, d)| (d.gpus.and(usable), j))
+                .collect(),
+            Some(DeviceAlignment::PcieRoot) => {
+                let mut roots: BTreeMap<usize, (GpuSet, usize)> = BTreeMap::new();
+                for g in usable.iter() {
+                    let entry = roots
+                        .entry(self.device_pcie_root[g])
+                        .or_insert((GpuSet::empty(), self.gpu_numa[g]));
+                    entry.0.insert(g);
+                }
+                roots.into_values().collect()
+            }
+        };
+        let groups: Vec<(GpuSet, usize)> =
+            groups.into_iter().filter(|(g, _)| !g.is_empty()).collect();
+        let at = |cores: &dyn Fn(usize) -> CoreSet| -> Vec<Domain> {
+            groups
+                .iter()
+                .map(|&(gpus, j)| Domain {
+                    gpus,
+                    cores: cores(j),
+                })
+                .collect()
+        };
+        let numa = at(&|j| self.numa[j].cores);
+        let (socket, whole) = if alignment == Some(DeviceAlignment::NumaWithCores) {
+            (Vec::new(), Vec::new())
+        } else {
+            (at(&|j| self.socket_cores(j)), at(&|_| all_cores))
+        };
+        Layout {
+            numa,
+            socket,
+            whole,
+            usable,
+        }
+    }
+}
+
 impl Domain {
     fn empty() -> Self {
         Domain {
@@ -326,7 +615,7 @@ pub fn place(
 ) -> Option<Placement> {
     for level in Level::ALL {
         let mut best: Option<(u32, u32, &Domain)> = None;
-        for d in t.domains(level) {
+        for d in t.domains_for(req, level) {
             let g = free_gpus.and(d.gpus).len();
             let c = free_cores.and(d.cores).len();
             if g < req.gpus || c < req.cores {
@@ -381,6 +670,8 @@ pub struct Cluster {
     pub name: String,
     /// The server types that pools use, in first-use order.
     pub types: Vec<ServerType>,
+    /// The device kinds of those types: `gpu` first, then by name ([`DeviceKind`] indexes it).
+    pub kinds: Vec<String>,
     /// Every server of every pool, in pool order; indexed by [`ServerId`].
     pub servers: Vec<Server>,
     by_name: BTreeMap<String, ServerId>,
@@ -391,6 +682,12 @@ pub struct Cluster {
 impl Cluster {
     /// Builds the cluster from a validated spec.
     pub fn from_spec(spec: &ClusterSpec) -> Self {
+        let used: Vec<ServerTypeSpec> = spec
+            .pool
+            .iter()
+            .filter_map(|p| spec.server_type(&p.server_type))
+            .collect();
+        let kinds = device_kinds(&used);
         let mut types: Vec<ServerType> = Vec::new();
         let mut servers = Vec::new();
         for pool in &spec.pool {
@@ -400,7 +697,7 @@ impl Cluster {
             let type_id = match types.iter().position(|t| t.name == ts.name) {
                 Some(i) => i,
                 None => {
-                    types.push(ServerType::new(&ts));
+                    types.push(ServerType::with_kinds(&ts, &kinds));
                     types.len() - 1
                 }
             };
@@ -431,6 +728,7 @@ impl Cluster {
         Cluster {
             name: spec.name.clone(),
             types,
+            kinds,
             servers,
             by_name,
             name_rank,
@@ -457,7 +755,37 @@ impl Cluster {
         &self.types[self.servers[id.index()].type_id.index()]
     }
 
-    /// Total GPUs of the cluster.
+    /// The id of device kind `name`, [`DeviceKind::ABSENT`] when no server has it.
+    pub fn kind_id(&self, name: &str) -> DeviceKind {
+        self.kinds
+            .iter()
+            .position(|k| k == name)
+            .map_or(DeviceKind::ABSENT, |i| DeviceKind(i as u16))
+    }
+
+    /// The name of a device kind.
+    pub fn kind_name(&self, kind: DeviceKind) -> &str {
+        self.kinds
+            .get(kind.0 as usize)
+            .map_or("(absent)", String::as_str)
+    }
+
+    /// The request of one pod of `class`: its devices of the class's kind and its cores.
+    pub fn request_of(
+        &self,
+        class: &crate::spec::preemption::WorkloadClass,
+        gpus: u32,
+        cores: u32,
+    ) -> Request {
+        Request {
+            gpus,
+            cores,
+            kind: self.kind_id(class.gpu_kind()),
+            alignment: class.device_alignment,
+        }
+    }
+
+    /// Total devices of the cluster, every kind.
     pub fn gpu_count(&self) -> usize {
         self.servers
             .iter()

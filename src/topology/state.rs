@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
 use super::budgets::{BudgetLedger, BudgetTable, disruptions_allowed};
-use super::{Cluster, CoreSet, GpuSet, PodId, Request, ServerId, place};
+use super::{Cluster, CoreSet, GpuSet, PodId, ServerId, place};
 use crate::p;
 use crate::spec::Finding;
 use crate::spec::preemption::{IdsOrCount, PreemptionSpec, RunningPod, WorkloadClass};
@@ -695,10 +695,11 @@ fn place_running(
         Some(IdsOrCount::Count(n)) => (*n).max(0) as u32,
         _ => default.max(0) as u32,
     };
-    let want = Request {
-        gpus: count(&running.gpus, class.gpus),
-        cores: count(&running.cores, class.cores),
-    };
+    let want = cluster.request_of(
+        class,
+        count(&running.gpus, class.gpus),
+        count(&running.cores, class.cores),
+    );
     let no_room = |key: &str, what: &str, free: u32, need: u32| {
         vec![
             Finding::new(

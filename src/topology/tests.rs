@@ -14,7 +14,7 @@ fn builtin(name: &str) -> ServerType {
 }
 
 fn req(gpus: u32, cores: u32) -> Request {
-    Request { gpus, cores }
+    Request::plain(gpus, cores)
 }
 
 /// Free resources of `t` after taking away the listed GPUs and cores.

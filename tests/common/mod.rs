@@ -101,6 +101,9 @@ pub fn server_type(
         penalty,
         topology_policy: None,
         topology_scope: None,
+        gpu_resource: None,
+        gpu_pcie_root: Vec::new(),
+        devices: Vec::new(),
     }
 }
 

@@ -281,9 +281,9 @@ fn best_fit(
     eligibility: &Eligibility,
     pod: &Pod,
 ) -> Option<(ServerId, GpuSet, CoreSet)> {
-    let req = Request {
-        gpus: pod.gpus.len(),
-        cores: pod.cores.len(),
+    let req = match workload.workload.get(pod.workload) {
+        Some(class) => cluster.request_of(class, pod.gpus.len(), pod.cores.len()),
+        None => Request::plain(pod.gpus.len(), pod.cores.len()),
     };
     let aligned = workload.simulation.admission == Admission::Kubelet
         && workload
