@@ -75,6 +75,10 @@ pub struct Object {
     pub value: Option<i64>,
     /// PriorityClass: `PreemptLowerPriority` (default) or `Never`.
     pub preemption_policy: Option<String>,
+    /// A DRA object (ResourceSlice, DeviceClass, ResourceClaim, ResourceClaimTemplate), read
+    /// by its own types: its `spec.devices` is a list in one kind and a map in another.
+    #[serde(skip)]
+    pub dra: Option<Box<super::dra_objects::DraObject>>,
 }
 
 /// The `metadata` of an object.
@@ -126,8 +130,8 @@ pub struct ObjectSpec {
     pub volumes: Vec<Volume>,
     /// Pod: scheduling gates hold a pod back (not modelled).
     pub scheduling_gates: Vec<serde::de::IgnoredAny>,
-    /// Pod: DRA resource claims (not modelled yet).
-    pub resource_claims: Vec<serde::de::IgnoredAny>,
+    /// Pod: its DRA resource claims, by claim or template.
+    pub resource_claims: Vec<super::dra_objects::PodResourceClaim>,
     /// PodDisruptionBudget: the pods it covers (`None`: none; an empty one: all in its
     /// namespace).
     pub selector: Option<LabelSelector>,
@@ -262,6 +266,8 @@ pub struct ObjectStatus {
     pub conditions: Vec<Condition>,
     /// PodDisruptionBudget: evictions it allows now, as its controller computed them.
     pub disruptions_allowed: Option<i64>,
+    /// Pod: the claims generated for its claim templates.
+    pub resource_claim_statuses: Vec<super::dra_objects::PodResourceClaimStatus>,
 }
 
 /// One status condition.
@@ -324,6 +330,16 @@ pub struct Attribute {
     pub value: serde_json::Value,
 }
 
+/// A path step matching every extended resource name (one with a `/`: `nvidia.com/gpu`,
+/// `amd.com/gpu`, `nvidia.com/mig-3g.40gb`, a `--gpu-resource`): which of them are devices
+/// is decided once the nodes are read.
+const EXTENDED: &str = "<extended>";
+
+/// Whether the path step `step` reads the key `key`.
+fn step_matches(step: &str, key: &str) -> bool {
+    step == key || (step == EXTENDED && key.contains('/'))
+}
+
 /// The fields coplan reads, per kind, as paths of keys (`[]` steps into a list's items).
 fn modelled(kind: &str) -> &'static [&'static [&'static str]] {
     const COMMON: &[&str] = &["apiVersion"];
@@ -340,10 +356,10 @@ fn modelled(kind: &str) -> &'static [&'static [&'static str]] {
             &["status", "conditions", "[]", "status"],
             &["status", "allocatable", "cpu"],
             &["status", "allocatable", "memory"],
-            &["status", "allocatable", "nvidia.com/gpu"],
+            &["status", "allocatable", EXTENDED],
             &["status", "capacity", "cpu"],
             &["status", "capacity", "memory"],
-            &["status", "capacity", "nvidia.com/gpu"],
+            &["status", "capacity", EXTENDED],
         ],
         "Pod" => &[
             COMMON,
@@ -361,6 +377,7 @@ fn modelled(kind: &str) -> &'static [&'static [&'static str]] {
             &["spec", "topologySpreadConstraints"],
             &["spec", "schedulingGates"],
             &["spec", "resourceClaims"],
+            &["status", "resourceClaimStatuses"],
             &["spec", "volumes", "[]", "persistentVolumeClaim"],
             &["spec", "tolerations"],
             &["spec", "preemptionPolicy"],
@@ -381,18 +398,11 @@ fn modelled(kind: &str) -> &'static [&'static [&'static str]] {
                 "[]",
                 "resources",
                 "requests",
-                "nvidia.com/gpu",
+                EXTENDED,
             ],
             &["spec", "containers", "[]", "resources", "limits", "cpu"],
             &["spec", "containers", "[]", "resources", "limits", "memory"],
-            &[
-                "spec",
-                "containers",
-                "[]",
-                "resources",
-                "limits",
-                "nvidia.com/gpu",
-            ],
+            &["spec", "containers", "[]", "resources", "limits", EXTENDED],
             &[
                 "spec",
                 "initContainers",
@@ -407,7 +417,7 @@ fn modelled(kind: &str) -> &'static [&'static [&'static str]] {
                 "[]",
                 "resources",
                 "requests",
-                "nvidia.com/gpu",
+                EXTENDED,
             ],
             &["spec", "initContainers", "[]", "resources", "limits", "cpu"],
             &[
@@ -416,7 +426,7 @@ fn modelled(kind: &str) -> &'static [&'static [&'static str]] {
                 "[]",
                 "resources",
                 "limits",
-                "nvidia.com/gpu",
+                EXTENDED,
             ],
             &["status", "phase"],
             &["status", "qosClass"],
@@ -502,7 +512,7 @@ impl Scope {
             let i = bits.trailing_zeros() as usize;
             bits &= bits - 1;
             let p = self.paths[i];
-            if p.len() > self.depth && p[self.depth] == key {
+            if p.len() > self.depth && step_matches(p[self.depth], key) {
                 if p.len() == self.depth + 1 {
                     return Step::Whole;
                 }
@@ -625,8 +635,11 @@ fn walk<'v>(
                 let mut ends_here = false;
                 for p in paths {
                     if p.len() > depth
-                        && p[depth] == key
-                        && p[..depth].iter().zip(prefix.iter()).all(|(a, b)| a == b)
+                        && step_matches(p[depth], key)
+                        && p[..depth]
+                            .iter()
+                            .zip(prefix.iter())
+                            .all(|(a, b)| step_matches(a, b))
                     {
                         through = true;
                         ends_here |= p.len() == depth + 1;

@@ -4,6 +4,7 @@
 
 pub mod alibaba;
 pub mod build;
+pub mod dra_objects;
 pub mod error;
 pub mod json;
 pub mod k8s;

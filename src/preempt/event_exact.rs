@@ -188,7 +188,7 @@ fn admitted_domains(problem: &Problem<'_>, p: &Preemptor) -> Vec<Vec<Admitted>> 
             if !problem.node_admits(server, p, level) {
                 continue;
             }
-            for d in t.domains(level) {
+            for d in t.domains_for(p.request, level) {
                 if d.gpus.len() >= p.request.gpus && d.cores.len() >= p.request.cores {
                     domains.push(Admitted {
                         cost: problem.cost.placement_cost(t, level),

@@ -225,7 +225,7 @@ fn domain_options(
         if !problem.admits(server, p, level) {
             continue;
         }
-        for d in t.domains(level) {
+        for d in t.domains_for(p.request, level) {
             if d.gpus.len() < p.request.gpus || d.cores.len() < p.request.cores {
                 continue;
             }

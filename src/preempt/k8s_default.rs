@@ -11,14 +11,16 @@ use super::flextopo_sourcing::fewest;
 use super::problem::{ChainKey, Decision, DecisionPoint, Problem, more_important, start_key};
 use crate::plan::error::PlanningError;
 use crate::topology::state::{ClusterState, Resident};
-use crate::topology::{CoreSet, GpuSet, PodId, Request, ServerId};
+use crate::topology::{CoreSet, GpuSet, PodId, Request, ServerId, ServerType};
 
 /// The `k8s-default` planner: Kubernetes/Gödel default preemption, topology-blind (DESIGN §5.2).
 pub struct K8sDefault;
 
-/// Whether a request fits the free GPUs and cores by count alone, ignoring topology.
-pub fn fits_by_counts(g: GpuSet, c: CoreSet, req: Request) -> bool {
-    g.len() >= req.gpus && c.len() >= req.cores
+/// Whether a request fits the free GPUs and cores by count alone, ignoring topology: its
+/// devices are counted among those of its kind, and a claim's constraint is the scheduler's
+/// own (its device allocator checks `matchAttribute`), so it holds here too.
+pub fn fits_by_counts(t: &ServerType, g: GpuSet, c: CoreSet, req: Request) -> bool {
+    c.len() >= req.cores && t.devices_fit(req, g)
 }
 
 impl PreemptionPlanner for K8sDefault {
@@ -32,14 +34,18 @@ impl PreemptionPlanner for K8sDefault {
 
     fn decide(&self, at: &DecisionPoint<'_>) -> Result<Decision, PlanningError> {
         let req = at.preemptor.request;
-        Ok(dry_run_preemption(at, &|_, g, c| fits_by_counts(g, c, req)))
+        let cluster = at.problem.cluster;
+        Ok(dry_run_preemption(at, &|s, g, c| {
+            fits_by_counts(cluster.type_of(s), g, c, req)
+        }))
     }
 }
 
 /// [`K8sDefault`]'s decision by the reference dry run of every server.
 pub fn decide_reference(at: &DecisionPoint<'_>) -> Decision {
     let req = at.preemptor.request;
-    dry_run_reference(at, &|_, g, c| fits_by_counts(g, c, req))
+    let cluster = at.problem.cluster;
+    dry_run_reference(at, &|s, g, c| fits_by_counts(cluster.type_of(s), g, c, req))
 }
 
 /// [`more_important`] on residents: names are looked up only on a tie of the numeric keys.
@@ -178,13 +184,15 @@ fn chain_bound(
         return Some(ChainKey::best_possible(problem.cluster, server, 0, &mut []).0);
     }
     facts.clear();
+    // Only devices of the preemptor's kind count towards its shortfall.
+    let usable = problem.cluster.type_of(server).usable(p.request);
     let (mut g, mut c) = (a.free_gpus(), a.free_cores());
     for r in a.residents() {
         if problem.may_evict(p, r.priority, r.preemptible) {
             g = g.or(r.gpus);
             c = c.or(r.cores);
             facts.push((
-                r.gpus.len(),
+                r.gpus.and(usable).len(),
                 r.cores.len(),
                 r.priority,
                 start_key(r.start_time_s),
@@ -196,7 +204,10 @@ fn chain_bound(
     }
     // The victims left after the reprieve still make the pod fit, so by counts: at least as
     // many as the fewest whose GPUs (and, apart, cores) cover the shortfall, and at least one.
-    let need_g = p.request.gpus.saturating_sub(a.free_gpus().len());
+    let need_g = p
+        .request
+        .gpus
+        .saturating_sub(a.free_gpus().and(usable).len());
     let need_c = p.request.cores.saturating_sub(a.free_cores().len());
     let gpus = fewest(need_g, facts.iter().map(|v| v.0), gains);
     let cores = fewest(need_c, facts.iter().map(|v| v.1), gains);

@@ -42,12 +42,15 @@ type DryRun =
 fn decide_with(at: &DecisionPoint<'_>, dry_run: DryRun) -> Decision {
     let (problem, p) = (at.problem, at.preemptor);
     if p.qos != TopologyQos::Guaranteed {
-        return dry_run(at, &|_, g, c| fits_by_counts(g, c, p.request));
+        return dry_run(at, &|s, g, c| {
+            fits_by_counts(problem.cluster.type_of(s), g, c, p.request)
+        });
     }
     let qos = problem.qos_test(p);
     let fits = |server: ServerId, g: GpuSet, c: CoreSet| {
         // Counts first: the topology test can only pass when they do.
-        fits_by_counts(g, c, p.request) && qos.placed_level(problem.cluster, server, g, c).is_some()
+        fits_by_counts(problem.cluster.type_of(server), g, c, p.request)
+            && qos.placed_level(problem.cluster, server, g, c).is_some()
     };
     dry_run(at, &fits)
 }

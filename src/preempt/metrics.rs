@@ -3,14 +3,22 @@
 use super::apply::Applied;
 use crate::plan::preemption::PreemptionMetrics;
 use crate::spec::preemption::TopologyQos;
+use crate::topology::ServerId;
 
 fn rate(num: u64, den: u64) -> Option<f64> {
     (den > 0).then(|| num as f64 / den as f64)
 }
 
+/// The share of one whole GPU that device `g` of server `s` is (a MIG slice is less than 1).
+pub type DeviceFraction<'a> = &'a dyn Fn(ServerId, usize) -> f64;
+
 /// Counts and rates of a list of applied events; objective, gaps and runtime are filled in by
-/// the engine.
-pub fn compute(applied: &[Applied], now_s: Option<f64>) -> PreemptionMetrics {
+/// the engine. GPU-hours count each device by `fraction`.
+pub fn compute(
+    fraction: DeviceFraction<'_>,
+    applied: &[Applied],
+    now_s: Option<f64>,
+) -> PreemptionMetrics {
     let n = applied.len() as u64;
     let placed = applied.iter().filter(|a| a.event.placed).count() as u64;
     let hits = applied.iter().filter(|a| a.event.hit).count() as u64;
@@ -42,8 +50,9 @@ pub fn compute(applied: &[Applied], now_s: Option<f64>) -> PreemptionMetrics {
             .iter()
             .flat_map(|a| &a.victims)
             .filter_map(|v| {
-                v.start_time_s
-                    .map(|t| v.gpus.len() as f64 * (now - t).max(0.0) / 3600.0)
+                // A MIG slice counts as the share of a GPU it is.
+                let gpus: f64 = v.gpus.iter().map(|g| fraction(v.server, g)).sum();
+                v.start_time_s.map(|t| gpus * (now - t).max(0.0) / 3600.0)
             })
             .fold(0.0, |total, hours| total + hours)
     });

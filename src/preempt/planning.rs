@@ -19,8 +19,8 @@ use crate::plan::preemption::{
 };
 use crate::plan::{PlanStatus, PlannerRole};
 use crate::spec::PreemptionSpec;
-use crate::topology::Cluster;
 use crate::topology::state::ClusterState;
+use crate::topology::{Cluster, ServerId};
 
 /// Options of one plan run.
 #[derive(Debug, Clone, Default)]
@@ -395,7 +395,12 @@ fn measure(
     per_event: PerEvent,
     budgets_allowed: &[i64],
 ) -> Result<PreemptionPlannerReport, PlanningError> {
-    let mut m = metrics::compute(&run.applied, problem.spec.now_s);
+    let cluster = problem.cluster;
+    let fraction = |s: ServerId, g: usize| {
+        let t = cluster.type_of(s);
+        t.device_fraction.get(g).copied().unwrap_or(1.0)
+    };
+    let mut m = metrics::compute(&fraction, &run.applied, problem.spec.now_s);
     m.pdb_violations = metrics::pdb_violations(&run.applied, budgets_allowed);
     // From +0.0: an empty float sum is -0.0, which would print as such.
     let objective: f64 = run.applied.iter().fold(0.0, |sum, a| sum + a.event.cost);
@@ -571,7 +576,7 @@ mod tests {
             truncated: false,
             metrics: PreemptionMetrics {
                 preemptions: 1,
-                ..metrics::compute(&[], None)
+                ..metrics::compute(&|_, _| 1.0, &[], None)
             },
             events: Vec::new(),
         }

@@ -159,7 +159,11 @@ impl<'a> Problem<'a> {
                 Level::ALL
                     .into_iter()
                     .filter(|&level| !guaranteed || required.is_some_and(|r| level <= r))
-                    .flat_map(|level| t.domains(level).iter().map(move |d| (level, *d)))
+                    .flat_map(|level| {
+                        t.domains_for(p.request, level)
+                            .iter()
+                            .map(move |d| (level, *d))
+                    })
                     .filter(|(_, d)| {
                         d.gpus.len() >= p.request.gpus && d.cores.len() >= p.request.cores
                     })

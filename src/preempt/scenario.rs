@@ -247,14 +247,25 @@ impl<'a> Fill<'a> {
         (class, req): (usize, Request),
         rng: &mut SeededRng,
     ) -> Option<(ServerId, GpuSet, CoreSet)> {
+        // The index counts devices of every kind alike: a pod of another kind, or under a
+        // claim constraint, scans for a server whose devices hold it.
+        let kinded = req.gpus > 0 && (self.cluster.kinds.len() > 1 || req.alignment.is_some());
         let server = match self.eligibility.flags(class) {
-            None => self.index.choose_server(req, rng)?,
+            None if !kinded => self.index.choose_server(req, rng)?,
+            None => self.choose_among(state, req, &[], rng)?,
             Some(allowed) => self.choose_among(state, req, &allowed, rng)?,
         };
         let a = &state.servers()[server.index()];
+        let free_gpus = if kinded {
+            self.cluster
+                .type_of(server)
+                .free_group(req, a.free_gpus())?
+        } else {
+            a.free_gpus()
+        };
         let (gpus, cores) = match self.spec.allocator {
             FillAllocator::Random => {
-                let g: Vec<usize> = a.free_gpus().iter().collect();
+                let g: Vec<usize> = free_gpus.iter().collect();
                 let c: Vec<usize> = a.free_cores().iter().collect();
                 (
                     GpuSet::from_ids(rng.sample(&g, req.gpus as usize)),
@@ -262,14 +273,14 @@ impl<'a> Fill<'a> {
                 )
             }
             FillAllocator::NumaAligned => {
-                let g: Vec<usize> = a.free_gpus().iter().collect();
+                let g: Vec<usize> = free_gpus.iter().collect();
                 let gpus = GpuSet::from_ids(rng.sample(&g, req.gpus as usize));
                 let t = self.cluster.type_of(server);
                 (gpus, aligned_cores(t, gpus, a.free_cores(), req.cores)?)
             }
             // Lowest ids: the kubelet's default (non-topology) CPU and device assignment.
             FillAllocator::BestFit | FillAllocator::Spread => (
-                a.free_gpus().lowest(req.gpus)?,
+                free_gpus.lowest(req.gpus)?,
                 a.free_cores().lowest(req.cores)?,
             ),
         };
@@ -278,8 +289,9 @@ impl<'a> Fill<'a> {
 }
 
 impl Fill<'_> {
-    /// [`FillIndex::choose_server`]'s rule among the servers the filter lets a class onto:
-    /// a scan, as restricted classes are few and their clusters hand-written or imported.
+    /// [`FillIndex::choose_server`]'s rule among the servers the filter lets a class onto
+    /// (`allowed`; empty: all), counting only devices of the pod's kind that its claim could
+    /// take: a scan, as restricted classes are few and their clusters hand-written or imported.
     fn choose_among(
         &self,
         state: &ClusterState,
@@ -292,14 +304,18 @@ impl Fill<'_> {
             .iter()
             .enumerate()
             .filter(|(i, _)| allowed.get(*i).copied().unwrap_or(true))
+            .filter(|&(i, a)| {
+                let t = self.cluster.type_of(ServerId(i as u32));
+                t.devices_fit(req, a.free_gpus()) && a.free_cores().len() >= req.cores
+            })
             .map(|(i, a)| {
+                let t = self.cluster.type_of(ServerId(i as u32));
                 (
-                    a.free_gpus().len(),
+                    a.free_gpus().and(t.usable(req)).len(),
                     a.free_cores().len(),
                     ServerId(i as u32),
                 )
             })
-            .filter(|&(g, c, _)| g >= req.gpus && c >= req.cores)
             .collect();
         match self.spec.allocator {
             FillAllocator::Random | FillAllocator::NumaAligned => {

@@ -240,6 +240,9 @@ pub struct ServerType {
     layouts: Vec<[Layout; 4]>,
     /// The layout of a kind the type lacks: no device, so only device-free requests fit.
     absent: [Layout; 4],
+    /// Every device is a whole GPU of the default kind: a plain request may take any of them,
+    /// and the unmasked domains serve it.
+    only_default_gpus: bool,
 }
 
 impl ServerType {
@@ -317,6 +320,7 @@ impl ServerType {
             })
             .collect();
         let absent = ALIGNMENTS.map(|a| shape.layout(GpuSet::empty(), a));
+        let only_default_gpus = device_kind.iter().all(|&k| k == DeviceKind::GPU);
         ServerType {
             name: spec.name.clone(),
             gpu_model: spec.gpu_model.clone(),
@@ -338,7 +342,15 @@ impl ServerType {
             whole,
             layouts,
             absent,
+            only_default_gpus,
         }
+    }
+
+    /// Whether `req` is served by the server's own domains: it takes no device, or a plain
+    /// GPU request on a type whose devices are all whole GPUs of the default kind.
+    fn plain_on_this_type(&self, req: Request) -> bool {
+        req.gpus == 0
+            || (self.only_default_gpus && req.kind == DeviceKind::GPU && req.alignment.is_none())
     }
 
     fn layout(&self, req: Request) -> &Layout {
@@ -358,7 +370,7 @@ impl ServerType {
     /// The domains `req` may be placed in at `level`: [`ServerType::domains`] with devices of
     /// other kinds left out, split by the claim's constraint.
     pub fn domains_for(&self, req: Request, level: Level) -> &[Domain] {
-        if req.gpus == 0 || (req.kind == DeviceKind::GPU && req.alignment.is_none()) {
+        if self.plain_on_this_type(req) {
             return self.domains(level);
         }
         self.layout(req).at(level)
@@ -370,6 +382,45 @@ impl ServerType {
             return self.whole.gpus;
         }
         self.layout(req).usable
+    }
+
+    /// Whether the free devices `free` hold `req`'s devices as its claim demands (of its
+    /// kind, and for a constrained claim, in one device group), cores aside: the device half
+    /// of a scheduler's filter.
+    pub fn devices_fit(&self, req: Request, free: GpuSet) -> bool {
+        if req.gpus == 0 {
+            return true;
+        }
+        if self.plain_on_this_type(req) {
+            return free.and(self.whole.gpus).len() >= req.gpus;
+        }
+        let layout = self.layout(req);
+        match req.alignment {
+            None => free.and(layout.usable).len() >= req.gpus,
+            Some(_) => layout
+                .numa
+                .iter()
+                .any(|d| free.and(d.gpus).len() >= req.gpus),
+        }
+    }
+
+    /// The `free` devices of `req`'s kind in the first device group its claim accepts (the
+    /// whole server when it has no constraint) that holds enough of them, if any.
+    pub fn free_group(&self, req: Request, free: GpuSet) -> Option<GpuSet> {
+        let groups = if req.alignment.is_some() {
+            Level::Numa
+        } else {
+            Level::CrossSocket
+        };
+        self.domains_for(req, groups)
+            .iter()
+            .map(|group| free.and(group.gpus))
+            .find(|g| g.len() >= req.gpus)
+    }
+
+    /// The lowest `req.gpus` devices of [`ServerType::free_group`].
+    pub fn pick_devices(&self, req: Request, free: GpuSet) -> Option<GpuSet> {
+        self.free_group(req, free)?.lowest(req.gpus)
     }
 
     /// Whether `gpus` are of `req`'s kind and lie together as its claim demands.

@@ -525,7 +525,7 @@ pub fn running_state(
     spec: &PreemptionSpec,
 ) -> Result<ClusterState, Vec<Finding>> {
     let mut state = ClusterState::empty(cluster);
-    let mut findings = Vec::new();
+    let mut findings = unknown_device_kinds(cluster, spec);
     for (i, running) in spec.running.iter().enumerate() {
         match place_running(cluster, spec, &state, i, running) {
             Ok(mut pod) => {
@@ -714,12 +714,44 @@ fn place_running(
             .help("the [[running]] pods are placed in file order; move or shrink one"),
         ]
     };
+    if let Some(g) = fixed_gpus
+        && !t.device_rule_holds(want, g)
+    {
+        let kind = class.gpu_kind();
+        return Err(vec![
+            Finding::new(
+                "spec::wrong-device",
+                p!["running", i, "gpus"],
+                format!(
+                    "the devices of `{}` on {} are not {} devices of kind `{kind}`{}",
+                    running.workload,
+                    running.node,
+                    if class.device_alignment.is_some() {
+                        "aligned"
+                    } else {
+                        "all"
+                    },
+                    class
+                        .device_alignment
+                        .map_or(String::new(), |a| format!(" on one {}", a.as_str()))
+                ),
+                "not devices the class asks for",
+            )
+            .help(format!(
+                "server type `{}` holds devices of kinds: {}",
+                t.name,
+                device_kinds_of(cluster, t)
+            )),
+        ]);
+    }
+    let usable = t.usable(want);
     let (gpus, cores) = match (fixed_gpus, fixed_cores) {
         (Some(g), Some(c)) => (g, c),
         (None, None) => match place(t, alloc.free_gpus, alloc.free_cores, want) {
             Some(pl) => (pl.gpus, pl.cores),
-            None if alloc.free_gpus.len() < want.gpus => {
-                return Err(no_room("gpus", "GPUs", alloc.free_gpus.len(), want.gpus));
+            None if !t.devices_fit(want, alloc.free_gpus) => {
+                let free = alloc.free_gpus.and(usable).len();
+                return Err(no_room("gpus", "GPUs", free, want.gpus));
             }
             None => {
                 return Err(no_room(
@@ -750,7 +782,7 @@ fn place_running(
                 .iter()
                 .map(|x| t.numa_domain(t.numa_of_core(x)).gpus)
                 .fold(GpuSet::empty(), GpuSet::or);
-            let free = alloc.free_gpus;
+            let free = alloc.free_gpus.and(usable);
             let first = free
                 .and(near)
                 .lowest(want.gpus.min(free.and(near).len()))
@@ -768,4 +800,49 @@ fn place_running(
         (gpus, cores),
         running.start_time_s,
     ))
+}
+
+/// A class asking for devices of a kind no server of the cluster has (a typo, or a workload
+/// imported from another cluster) fits nowhere: an error, not a plan of unplaced pods.
+fn unknown_device_kinds(cluster: &Cluster, spec: &PreemptionSpec) -> Vec<Finding> {
+    spec.workload
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.gpus > 0 && c.gpu_resource.is_some())
+        .filter(|(_, c)| {
+            let kind = cluster.kind_id(c.gpu_kind());
+            cluster.types.iter().all(|t| t.devices_of(kind).is_empty())
+        })
+        .map(|(i, c)| {
+            Finding::new(
+                "spec::unknown-device-kind",
+                p!["workload", i, "gpu_resource"],
+                format!(
+                    "no server of cluster `{}` has devices of kind `{}`",
+                    cluster.name,
+                    c.gpu_kind()
+                ),
+                "no such device kind",
+            )
+            .help(format!(
+                "the cluster's device kinds: {}",
+                cluster.kinds.join(", ")
+            ))
+        })
+        .collect()
+}
+
+/// The device kinds a server type holds, for a message.
+fn device_kinds_of(cluster: &Cluster, t: &super::ServerType) -> String {
+    let mut kinds: Vec<&str> = t
+        .device_kind
+        .iter()
+        .map(|&k| cluster.kind_name(k))
+        .collect();
+    kinds.dedup();
+    if kinds.is_empty() {
+        "none".into()
+    } else {
+        kinds.join(", ")
+    }
 }

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 
 use serde_saphyr::Spanned;
 
+use crate::import::dra_objects::{DRA_KINDS, DraObject};
 use crate::import::error::ImportError;
 use crate::import::k8s_objects::{Object, Quantity, ignored_fields};
 use crate::import::limits::{MAX_CLOCK_SPAN_S, MAX_QUANTITY};
@@ -125,6 +126,31 @@ impl Objects<'_> {
             && let Value::Map(fields) = &mut metadata.value
         {
             fields.retain(|(k, _)| k != "labels");
+        }
+        let malformed = |e: crate::import::tree::TreeError| {
+            let at = e.at.unwrap_or_default();
+            ImportError::at(
+                self.file,
+                at.line.max(1),
+                (at.column > 0).then_some(at.column),
+                format!("{}: {}", origin.place(), e.message),
+            )
+            .with(
+                "malformed here",
+                "expected a Kubernetes object (Node, Pod, NodeResourceTopology, a DRA object) or a `kind: List` of them, as `kubectl get … -o yaml|json` writes",
+            )
+        };
+        if DRA_KINDS.contains(&kind.as_str()) {
+            let mut dra: DraObject = from_tree(node).map_err(malformed)?;
+            let object = Object {
+                kind: dra.kind.clone(),
+                api_version: dra.api_version.clone(),
+                metadata: std::mem::take(&mut dra.metadata),
+                dra: Some(Box::new(dra)),
+                ..Object::default()
+            };
+            self.out.push((origin, 1, object));
+            return Ok(());
         }
         let object: Object = from_tree(node).map_err(|e| {
             let at = e.at.unwrap_or_default();
@@ -274,6 +300,25 @@ pub(super) struct Snapshot {
     pub(super) priority_classes: BTreeMap<String, (Option<i64>, Option<String>)>,
     /// PodDisruptionBudget objects by `namespace/name`.
     pub(super) budgets: BTreeMap<String, (Origin, Object)>,
+    /// The DRA objects.
+    pub(super) dra: DraObjects,
+}
+
+/// A DRA object with where it came from and its name (`namespace/name` for the namespaced
+/// kinds).
+pub(super) struct Located {
+    pub(super) origin: Origin,
+    pub(super) name: String,
+    pub(super) object: DraObject,
+}
+
+/// The DRA objects of a snapshot: slices in input order, the others by name.
+#[derive(Default)]
+pub(super) struct DraObjects {
+    pub(super) slices: Vec<Located>,
+    pub(super) classes: BTreeMap<String, Located>,
+    pub(super) claims: BTreeMap<String, Located>,
+    pub(super) templates: BTreeMap<String, Located>,
 }
 
 /// Sorts the objects by kind; a Node, Pod or NRT object without a name is an error, other
@@ -289,7 +334,8 @@ pub(super) fn sort_objects(
     let mut priority_classes: BTreeMap<String, (Option<i64>, Option<String>)> = BTreeMap::new();
     let mut pod_ids: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
     let mut budgets: BTreeMap<String, (Origin, Object)> = BTreeMap::new();
-    for (origin, doc_line, object) in objects {
+    let mut dra = DraObjects::default();
+    for (origin, doc_line, mut object) in objects {
         let kind = object.kind.clone().unwrap_or_default();
         summary.read(
             &format!(
@@ -379,6 +425,38 @@ pub(super) fn sort_objects(
                 }
                 budgets.insert(id, (origin, object));
             }
+            "ResourceSlice" | "DeviceClass" | "ResourceClaim" | "ResourceClaimTemplate" => {
+                let name = name.ok_or_else(missing_name)?;
+                let namespace = object.metadata.namespace.take();
+                let Some(object) = object.dra.take() else {
+                    continue;
+                };
+                let namespaced = matches!(kind.as_str(), "ResourceClaim" | "ResourceClaimTemplate");
+                let id = if namespaced {
+                    format!("{}/{name}", namespace.as_deref().unwrap_or("default"))
+                } else {
+                    name
+                };
+                let located = Located {
+                    origin,
+                    name: id.clone(),
+                    object: *object,
+                };
+                let into = match kind.as_str() {
+                    "ResourceSlice" => {
+                        dra.slices.push(located);
+                        continue;
+                    }
+                    "DeviceClass" => &mut dra.classes,
+                    "ResourceClaim" => &mut dra.claims,
+                    _ => &mut dra.templates,
+                };
+                if into.contains_key(&id) {
+                    summary.dropped("duplicate_dra_objects", 1);
+                    continue;
+                }
+                into.insert(id, located);
+            }
             _ => summary.dropped("objects_of_other_kinds", 1),
         }
     }
@@ -396,6 +474,7 @@ pub(super) fn sort_objects(
         pods,
         priority_classes,
         budgets,
+        dra,
     })
 }
 

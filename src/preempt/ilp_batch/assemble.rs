@@ -66,7 +66,9 @@ pub fn assemble(
         for (i, d, _) in &items {
             let req = preemptors[*i].request;
             let dom = doms[*d].1;
-            let gpus = avail_g.and(dom.gpus).lowest(req.gpus);
+            // Devices of the pod's kind, in one group its claim accepts (the model relaxes
+            // both; a placement that cannot keep them is left to the check after assembly).
+            let gpus = t.pick_devices(req, avail_g.and(dom.gpus));
             let cores = gpus.and_then(|g| pick_cores(t, g, avail_c.and(dom.cores), req.cores));
             if let (Some(g), Some(c)) = (gpus, cores) {
                 avail_g = avail_g.minus(g);

@@ -45,6 +45,7 @@ use crate::plan::error::PlanningError;
 use crate::plan::preemption::Preemptor;
 use crate::plan::{PlanStatus, PlannerRole};
 use crate::solver::Deadline;
+use crate::topology::DeviceKind;
 use crate::topology::state::ClusterState;
 use rayon::prelude::*;
 
@@ -320,6 +321,7 @@ impl PreemptionPlanner for IlpBatch {
         };
         let list = (initial, preemptors, classes.as_slice());
         let decision = as_enacted(problem, list, &solution, warm.clone(), &deadline);
+        let decision = within_device_rules(problem, list, decision, warm.clone(), &deadline);
         Ok(within_hard_budgets(
             problem, list, decision, warm, &deadline,
         ))
@@ -341,6 +343,48 @@ fn within_hard_budgets(
         .iter()
         .flat_map(|d| d.victims.iter().copied());
     if !initial.budgets().hard() || initial.budgets_allow(victims) {
+        return decision;
+    }
+    let bound = decision.bound;
+    let Some(w) = sequential else {
+        return BatchDecision {
+            decisions: Vec::new(),
+            status: PlanStatus::NoSolution,
+            bound,
+            objective: None,
+        };
+    };
+    let decisions = assemble(problem, initial, preemptors, classes, &w);
+    measured_against(decisions, w.objective, bound, deadline)
+}
+
+/// The batch's decision kept to device kinds and claim constraints. The model counts every
+/// device of a server alike and ignores `matchAttribute` (a relaxation: every real plan lies
+/// inside it, so its bound holds); a plan whose placements it could not keep on devices of
+/// each pod's kind, aligned as its claim demands, gives way to the best sequential plan.
+fn within_device_rules(
+    problem: &Problem<'_>,
+    (initial, preemptors, classes): (&ClusterState, &[Preemptor], &[Class]),
+    decision: BatchDecision,
+    sequential: Option<BatchSolution>,
+    deadline: &Deadline,
+) -> BatchDecision {
+    let kept = decision.decisions.iter().zip(preemptors).all(|(d, p)| {
+        let Some(server) = d.server else {
+            return true;
+        };
+        let t = problem.cluster.type_of(server);
+        if d.refuse
+            || (p.request.kind == DeviceKind::GPU
+                && p.request.alignment.is_none()
+                && t.usable(p.request) == t.whole().gpus)
+        {
+            return true;
+        }
+        d.placement
+            .is_some_and(|(gpus, _)| t.device_rule_holds(p.request, gpus))
+    });
+    if kept {
         return decision;
     }
     let bound = decision.bound;

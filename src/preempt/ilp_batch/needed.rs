@@ -191,7 +191,7 @@ impl Target {
         let req = p.request;
         match self {
             Target::Domain(dom) => {
-                let gpus = g.and(dom.gpus).lowest(req.gpus)?;
+                let gpus = t.pick_devices(req, g.and(dom.gpus))?;
                 let cores = pick_cores(t, gpus, c.and(dom.cores), req.cores)?;
                 Some((gpus, cores))
             }
@@ -200,7 +200,7 @@ impl Target {
                 (pl.level <= *level && problem.admits(server, p, pl.level))
                     .then_some((pl.gpus, pl.cores))
             }
-            Target::Counts => (g.len() >= req.gpus && c.len() >= req.cores)
+            Target::Counts => (t.devices_fit(req, g) && c.len() >= req.cores)
                 .then_some((GpuSet::empty(), CoreSet::empty())),
         }
     }
