@@ -420,6 +420,15 @@ pub enum ImportCommand {
         /// Drop running pods that do not fit their node (with a warning) instead of failing.
         #[arg(long)]
         allow_misfit: bool,
+        /// Read this extended resource as whole devices of a kind of its own (repeatable),
+        /// beside nvidia.com/gpu, amd.com/gpu and the nvidia.com/mig-* profiles, e.g.
+        /// habana.ai/gaudi.
+        #[arg(long = "gpu-resource", value_name = "NAME")]
+        gpu_resources: Vec<String>,
+        /// Group servers into pools named by this node label's value (one pool per value and
+        /// server type), e.g. karpenter.sh/nodepool; `capacity --pool` picks one by name.
+        #[arg(long, value_name = "KEY")]
+        pool_label: Option<String>,
         #[command(flatten)]
         outputs: SpecOutputs,
     },

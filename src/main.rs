@@ -514,6 +514,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     files,
                     cpu_manager,
                     allow_misfit,
+                    gpu_resources,
+                    pool_label,
                     outputs,
                 },
         } => {
@@ -523,6 +525,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     cli::CpuManagerArg::None => coplan::import::k8s::CpuManager::None,
                 },
                 allow_misfit,
+                gpu_resources,
+                pool_label,
             };
             write_imported(&import::import_k8s(&files, options)?, &outputs)
         }

@@ -12,7 +12,7 @@ use crate::spec::preemption::{
 };
 use crate::spec::validate::{MAX_CORES_PER_SERVER, MAX_GPUS_PER_SERVER};
 use crate::spec::{ClusterSpec, Penalty, PoolSpec, PreemptionSpec, ServerTypeSpec, SpecKind};
-use crate::topology::{CoreSet, GpuSet, Request, ServerType, place};
+use crate::topology::{CoreSet, DeviceKind, GpuSet, Request, ServerType, device_kinds, place};
 
 /// Slowdowns assumed for a layout coplan derived itself (no NRT object, no template): a
 /// placement across sockets is twice as slow, within a socket as fast as within one NUMA node
@@ -81,14 +81,26 @@ pub fn slug(text: &str) -> String {
 #[derive(Debug, Default)]
 pub struct ClusterBuilder {
     types: Vec<ServerTypeSpec>,
-    /// (node name, index into `types`), in the order added.
-    nodes: Vec<(String, usize)>,
+    /// (node name, index into `types`, pool label value), in the order added.
+    nodes: Vec<(String, usize, Option<String>)>,
 }
 
 impl ClusterBuilder {
     /// Adds a node of layout `layout` (its `name` ignored); nodes with identical layouts share
     /// one server type, named from `hint` and the shape. Returns the type's name.
     pub fn add_node(&mut self, name: &str, layout: &ServerTypeSpec, hint: &str) -> String {
+        self.add_node_in(name, layout, hint, None)
+    }
+
+    /// [`ClusterBuilder::add_node`] for a node of a named pool (`--pool-label`): the pool's
+    /// nodes of one type form one pool of the cluster.
+    pub fn add_node_in(
+        &mut self,
+        name: &str,
+        layout: &ServerTypeSpec,
+        hint: &str,
+        pool: Option<&str>,
+    ) -> String {
         let same = |t: &ServerTypeSpec| {
             ServerTypeSpec {
                 name: String::new(),
@@ -123,7 +135,8 @@ impl ClusterBuilder {
                 self.types.len() - 1
             }
         };
-        self.nodes.push((name.to_string(), index));
+        self.nodes
+            .push((name.to_string(), index, pool.map(str::to_string)));
         self.types[index].name.clone()
     }
 
@@ -135,24 +148,47 @@ impl ClusterBuilder {
     /// The cluster: the types that are not built-in templates, one pool per type with the
     /// nodes' own names in the order they were added. `builtin` names types taken as they are.
     pub fn build(&self, name: &str, builtin: &[String]) -> ClusterSpec {
+        // Pools: one per type, or per (type, pool label value) when nodes name pools; a
+        // named pool of one type is prefixed by its name, of several by name and type.
+        let mut types_of_pool: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+        for (_, t, pool) in &self.nodes {
+            if let Some(p) = pool {
+                let v = types_of_pool.entry(p).or_default();
+                if !v.contains(t) {
+                    v.push(*t);
+                }
+            }
+        }
         let mut pools = Vec::new();
         for (i, t) in self.types.iter().enumerate() {
-            let names: Vec<String> = self
-                .nodes
-                .iter()
-                .filter(|(_, ti)| *ti == i)
-                .map(|(n, _)| n.clone())
-                .collect();
-            if names.is_empty() {
-                continue;
+            let mut keys: Vec<Option<&str>> = Vec::new();
+            for (_, ti, pool) in &self.nodes {
+                if *ti == i && !keys.contains(&pool.as_deref()) {
+                    keys.push(pool.as_deref());
+                }
             }
-            pools.push(PoolSpec {
-                server_type: t.name.clone(),
-                count: names.len() as i64,
-                name_prefix: format!("{}-", t.name),
-                names: Some(names),
-                ..Default::default()
-            });
+            for key in keys {
+                let names: Vec<String> = self
+                    .nodes
+                    .iter()
+                    .filter(|(_, ti, p)| *ti == i && p.as_deref() == key)
+                    .map(|(n, _, _)| n.clone())
+                    .collect();
+                let name_prefix = match key {
+                    None => format!("{}-", t.name),
+                    Some(p) if types_of_pool.get(p).is_some_and(|v| v.len() == 1) => {
+                        format!("{}-", slug(p))
+                    }
+                    Some(p) => format!("{}-{}-", slug(p), t.name),
+                };
+                pools.push(PoolSpec {
+                    server_type: t.name.clone(),
+                    count: names.len() as i64,
+                    name_prefix,
+                    names: Some(names),
+                    ..Default::default()
+                });
+            }
         }
         ClusterSpec {
             kind: None,
@@ -182,7 +218,7 @@ impl ClusterBuilder {
                 self.types.len() - 1
             }
         };
-        self.nodes.push((name.to_string(), index));
+        self.nodes.push((name.to_string(), index, None));
     }
 }
 
@@ -246,6 +282,10 @@ pub struct ClassRules {
     pub tolerations: Vec<Toleration>,
     /// Whether it may evict.
     pub preemption_policy: PreemptionPolicy,
+    /// The device kind its GPUs are (`None`: whole GPUs of the default kind).
+    pub gpu_resource: Option<String>,
+    /// Its claim's constraint on where its devices lie.
+    pub device_alignment: Option<crate::spec::preemption::DeviceAlignment>,
 }
 
 /// Workload classes by shape: pods of identical shape and rules share one class.
@@ -281,7 +321,13 @@ impl ClassRegistry {
         if let Some(&i) = self.by_shape.get(&key) {
             return self.classes[i].name.clone();
         }
-        let base = format!("{}-{gpus}g{cores}c", slug(hint));
+        let base = match &rules.gpu_resource {
+            None => format!("{}-{gpus}g{cores}c", slug(hint)),
+            Some(kind) => {
+                let short = kind.rsplit('/').next().unwrap_or(kind);
+                format!("{}-{gpus}x{}-{cores}c", slug(hint), slug(short))
+            }
+        };
         let mut name = base.clone();
         let mut k = 2;
         while self.classes.iter().any(|c| c.name == name) {
@@ -299,8 +345,8 @@ impl ClassRegistry {
             node_affinity: rules.node_affinity,
             tolerations: rules.tolerations,
             preemption_policy: rules.preemption_policy,
-            gpu_resource: None,
-            device_alignment: None,
+            gpu_resource: rules.gpu_resource,
+            device_alignment: rules.device_alignment,
         });
         self.by_shape.insert(key, self.classes.len() - 1);
         name
@@ -361,6 +407,8 @@ pub fn preemption_workload(
 pub struct Ledger {
     /// The layouts of the builder's server types, by type index.
     pub types: Vec<ServerType>,
+    /// The device kinds of the cluster, numbered as the layouts number them.
+    pub kinds: Vec<String>,
     /// Per node: (name, type index, free GPUs, free cores).
     nodes: Vec<(String, usize, GpuSet, CoreSet)>,
     by_name: BTreeMap<String, usize>,
@@ -375,11 +423,16 @@ pub struct Ledger {
 impl Ledger {
     /// An empty ledger over the builder's nodes.
     pub fn new(builder: &ClusterBuilder) -> Self {
-        let types: Vec<ServerType> = builder.types.iter().map(ServerType::new).collect();
+        let kinds = device_kinds(&builder.types);
+        let types: Vec<ServerType> = builder
+            .types
+            .iter()
+            .map(|t| ServerType::with_kinds(t, &kinds))
+            .collect();
         let nodes: Vec<(String, usize, GpuSet, CoreSet)> = builder
             .nodes
             .iter()
-            .map(|(n, t)| {
+            .map(|(n, t, _)| {
                 let st = &types[*t];
                 (
                     n.clone(),
@@ -397,6 +450,7 @@ impl Ledger {
         let gpus_total = nodes.iter().map(|n| types[n.1].gpu_count() as u64).sum();
         Ledger {
             types,
+            kinds,
             nodes,
             by_name,
             running: Vec::new(),
@@ -425,21 +479,41 @@ impl Ledger {
         (self.nodes[node].2, self.nodes[node].3)
     }
 
-    /// The node allocator's placement of a request on a node, if it fits.
+    /// The node allocator's placement of a request of whole default GPUs on a node, if it fits.
     pub fn allocator_placement(
         &self,
         node: usize,
         gpus: u32,
         cores: u32,
     ) -> Option<(GpuSet, CoreSet)> {
+        self.place_request(node, Request::plain(gpus, cores))
+    }
+
+    /// The node allocator's placement of `req` on a node, if it fits.
+    pub fn place_request(&self, node: usize, req: Request) -> Option<(GpuSet, CoreSet)> {
         let (free_gpus, free_cores) = self.free(node);
-        place(
-            self.node_type(node),
-            free_gpus,
-            free_cores,
-            Request::plain(gpus, cores),
-        )
-        .map(|p| (p.gpus, p.cores))
+        place(self.node_type(node), free_gpus, free_cores, req).map(|p| (p.gpus, p.cores))
+    }
+
+    /// The request of `gpus` devices of kind `kind` (`None`: whole GPUs) with a claim's
+    /// constraint, and `cores` cores, as the layouts number kinds.
+    pub fn request(
+        &self,
+        (gpus, cores): (u32, u32),
+        kind: Option<&str>,
+        alignment: Option<crate::spec::preemption::DeviceAlignment>,
+    ) -> Request {
+        let kind = kind.unwrap_or(crate::spec::cluster::DEFAULT_GPU_KIND);
+        Request {
+            gpus,
+            cores,
+            kind: self
+                .kinds
+                .iter()
+                .position(|k| k == kind)
+                .map_or(DeviceKind::ABSENT, |i| DeviceKind(i as u16)),
+            alignment,
+        }
     }
 
     /// The node a best-fit scheduler picks among `allowed` nodes: the fewest free GPUs left

@@ -9,7 +9,9 @@
 //! or a preemptor.
 
 mod budgets;
+mod claims;
 mod conventions;
+mod devices;
 mod nodes;
 mod nrt;
 mod placement;
@@ -24,14 +26,17 @@ pub use self::conventions::{
 
 use std::collections::BTreeMap;
 
+use self::claims::dra_ask;
+use self::devices::{DraInventory, resource_kind};
 use self::nodes::{NodeFacts, read_nodes};
-use self::placement::{ToPlace, hold_reserved_cores, place_running};
+use self::placement::{Held, ToPlace, hold_reserved_cores, place_running};
 use self::pods::{apportion_shared, derived_qos, has_sidecars, pod_request, pods_in_order};
 use self::read::{read_objects, sort_objects};
 use super::build::{ClassRegistry, ClassRules, Ledger, QosMapping, preemption_workload};
 use super::error::ImportError;
 use super::quantity::ceil_units;
 use super::summary::ImportSummary;
+use crate::spec::cluster::DEFAULT_GPU_KIND;
 use crate::spec::{ClusterSpec, PreemptionSpec};
 
 /// What an import produced.
@@ -60,12 +65,17 @@ pub enum CpuManager {
 }
 
 /// How to read a snapshot.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct K8sOptions {
     /// The kubelets' CPU manager policy.
     pub cpu_manager: CpuManager,
     /// Drop (with a warning) running pods that do not fit their node instead of failing.
     pub allow_misfit: bool,
+    /// Extended resources read as whole devices of their own kind, beside `nvidia.com/gpu`,
+    /// `amd.com/gpu` and the MIG profiles (`--gpu-resource`).
+    pub gpu_resources: Vec<String>,
+    /// The node label whose value groups servers into named pools (`--pool-label`).
+    pub pool_label: Option<String>,
 }
 
 /// A running pod before its cores are known: exclusive pods hold their whole CPUs, the shared
@@ -80,6 +90,9 @@ struct RunningFacts {
     exclusive: bool,
     start: Option<f64>,
     name: String,
+    /// The DRA devices it holds (ids on its node), and the cores its CPU claims hold per NUMA
+    /// node.
+    held: Option<Held>,
 }
 
 /// The running pods with whole cores: exclusive ones their CPUs, the pods of each node's
@@ -101,6 +114,12 @@ fn running_to_place(
         if p.exclusive {
             cores[i] = p.millis / 1000;
         }
+        // The CPU driver's cores are the pod's exclusive cores.
+        if let Some(h) = &p.held
+            && !h.cores.is_empty()
+        {
+            cores[i] = h.cores.iter().map(|c| c.1).sum();
+        }
     }
     for members in shared.values() {
         let millis: Vec<u64> = members.iter().map(|&i| pods[i].millis).collect();
@@ -115,8 +134,19 @@ fn running_to_place(
             continue;
         }
         let c = c.min(u64::from(u32::MAX)) as u32;
+        let kind = p.rules.gpu_resource.clone();
+        let alignment = p.rules.device_alignment;
         let class = classes.class_with_rules(&p.hint, p.mapping, (p.gpus, c), p.rules);
-        out.push((p.node, class, (p.gpus, c), p.start, p.name));
+        out.push(ToPlace {
+            node: p.node,
+            class,
+            ask: (p.gpus, c),
+            start: p.start,
+            name: p.name,
+            kind,
+            alignment,
+            held: p.held,
+        });
     }
     out
 }
@@ -144,9 +174,6 @@ fn not_modelled(pod: &crate::import::k8s_objects::Object, name: &str, summary: &
     if !spec.scheduling_gates.is_empty() {
         note("scheduling gates");
     }
-    if !spec.resource_claims.is_empty() {
-        note("DRA resource claims");
-    }
     let hugepages = spec
         .containers
         .iter()
@@ -160,6 +187,67 @@ fn not_modelled(pod: &crate::import::k8s_objects::Object, name: &str, summary: &
         });
     if hugepages {
         note("hugepages");
+    }
+}
+
+/// The extended resources a pod's containers or overhead name, each once, in name order.
+fn device_resources(pod: &crate::import::k8s_objects::Object) -> Vec<String> {
+    let spec = &pod.spec;
+    let mut out: std::collections::BTreeSet<&String> = Default::default();
+    for c in spec.containers.iter().chain(&spec.init_containers) {
+        out.extend(c.resources.requests.keys().filter(|k| k.contains('/')));
+        out.extend(c.resources.limits.keys().filter(|k| k.contains('/')));
+    }
+    out.extend(spec.overhead.keys().filter(|k| k.contains('/')));
+    out.into_iter().cloned().collect()
+}
+
+/// The kind a pending pod asking `nvidia.com/gpu` gets: the MIG profile of the product its
+/// node selector names under the single strategy; else whole GPUs, unless the cluster has
+/// none and its nodes all slice their GPUs into one profile.
+struct PendingNvidiaKind {
+    by_product: BTreeMap<String, String>,
+    fallback: String,
+}
+
+impl PendingNvidiaKind {
+    fn new(
+        builder: &super::build::ClusterBuilder,
+        per_node: &BTreeMap<String, String>,
+        snapshot: &read::Snapshot,
+    ) -> Self {
+        let mut by_product = BTreeMap::new();
+        for node in snapshot.nodes.values() {
+            let labels = &node.object.metadata.labels;
+            if let (Some(product), Some(kind)) =
+                (labels.get(GPU_PRODUCT_LABEL), per_node.get(&node.name))
+                && kind != DEFAULT_GPU_KIND
+            {
+                by_product.insert(product.to_string(), kind.clone());
+            }
+        }
+        let whole = builder
+            .types()
+            .iter()
+            .any(|t| !t.gpu_numa.is_empty() && t.gpu_resource.is_none());
+        let kinds: std::collections::BTreeSet<&String> = by_product.values().collect();
+        let fallback = match kinds.iter().next() {
+            Some(k) if !whole && kinds.len() == 1 => (*k).clone(),
+            _ => DEFAULT_GPU_KIND.to_string(),
+        };
+        PendingNvidiaKind {
+            by_product,
+            fallback,
+        }
+    }
+
+    fn of(&self, pod: &crate::import::k8s_objects::Object) -> String {
+        pod.spec
+            .node_selector
+            .get(GPU_PRODUCT_LABEL)
+            .and_then(|p| self.by_product.get(p))
+            .cloned()
+            .unwrap_or_else(|| self.fallback.clone())
     }
 }
 
@@ -177,12 +265,23 @@ pub fn import_with(
     let mut summary = ImportSummary::new("k8s", names);
     let objects = read_objects(files, &mut summary)?;
     let snapshot = sort_objects(objects, files, &mut summary)?;
+    let inventory = DraInventory::read(&snapshot.dra, &mut summary);
+    let extra = options.gpu_resources.as_slice();
     let NodeFacts {
         builder,
         policies,
         reserved,
         in_use,
-    } = read_nodes(&snapshot, &mut summary)?;
+        device_ids,
+        nvidia_kind,
+    } = read_nodes(
+        &snapshot,
+        &inventory,
+        (extra, options.pool_label.as_deref()),
+        &mut summary,
+    )?;
+    let pending_nvidia_kind = PendingNvidiaKind::new(&builder, &nvidia_kind, &snapshot);
+    let mut claims_taken: std::collections::BTreeSet<String> = Default::default();
     // Every Node left out (no allocatable CPU or GPU) would write a cluster without servers,
     // which no command can read back.
     if builder.node_count() == 0 {
@@ -240,7 +339,84 @@ pub fn import_with(
             }
         };
         let cpu = pod_request(pod, *doc_line, "cpu")?;
-        let gpu = pod_request(pod, *doc_line, GPU_RESOURCE)?;
+        // The devices it asks of its node's device plugins, by kind.
+        let nvidia = match (running, node_name) {
+            (true, Some(n)) => nvidia_kind
+                .get(n)
+                .cloned()
+                .unwrap_or_else(|| DEFAULT_GPU_KIND.into()),
+            _ => pending_nvidia_kind.of(object),
+        };
+        let mut plugin: Vec<(String, f64)> = Vec::new();
+        for resource in device_resources(object) {
+            if let Some(kind) = resource_kind(&resource, &nvidia, extra) {
+                let n = pod_request(pod, *doc_line, &resource)?;
+                if n > 0.0 {
+                    match plugin.iter_mut().find(|(k, _)| *k == kind) {
+                        Some(e) => e.1 += n,
+                        None => plugin.push((kind, n)),
+                    }
+                }
+            }
+        }
+        plugin.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        if plugin.len() > 1 {
+            summary.not_modelled(
+                "pods asking for devices of several kinds (the kind asked most of is planned)",
+                name.clone(),
+            );
+        }
+        let dra = match dra_ask(
+            name,
+            object,
+            running,
+            &snapshot.dra,
+            &inventory,
+            &mut claims_taken,
+            &mut summary,
+        ) {
+            Ok(a) => a,
+            Err(why) => {
+                summary.dropped("pending_pods_whose_claims_cannot_be_planned", 1);
+                summary.warn(format!("{why}; the pod is left out"));
+                continue;
+            }
+        };
+        let (mut gpu_kind, gpu) = plugin
+            .first()
+            .map_or((None, 0.0), |(k, n)| (Some(k.clone()), *n));
+        let mut alignment = None;
+        if let Some(a) = &dra {
+            summary.mapped(
+                if running {
+                    "running_pods_with_dra_claims"
+                } else {
+                    "preemptors_with_dra_claims"
+                },
+                1,
+            );
+            if a.kind.is_some() && gpu > 0.0 {
+                summary.not_modelled(
+                    "pods asking for device-plugin devices and DRA devices (the DRA devices are planned)",
+                    name.clone(),
+                );
+            }
+        }
+        let dra_devices = dra.as_ref().filter(|a| a.kind.is_some() && a.count > 0);
+        let gpu = match dra_devices {
+            Some(a) => {
+                gpu_kind = a.kind.clone();
+                alignment = a.alignment;
+                a.count as f64
+            }
+            None => gpu,
+        };
+        let claim_cores = dra.as_ref().map_or(0, |a| a.cores);
+        if claim_cores > 0 && alignment.is_none() {
+            alignment = dra.as_ref().and_then(|a| a.alignment);
+        }
+        // A kind of the default GPUs is written as none.
+        let gpu_kind = gpu_kind.filter(|k| k != DEFAULT_GPU_KIND);
         if has_sidecars(pod) {
             summary.honoured("pods_with_native_sidecars", 1);
         }
@@ -253,7 +429,7 @@ pub fn import_with(
         if gpu_rounded {
             summary.rounded("pod_gpus_to_whole_gpus", 1);
         }
-        if millis == 0 && gpus == 0 {
+        if millis == 0 && gpus == 0 && claim_cores == 0 {
             summary.dropped("pods_without_cpu_or_gpu_requests", 1);
             continue;
         }
@@ -294,7 +470,9 @@ pub fn import_with(
                 ),
             ));
         }
-        let rules = rules::pod_rules(&pod.origin, name, object, &snapshot.priority_classes)?;
+        let mut rules = rules::pod_rules(&pod.origin, name, object, &snapshot.priority_classes)?;
+        rules.gpu_resource = gpu_kind;
+        rules.device_alignment = alignment.filter(|_| gpus > 0);
         if rules.preemption_policy == crate::spec::eligibility::PreemptionPolicy::Never {
             summary.honoured("pods_with_preemption_policy_never", 1);
         }
@@ -325,9 +503,15 @@ pub fn import_with(
             now_s = now_s.max(t);
         }
         if !running {
-            // A pending pod's share of a pool it has not joined yet: whole cores, rounded up.
-            let c = millis.div_ceil(1000).min(u64::from(u32::MAX)) as u32;
-            if !exclusive && !millis.is_multiple_of(1000) {
+            // A pending pod's share of a pool it has not joined yet: whole cores, rounded up;
+            // the CPU driver's cores, when it claims them, are its cores.
+            let c = if claim_cores > 0 {
+                claim_cores
+            } else {
+                millis.div_ceil(1000)
+            };
+            let c = c.min(u64::from(u32::MAX)) as u32;
+            if claim_cores == 0 && !exclusive && !millis.is_multiple_of(1000) {
                 summary.rounded("preemptor_cpu_rounded_up_to_whole_cores", 1);
             }
             let class = classes.class_with_rules(&hint, mapping, (g, c), rules);
@@ -339,6 +523,21 @@ pub fn import_with(
             summary.dropped("pods_on_nodes_not_in_the_snapshot", 1);
             continue;
         };
+        let held = dra.map(|a| {
+            let ids = device_ids.get(node_name);
+            let devices: Vec<Option<usize>> = a
+                .held
+                .iter()
+                .map(|d| ids.and_then(|m| m.ids.get(d).copied()))
+                .collect();
+            let cores: Vec<(Option<usize>, u64)> = a
+                .held_cpus
+                .iter()
+                .map(|(d, n)| (ids.and_then(|m| m.cpu_numa.get(d).copied()), *n))
+                .collect();
+            Held { devices, cores }
+        });
+        let exclusive = exclusive || held.as_ref().is_some_and(|h| !h.cores.is_empty());
         if exclusive {
             summary.mapped("running_pods_with_exclusive_cores", 1);
         } else {
@@ -354,6 +553,7 @@ pub fn import_with(
             exclusive,
             start,
             name: name.clone(),
+            held,
         });
     }
     let to_place = running_to_place(running_pods, &mut classes, &mut summary);

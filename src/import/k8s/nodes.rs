@@ -5,6 +5,10 @@
 use std::collections::BTreeMap;
 
 use super::conventions::{GPU_PRODUCT_LABEL, GPU_RESOURCE, TopologyPolicy};
+use super::devices::{
+    AMD_PRODUCT_LABEL, DeviceIds, DraInventory, apply, cores_per_numa_of, is_device_resource,
+    numa_nodes_named, nvidia_gpu_kind, plugin_devices, whole_kind,
+};
 use super::nrt::nrt_layout;
 use super::read::{Snapshot, parse_quantity};
 use crate::import::build::{ClusterBuilder, default_layout};
@@ -19,15 +23,23 @@ pub(super) struct NodeFacts {
     pub(super) policies: BTreeMap<String, Option<TopologyPolicy>>,
     pub(super) reserved: BTreeMap<String, Vec<u64>>,
     pub(super) in_use: BTreeMap<String, Vec<(u64, u64)>>,
+    /// Per node: where its DRA devices went on its server type.
+    pub(super) device_ids: BTreeMap<String, DeviceIds>,
+    /// Per node: the kind a pod asking `nvidia.com/gpu` gets there.
+    pub(super) nvidia_kind: BTreeMap<String, String>,
 }
 
 /// Nodes → server types and pools, in name order: the NRT layout where there is one, else the
 /// default layout.
 pub(super) fn read_nodes(
     snapshot: &Snapshot,
+    inventory: &DraInventory,
+    (extra, pool_label): (&[String], Option<&str>),
     summary: &mut ImportSummary,
 ) -> Result<NodeFacts, ImportError> {
     let Snapshot { nodes, nrts, .. } = snapshot;
+    let mut device_ids: BTreeMap<String, DeviceIds> = BTreeMap::new();
+    let mut nvidia_kind: BTreeMap<String, String> = BTreeMap::new();
     let mut builder = ClusterBuilder::default();
     let mut policies: BTreeMap<String, Option<TopologyPolicy>> = BTreeMap::new();
     let mut reserved: BTreeMap<String, Vec<u64>> = BTreeMap::new();
@@ -55,6 +67,31 @@ pub(super) fn read_nodes(
         };
         let (cpu, cpu_defaulted) = figure("cpu")?;
         let (gpus, _) = figure(GPU_RESOURCE)?;
+        let labels = &node.object.metadata.labels;
+        // Every device resource the node advertises, in whole units.
+        let mut counts: BTreeMap<String, u64> = BTreeMap::new();
+        for resource in alloc.allocatable.keys().chain(alloc.capacity.keys()) {
+            if !is_device_resource(resource, extra) || counts.contains_key(resource) {
+                continue;
+            }
+            let (n, _) = floor_units(figure(resource)?.0);
+            if n > 0 {
+                counts.insert(resource.clone(), n);
+            }
+        }
+        let mut devices = plugin_devices(labels, &counts, summary, &node.name);
+        for d in &devices {
+            summary.mapped(&format!("devices.{} (device-plugin)", d.kind), 1);
+        }
+        devices.extend(
+            inventory
+                .devices
+                .get(&node.name)
+                .cloned()
+                .unwrap_or_default(),
+        );
+        let cpus = inventory.cpus.get(&node.name).cloned().unwrap_or_default();
+        nvidia_kind.insert(node.name.clone(), nvidia_gpu_kind(labels));
         if alloc.allocatable.contains_key("memory") || alloc.capacity.contains_key("memory") {
             summary.read("node_memory_figures_not_modelled", 1);
         }
@@ -66,7 +103,7 @@ pub(super) fn read_nodes(
             summary.rounded("node_cpu_to_whole_cores", 1);
         }
         let (gpus, _) = floor_units(gpus);
-        if cores == 0 && gpus == 0 {
+        if cores == 0 && devices.is_empty() {
             summary.dropped("nodes_without_cpu_or_gpu", 1);
             summary.warn(format!(
                 "node `{}` has no allocatable CPU or GPU; left out",
@@ -74,14 +111,22 @@ pub(super) fn read_nodes(
             ));
             continue;
         }
-        let model = node
-            .object
-            .metadata
-            .labels
+        let whole = whole_kind(&devices, extra);
+        let whole_count = devices
+            .iter()
+            .filter(|d| Some(&d.kind) == whole.as_ref())
+            .count() as u64;
+        let dra_product = devices
+            .iter()
+            .filter(|d| Some(&d.kind) == whole.as_ref())
+            .find_map(|d| d.product.clone());
+        let model = labels
             .get(GPU_PRODUCT_LABEL)
-            .map(str::to_string);
+            .or_else(|| labels.get(AMD_PRODUCT_LABEL))
+            .map(str::to_string)
+            .or(dra_product);
         let hint = model.clone().unwrap_or_else(|| {
-            if gpus == 0 {
+            if devices.is_empty() {
                 "cpu".into()
             } else {
                 "gpu".into()
@@ -98,7 +143,8 @@ pub(super) fn read_nodes(
             )?,
             None => None,
         };
-        match nrt {
+        let pool = pool_label.and_then(|k| labels.get(k));
+        let mut layout = match nrt {
             Some(n) => {
                 let gpus_nrt = n.layout.gpu_numa.len() as u64;
                 if gpus_nrt != gpus {
@@ -108,7 +154,6 @@ pub(super) fn read_nodes(
                     ));
                 }
                 summary.mapped("nodes_with_nrt_layout", 1);
-                builder.add_node(&node.name, &n.layout, &hint);
                 policies.insert(node.name.clone(), n.policy);
                 if let Some(u) = n.in_use {
                     in_use.insert(node.name.clone(), u);
@@ -116,19 +161,34 @@ pub(super) fn read_nodes(
                 if n.reserved.iter().any(|&r| r > 0) {
                     reserved.insert(node.name.clone(), n.reserved);
                 }
+                n.layout
             }
             None => {
-                let (layout, dropped) = default_layout(cores, gpus, model.as_deref());
+                let (layout, dropped) = match numa_nodes_named(&devices, &cpus) {
+                    // The devices name their NUMA nodes: that many, each its own socket.
+                    Some(numa) => {
+                        summary.mapped("nodes_with_numa_layout_from_dra_attributes", 1);
+                        device_numa_layout(cores, numa, &cpus, model.as_deref())
+                    }
+                    None => {
+                        summary.defaulted("nodes_with_the_default_layout", 1);
+                        summary.list("nodes_with_the_default_layout", node.name.clone());
+                        default_layout(cores, whole_count, model.as_deref())
+                    }
+                };
                 if dropped > 0 {
                     summary.rounded("cores_dropped_by_the_default_layout", dropped);
                 }
-                summary.defaulted("nodes_with_the_default_layout", 1);
-                summary.list("nodes_with_the_default_layout", node.name.clone());
-                builder.add_node(&node.name, &layout, &hint);
                 policies.insert(node.name.clone(), None);
+                layout
             }
+        };
+        let ids = apply(&mut layout, &devices, &cpus, extra);
+        if !ids.ids.is_empty() || !ids.cpu_numa.is_empty() {
+            device_ids.insert(node.name.clone(), ids);
         }
-        if model.is_none() && gpus > 0 {
+        builder.add_node_in(&node.name, &layout, &hint, pool);
+        if model.is_none() && !devices.is_empty() {
             summary.defaulted("gpu_nodes_without_a_gpu_product_label", 1);
         }
     }
@@ -142,5 +202,33 @@ pub(super) fn read_nodes(
         policies,
         reserved,
         in_use,
+        device_ids,
+        nvidia_kind,
     })
+}
+
+/// Most NUMA nodes a layout read from device attributes gets.
+const MAX_NUMA_FROM_DEVICES: u64 = 64;
+
+/// The layout of a node without an NRT object whose devices name `numa` NUMA nodes: each
+/// its own socket, the cores split evenly (or as the CPU driver's per-NUMA devices count
+/// them, the fewest of any NUMA node). Returns the layout and the cores it could not use.
+fn device_numa_layout(
+    cores: u64,
+    numa: usize,
+    cpus: &[super::devices::CpuDevice],
+    model: Option<&str>,
+) -> (crate::spec::ServerTypeSpec, u64) {
+    let (mut layout, _) = default_layout(cores, 0, model);
+    // A NUMA attribute beyond any machine's (or beyond the cores) is clamped, its devices
+    // put on the last NUMA node.
+    let numa = (numa as u64).clamp(1, MAX_NUMA_FROM_DEVICES.min(cores.max(1)));
+    let per = cores_per_numa_of(cpus, numa as usize)
+        .unwrap_or(cores / numa)
+        .max(1)
+        .min(crate::spec::validate::MAX_CORES_PER_SERVER as u64 / numa);
+    layout.sockets = numa as i64;
+    layout.numa_per_socket = 1;
+    layout.cores_per_numa = per as i64;
+    (layout, cores.saturating_sub(per * numa))
 }

@@ -63,7 +63,10 @@ pub(super) fn place_running(
     // Each node's requests in creation order, gathered in one pass over the pods.
     let mut requests_of: BTreeMap<usize, Vec<(u32, u32)>> = BTreeMap::new();
     for p in to_place {
-        requests_of.entry(p.0).or_default().push(p.2);
+        // The NRT figures count `nvidia.com/gpu`: devices of other kinds explain none of them.
+        let (g, c) = p.ask;
+        let g = if p.kind.is_none() { g } else { 0 };
+        requests_of.entry(p.node).or_default().push((g, c));
     }
     for (node_name, budget) in &in_use {
         let Some(node) = ledger.node_index(node_name) else {
@@ -85,16 +88,30 @@ pub(super) fn place_running(
         zones_of.insert(node, assign_zones(&requests, budget, &room));
     }
     let mut nth_on_node: BTreeMap<usize, usize> = BTreeMap::new();
-    for (node, class, (g, c), start, name) in to_place {
+    for pod in to_place {
+        let (node, class, name) = (&pod.node, &pod.class, &pod.name);
+        let (g, c) = pod.ask;
         let k = nth_on_node.entry(*node).or_default();
         let zone = zones_of.get(node).map(|z| z[*k]);
         *k += 1;
-        let placed = match zone {
-            Some(Some(z)) => {
+        let req = ledger.request((g, c), pod.kind.as_deref(), pod.alignment);
+        let usable = ledger.node_type(*node).usable(req);
+        let placed = match (&pod.held, zone) {
+            (Some(held), _) => {
+                let p = exactly_held(ledger, *node, held, c);
+                if p.is_some() {
+                    summary.mapped("running_pods_placed_on_their_dra_devices", 1);
+                }
+                p
+            }
+            (None, Some(Some(z))) => {
                 let t = ledger.node_type(*node);
                 let (fg, fc) = ledger.free(*node);
                 let d = t.numa_domain(z);
-                match (fg.and(d.gpus).lowest(*g), fc.and(d.cores).lowest(*c)) {
+                match (
+                    fg.and(d.gpus).and(usable).lowest(g),
+                    fc.and(d.cores).lowest(c),
+                ) {
                     (Some(pg), Some(pc)) => {
                         summary.mapped("running_pods_placed_to_match_nrt", 1);
                         Some((pg, pc))
@@ -105,7 +122,10 @@ pub(super) fn place_running(
             _ => None,
         };
         let placed = placed.or_else(|| {
-            let p = ledger.allocator_placement(*node, *g, *c);
+            if pod.held.is_some() {
+                return None;
+            }
+            let p = ledger.place_request(*node, req);
             if p.is_some() {
                 summary.mapped(
                     if zone.is_some() {
@@ -132,7 +152,7 @@ pub(super) fn place_running(
                 b.1 = b.1.saturating_sub(u64::from(p.0.and(d.gpus).len()));
             }
         }
-        ledger.take(*node, (class, Some(name)), p, *start);
+        ledger.take(*node, (class, Some(name)), p, pod.start);
     }
     if !not_fitting.is_empty() {
         summary.warn(format!(
@@ -165,8 +185,63 @@ pub(super) fn place_running(
     not_fitting
 }
 
-/// A running pod waiting for its place: node, class, (GPUs, cores), start time, name.
-pub(super) type ToPlace = (usize, String, (u32, u32), Option<f64>, String);
+/// Exactly the devices a DRA pod's allocations give it, with its CPU claims' cores on their
+/// NUMA nodes (the lowest free ones there) and any other cores near its devices; `None` when
+/// one of them is unknown or taken.
+fn exactly_held(
+    ledger: &Ledger,
+    node: usize,
+    held: &Held,
+    cores: u32,
+) -> Option<(GpuSet, crate::topology::CoreSet)> {
+    let t = ledger.node_type(node);
+    let (free_gpus, free_cores) = ledger.free(node);
+    let mut gpus = GpuSet::empty();
+    for d in &held.devices {
+        let id = (*d)?;
+        if !free_gpus.contains(id) {
+            return None;
+        }
+        gpus.insert(id);
+    }
+    let mut taken = crate::topology::CoreSet::empty();
+    for (numa, n) in &held.cores {
+        let numa = (*numa)?;
+        let n = u32::try_from(*n).ok()?;
+        let here = free_cores
+            .minus(taken)
+            .and(t.numa_domain(numa).cores)
+            .lowest(n)?;
+        taken = taken.or(here);
+    }
+    let rest = cores.checked_sub(taken.len())?;
+    let more = crate::topology::pick_cores(t, gpus, free_cores.minus(taken), rest)?;
+    Some((gpus, taken.or(more)))
+}
+
+/// A running pod waiting for its place.
+pub(super) struct ToPlace {
+    pub(super) node: usize,
+    pub(super) class: String,
+    /// (devices, cores).
+    pub(super) ask: (u32, u32),
+    pub(super) start: Option<f64>,
+    pub(super) name: String,
+    /// Its device kind (`None`: whole GPUs).
+    pub(super) kind: Option<String>,
+    /// Its claim's constraint.
+    pub(super) alignment: Option<crate::spec::preemption::DeviceAlignment>,
+    /// What its DRA claims' allocations hold.
+    pub(super) held: Option<Held>,
+}
+
+/// The devices a running pod's DRA allocations hold: device ids on its node (`None`: a device
+/// its node's type does not have), and cores per NUMA node from the CPU driver.
+#[derive(Debug, Clone)]
+pub(super) struct Held {
+    pub(super) devices: Vec<Option<usize>>,
+    pub(super) cores: Vec<(Option<usize>, u64)>,
+}
 
 /// Search nodes the zone assignment of one node's pods may visit before it gives up.
 const ZONE_SEARCH_LIMIT: usize = 200_000;

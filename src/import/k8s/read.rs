@@ -304,10 +304,9 @@ pub(super) struct Snapshot {
     pub(super) dra: DraObjects,
 }
 
-/// A DRA object with where it came from and its name (`namespace/name` for the namespaced
+/// A DRA object with its name (`namespace/name` for the namespaced
 /// kinds).
 pub(super) struct Located {
-    pub(super) origin: Origin,
     pub(super) name: String,
     pub(super) object: DraObject,
 }
@@ -438,7 +437,6 @@ pub(super) fn sort_objects(
                     name
                 };
                 let located = Located {
-                    origin,
                     name: id.clone(),
                     object: *object,
                 };

@@ -179,5 +179,7 @@ pub(super) fn pod_rules(
         node_affinity,
         tolerations,
         preemption_policy: policy(origin, name, pod, classes)?,
+        gpu_resource: None,
+        device_alignment: None,
     })
 }
