@@ -280,7 +280,7 @@ pub fn build_until(
                     continue;
                 }
                 let within = Domain {
-                    gpus: d.gpus.and(reachable.0),
+                    gpus: d.gpus.and(reachable.0).and(t.usable(p.request)),
                     cores: d.cores.and(reachable.1),
                 };
                 let cap = domain_capacity(&within, p, class.members.len());
@@ -446,17 +446,38 @@ pub fn build_until(
                 .iter()
                 .filter(|(pl, _)| inside(&doms[pl.domain].1, outer))
                 .collect();
-            for gpus in [true, false] {
+            // Cores are one resource; devices one per kind a class here asks for, each
+            // class drawing only on the devices of its kind (`usable`).
+            let mut resources: Vec<Option<crate::topology::GpuSet>> = vec![None];
+            for (pl, _) in &inner {
+                let usable = t.usable(preemptors[classes[pl.class].rep].request);
+                if !resources.contains(&Some(usable)) {
+                    resources.push(Some(usable));
+                }
+            }
+            for resource in resources {
+                let gpus = resource.is_some();
+                let of_kind = |pl: &Placed| {
+                    let r = preemptors[classes[pl.class].rep].request;
+                    resource.is_none_or(|u| t.usable(r) == u)
+                };
                 let need = |pl: &Placed| {
                     let r = preemptors[classes[pl.class].rep].request;
-                    if gpus { r.gpus } else { r.cores }
+                    if !of_kind(pl) {
+                        0
+                    } else if gpus {
+                        r.gpus
+                    } else {
+                        r.cores
+                    }
                 };
                 if inner.iter().all(|(pl, _)| need(pl) == 0) {
                     continue;
                 }
+                let devices = resource.map_or(outer.gpus, |u| outer.gpus.and(u));
                 let demand: Expression = inner.iter().map(|(pl, var)| need(pl) as f64 * *var).sum();
                 let free = if gpus {
-                    a.free_gpus().and(outer.gpus).len()
+                    a.free_gpus().and(devices).len()
                 } else {
                     a.free_cores().and(outer.cores).len()
                 };
@@ -465,7 +486,7 @@ pub fn build_until(
                     .filter_map(|(id, v)| {
                         let pod = initial.pod(*id)?;
                         let n = if gpus {
-                            pod.gpus.and(outer.gpus).len()
+                            pod.gpus.and(devices).len()
                         } else {
                             pod.cores.and(outer.cores).len()
                         };
