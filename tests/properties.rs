@@ -847,3 +847,91 @@ proptest! {
         }
     }
 }
+
+/// `base` with devices of two kinds on type `t0` (whole GPUs on PCIe roots, and a group of
+/// slices `mig-a`), and classes asking for a kind and a claim constraint.
+fn with_devices(
+    (mut cluster, mut spec): (ClusterSpec, PreemptionSpec),
+    (slices, roots): (usize, usize),
+    asks: Vec<(bool, usize)>,
+) -> (ClusterSpec, PreemptionSpec) {
+    use coplan::spec::cluster::DeviceGroupSpec;
+    use coplan::spec::preemption::DeviceAlignment;
+    if let Some(t) = cluster.server_type.iter_mut().find(|t| t.name == "t0") {
+        let numa = t.sockets * t.numa_per_socket;
+        t.gpu_pcie_root = (0..t.gpu_numa.len() as i64)
+            .map(|g| g % roots.max(1) as i64)
+            .collect();
+        t.devices = vec![DeviceGroupSpec {
+            kind: "mig-a".into(),
+            numa: (0..slices as i64).map(|i| i % numa).collect(),
+            pcie_root: Vec::new(),
+            gpu_fraction: Some(1.0 / 7.0),
+            memory_mib: None,
+        }];
+    }
+    for (class, (sliced, alignment)) in spec.workload.iter_mut().zip(asks) {
+        class.gpu_resource = sliced.then(|| "mig-a".to_string());
+        class.device_alignment = [
+            None,
+            Some(DeviceAlignment::Numa),
+            Some(DeviceAlignment::PcieRoot),
+            Some(DeviceAlignment::NumaWithCores),
+        ][alignment];
+    }
+    (cluster, spec)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2 * cases(), ..ProptestConfig::default() })]
+
+    /// No planner, the exact ones included, places a pod on devices of another kind or
+    /// outside its claim's `matchAttribute` group; the batch optimum still bounds every plan.
+    #[test]
+    fn no_planner_places_a_claim_on_another_kind_or_outside_its_constraint(
+        base in (cluster(), workload()),
+        devices in (0..=6usize, 1..=3usize),
+        asks in prop::collection::vec((any::<bool>(), 0..4usize), 3),
+    ) {
+        let (cluster_spec, spec) = with_devices(base, devices, asks);
+        prop_assume!(valid(&cluster_spec, &spec));
+        let cluster = Cluster::from_spec(&cluster_spec);
+        let Some(report) = run(&cluster, &spec) else { return Ok(()) };
+        let class_of: std::collections::BTreeMap<&str, &coplan::spec::preemption::WorkloadClass> =
+            spec.workload.iter().map(|w| (w.name.as_str(), w)).collect();
+        let batch = report.planners.iter().find(|p| p.name == "ilp-batch").expect("ran");
+        let bound = batch.bound.expect("a solved batch has a bound");
+        for p in &report.planners {
+            prop_assert!(bound <= p.objective.expect("objective") + EPS, "{}", p.name);
+            for e in &p.events {
+                let Some(node) = &e.node else { continue };
+                if e.gpus.is_empty() {
+                    continue;
+                }
+                let class = class_of[e.preemptor.rsplit_once('-').map(|(c, _)| c).unwrap_or_default()];
+                let server = cluster.server_id(node).expect("a server");
+                let t = cluster.type_of(server);
+                let kind = cluster.kind_id(class.gpu_kind());
+                for &g in &e.gpus {
+                    prop_assert_eq!(t.device_kind[g as usize], kind, "{}: {} on device {} of {}", p.name, e.preemptor, g, node);
+                }
+                let numas: std::collections::BTreeSet<usize> = e.gpus.iter().map(|&g| t.gpu_numa[g as usize]).collect();
+                let roots: std::collections::BTreeSet<usize> = e.gpus.iter().map(|&g| t.device_pcie_root[g as usize]).collect();
+                use coplan::spec::preemption::DeviceAlignment as A;
+                match class.device_alignment {
+                    Some(A::Numa) => prop_assert_eq!(numas.len(), 1, "{}: {}", p.name, e.preemptor),
+                    Some(A::PcieRoot) => prop_assert_eq!(roots.len(), 1, "{}: {}", p.name, e.preemptor),
+                    Some(A::NumaWithCores) => {
+                        let all: std::collections::BTreeSet<usize> = numas
+                            .iter()
+                            .copied()
+                            .chain(e.cores.iter().map(|&c| t.numa_of_core(c as usize)))
+                            .collect();
+                        prop_assert_eq!(all.len(), 1, "{}: {}", p.name, e.preemptor);
+                    }
+                    None => {}
+                }
+            }
+        }
+    }
+}

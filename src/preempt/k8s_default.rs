@@ -20,7 +20,7 @@ pub struct K8sDefault;
 /// devices are counted among those of its kind, and a claim's constraint is the scheduler's
 /// own (its device allocator checks `matchAttribute`), so it holds here too.
 pub fn fits_by_counts(t: &ServerType, g: GpuSet, c: CoreSet, req: Request) -> bool {
-    c.len() >= req.cores && t.devices_fit(req, g)
+    c.len() >= req.cores && t.devices_fit(req, g) && t.cores_fit_claim(req, g, c)
 }
 
 impl PreemptionPlanner for K8sDefault {

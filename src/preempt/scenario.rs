@@ -306,7 +306,9 @@ impl Fill<'_> {
             .filter(|(i, _)| allowed.get(*i).copied().unwrap_or(true))
             .filter(|&(i, a)| {
                 let t = self.cluster.type_of(ServerId(i as u32));
-                t.devices_fit(req, a.free_gpus()) && a.free_cores().len() >= req.cores
+                t.devices_fit(req, a.free_gpus())
+                    && a.free_cores().len() >= req.cores
+                    && t.cores_fit_claim(req, a.free_gpus(), a.free_cores())
             })
             .map(|(i, a)| {
                 let t = self.cluster.type_of(ServerId(i as u32));

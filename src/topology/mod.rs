@@ -404,6 +404,18 @@ impl ServerType {
         }
     }
 
+    /// Whether a claim whose devices and cores must share a NUMA node finds one NUMA node
+    /// with enough of both free (always true for any other request: its cores go anywhere).
+    pub fn cores_fit_claim(&self, req: Request, gpus: GpuSet, cores: CoreSet) -> bool {
+        if req.gpus == 0 || req.alignment != Some(DeviceAlignment::NumaWithCores) {
+            return true;
+        }
+        self.layout(req)
+            .numa
+            .iter()
+            .any(|d| gpus.and(d.gpus).len() >= req.gpus && cores.and(d.cores).len() >= req.cores)
+    }
+
     /// The `free` devices of `req`'s kind in the first device group its claim accepts (the
     /// whole server when it has no constraint) that holds enough of them, if any.
     pub fn free_group(&self, req: Request, free: GpuSet) -> Option<GpuSet> {
@@ -603,20 +615,32 @@ impl Shape<'_> {
         };
         let groups: Vec<(GpuSet, usize)> =
             groups.into_iter().filter(|(g, _)| !g.is_empty()).collect();
-        let at = |cores: &dyn Fn(usize) -> CoreSet| -> Vec<Domain> {
+        // A group is a domain of a level only where its devices lie within one domain of
+        // that level around its NUMA node (a PCIe root may span NUMA nodes, even sockets).
+        let socket_gpus = |j: usize| {
+            let s = j / self.numa_per_socket;
+            self.numa[s * self.numa_per_socket..(s + 1) * self.numa_per_socket]
+                .iter()
+                .fold(GpuSet::empty(), |acc, d| acc.or(d.gpus))
+        };
+        let at = |within: &dyn Fn(usize) -> GpuSet, cores: &dyn Fn(usize) -> CoreSet| {
             groups
                 .iter()
+                .filter(|&&(gpus, j)| gpus.is_subset(&within(j)))
                 .map(|&(gpus, j)| Domain {
                     gpus,
                     cores: cores(j),
                 })
-                .collect()
+                .collect::<Vec<Domain>>()
         };
-        let numa = at(&|j| self.numa[j].cores);
+        let numa = at(&|j| self.numa[j].gpus, &|j| self.numa[j].cores);
         let (socket, whole) = if alignment == Some(DeviceAlignment::NumaWithCores) {
             (Vec::new(), Vec::new())
         } else {
-            (at(&|j| self.socket_cores(j)), at(&|_| all_cores))
+            (
+                at(&socket_gpus, &|j| self.socket_cores(j)),
+                at(&|_| usable, &|_| all_cores),
+            )
         };
         Layout {
             numa,

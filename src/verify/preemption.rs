@@ -83,16 +83,18 @@ impl DeviceAsk<'_> {
             .is_some_and(|&k| cluster.kind_name(k) == self.kind)
     }
 
-    /// The groups of devices of the kind a claim may take together, each with its NUMA node
-    /// (`None`: no constraint, any devices of the kind).
-    fn groups(&self, cluster: &Cluster, t: &ServerType) -> Option<Vec<(u32, usize)>> {
-        let mut by_key: BTreeMap<usize, (u32, usize)> = BTreeMap::new();
+    /// The groups of devices of the kind a claim may take together, each with the NUMA nodes
+    /// its devices are on (`None`: no constraint, any devices of the kind).
+    fn groups(&self, cluster: &Cluster, t: &ServerType) -> Option<Vec<(u32, BTreeSet<usize>)>> {
+        let mut by_key: BTreeMap<usize, (u32, BTreeSet<usize>)> = BTreeMap::new();
         for g in (0..t.gpu_count()).filter(|&g| self.takes(cluster, t, g)) {
             let key = match self.alignment? {
                 DeviceAlignment::Numa | DeviceAlignment::NumaWithCores => t.gpu_numa[g],
                 DeviceAlignment::PcieRoot => t.device_pcie_root[g],
             };
-            by_key.entry(key).or_insert((0, t.gpu_numa[g])).0 += 1;
+            let e = by_key.entry(key).or_default();
+            e.0 += 1;
+            e.1.insert(t.gpu_numa[g]);
         }
         Some(by_key.into_values().collect())
     }
@@ -113,6 +115,10 @@ impl DeviceAsk<'_> {
                     .map_or("(none)", |&k| cluster.kind_name(k)),
                 self.kind
             ));
+        }
+        // A request of no device has no claim to keep together (as the planners read it).
+        if gpus.is_empty() {
+            return None;
         }
         let numas: BTreeSet<usize> = gpus.iter().map(|&g| t.gpu_numa[g as usize]).collect();
         let roots: BTreeSet<usize> = gpus
@@ -175,12 +181,16 @@ fn best_level(
         ask.groups(cluster, t)
     };
     if let Some(groups) = groups {
-        // A constrained claim: its devices in one group, its cores within the level's domain
-        // around that group's NUMA node.
+        // A constrained claim: its devices in one group, the group and its cores within the
+        // level's domain around the group's first NUMA node.
         let fits_at = |numas: &dyn Fn(usize) -> Vec<usize>| {
-            groups
-                .iter()
-                .any(|&(n, numa)| n >= gpus && cores_in(&numas(numa)) >= cores)
+            groups.iter().any(|(n, on)| {
+                let Some(&first) = on.iter().next() else {
+                    return false;
+                };
+                let domain = numas(first);
+                *n >= gpus && on.iter().all(|x| domain.contains(x)) && cores_in(&domain) >= cores
+            })
         };
         if fits_at(&|numa| vec![numa]) {
             return Some(Level::Numa);
