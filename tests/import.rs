@@ -322,6 +322,8 @@ const INVALID: &[(&str, &[&str])] = &[
         &["import", "k8s", "{file}"],
     ),
     ("k8s-cpu-1e30.yaml", &["import", "k8s", "{file}"]),
+    ("k8s-dra-bad-attribute.yaml", &["import", "k8s", "{file}"]),
+    ("k8s-dra-bad-slice.yaml", &["import", "k8s", "{file}"]),
     (
         "k8s-timestamps-too-far-apart.yaml",
         &["import", "k8s", "{file}"],

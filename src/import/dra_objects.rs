@@ -9,8 +9,6 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use super::k8s_objects::Metadata;
-
 /// The DRA kinds, by `kind`.
 pub const DRA_KINDS: [&str; 4] = [
     "ResourceSlice",
@@ -28,11 +26,21 @@ pub struct DraObject {
     /// `apiVersion`, e.g. `resource.k8s.io/v1`.
     pub api_version: Option<String>,
     /// `metadata`.
-    pub metadata: Metadata,
+    pub metadata: DraMetadata,
     /// `spec`, the union of the four kinds' specs (their field names do not collide).
     pub spec: DraSpec,
     /// ResourceClaim `status`.
     pub status: ClaimStatus,
+}
+
+/// What coplan reads of a DRA object's `metadata`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct DraMetadata {
+    /// Object name.
+    pub name: Option<String>,
+    /// Namespace (claims and templates).
+    pub namespace: Option<String>,
 }
 
 /// The `spec` of a DRA object. ResourceSlice: `driver`, `nodeName`, `pool`, `devices` (a
@@ -63,14 +71,41 @@ pub struct DraSpec {
     pub spec: Option<Box<ClaimSpec>>,
 }
 
-/// `spec.devices`: a slice's device list or a claim's requests.
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
+/// `spec.devices`: a slice's device list or a claim's requests. Told apart by shape (a list
+/// or a map), so an error inside either is reported where it is.
+#[derive(Debug)]
 pub enum DevicesField {
     /// A ResourceSlice's devices.
     Slice(Vec<Device>),
     /// A ResourceClaim's requests and constraints.
     Claim(DeviceClaim),
+}
+
+impl<'de> Deserialize<'de> for DevicesField {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = DevicesField;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a ResourceSlice's list of devices or a ResourceClaim's requests")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                seq: A,
+            ) -> Result<Self::Value, A::Error> {
+                Vec::<Device>::deserialize(serde::de::value::SeqAccessDeserializer::new(seq))
+                    .map(DevicesField::Slice)
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<Self::Value, A::Error> {
+                DeviceClaim::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    .map(DevicesField::Claim)
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// A ResourceClaimTemplate's `spec.spec`.

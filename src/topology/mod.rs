@@ -615,32 +615,39 @@ impl Shape<'_> {
         };
         let groups: Vec<(GpuSet, usize)> =
             groups.into_iter().filter(|(g, _)| !g.is_empty()).collect();
-        // A group is a domain of a level only where its devices lie within one domain of
-        // that level around its NUMA node (a PCIe root may span NUMA nodes, even sockets).
-        let socket_gpus = |j: usize| {
-            let s = j / self.numa_per_socket;
-            self.numa[s * self.numa_per_socket..(s + 1) * self.numa_per_socket]
-                .iter()
-                .fold(GpuSet::empty(), |acc, d| acc.or(d.gpus))
-        };
-        let at = |within: &dyn Fn(usize) -> GpuSet, cores: &dyn Fn(usize) -> CoreSet| {
+        // At each level, a group's devices within each domain of that level (any subset of a
+        // group keeps the claim; a PCIe root may span NUMA nodes, even sockets).
+        let sockets: Vec<Domain> = (0..self.numa.len() / self.numa_per_socket)
+            .map(|s| Domain {
+                gpus: self.numa[s * self.numa_per_socket..(s + 1) * self.numa_per_socket]
+                    .iter()
+                    .fold(GpuSet::empty(), |acc, d| acc.or(d.gpus)),
+                cores: self.socket_cores(s * self.numa_per_socket),
+            })
+            .collect();
+        let whole_domain = [Domain {
+            gpus: usable,
+            cores: all_cores,
+        }];
+        let at = |level: &[Domain]| -> Vec<Domain> {
             groups
                 .iter()
-                .filter(|&&(gpus, j)| gpus.is_subset(&within(j)))
-                .map(|&(gpus, j)| Domain {
-                    gpus,
-                    cores: cores(j),
+                .flat_map(|&(gpus, _)| {
+                    level.iter().filter_map(move |d| {
+                        let inside = gpus.and(d.gpus);
+                        (!inside.is_empty()).then_some(Domain {
+                            gpus: inside,
+                            cores: d.cores,
+                        })
+                    })
                 })
-                .collect::<Vec<Domain>>()
+                .collect()
         };
-        let numa = at(&|j| self.numa[j].gpus, &|j| self.numa[j].cores);
+        let numa = at(self.numa);
         let (socket, whole) = if alignment == Some(DeviceAlignment::NumaWithCores) {
             (Vec::new(), Vec::new())
         } else {
-            (
-                at(&socket_gpus, &|j| self.socket_cores(j)),
-                at(&|_| usable, &|_| all_cores),
-            )
+            (at(&sockets), at(&whole_domain))
         };
         Layout {
             numa,

@@ -85,8 +85,12 @@ impl DeviceAsk<'_> {
 
     /// The groups of devices of the kind a claim may take together, each with the NUMA nodes
     /// its devices are on (`None`: no constraint, any devices of the kind).
-    fn groups(&self, cluster: &Cluster, t: &ServerType) -> Option<Vec<(u32, BTreeSet<usize>)>> {
-        let mut by_key: BTreeMap<usize, (u32, BTreeSet<usize>)> = BTreeMap::new();
+    fn groups(
+        &self,
+        cluster: &Cluster,
+        t: &ServerType,
+    ) -> Option<Vec<(u32, BTreeMap<usize, u32>)>> {
+        let mut by_key: BTreeMap<usize, (u32, BTreeMap<usize, u32>)> = BTreeMap::new();
         for g in (0..t.gpu_count()).filter(|&g| self.takes(cluster, t, g)) {
             let key = match self.alignment? {
                 DeviceAlignment::Numa | DeviceAlignment::NumaWithCores => t.gpu_numa[g],
@@ -94,7 +98,7 @@ impl DeviceAsk<'_> {
             };
             let e = by_key.entry(key).or_default();
             e.0 += 1;
-            e.1.insert(t.gpu_numa[g]);
+            *e.1.entry(t.gpu_numa[g]).or_default() += 1;
         }
         Some(by_key.into_values().collect())
     }
@@ -181,15 +185,19 @@ fn best_level(
         ask.groups(cluster, t)
     };
     if let Some(groups) = groups {
-        // A constrained claim: its devices in one group, the group and its cores within the
-        // level's domain around the group's first NUMA node.
+        // A constrained claim: enough of one group's devices and the cores within one domain
+        // of the level (any subset of a group keeps the claim).
         let fits_at = |numas: &dyn Fn(usize) -> Vec<usize>| {
-            groups.iter().any(|(n, on)| {
-                let Some(&first) = on.iter().next() else {
-                    return false;
-                };
-                let domain = numas(first);
-                *n >= gpus && on.iter().all(|x| domain.contains(x)) && cores_in(&domain) >= cores
+            groups.iter().any(|(_, on)| {
+                on.keys().any(|&first| {
+                    let domain = numas(first);
+                    let n: u32 = on
+                        .iter()
+                        .filter(|(x, _)| domain.contains(x))
+                        .map(|(_, c)| *c)
+                        .sum();
+                    n >= gpus && cores_in(&domain) >= cores
+                })
             })
         };
         if fits_at(&|numa| vec![numa]) {

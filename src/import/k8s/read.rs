@@ -145,7 +145,11 @@ impl Objects<'_> {
             let object = Object {
                 kind: dra.kind.clone(),
                 api_version: dra.api_version.clone(),
-                metadata: std::mem::take(&mut dra.metadata),
+                metadata: crate::import::k8s_objects::Metadata {
+                    name: dra.metadata.name.take(),
+                    namespace: dra.metadata.namespace.take(),
+                    ..Default::default()
+                },
                 dra: Some(Box::new(dra)),
                 ..Object::default()
             };
