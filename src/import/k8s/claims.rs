@@ -6,7 +6,8 @@
 
 use std::collections::BTreeSet;
 
-use super::devices::{DeviceRef, DraInventory, NUMA_ATTRIBUTE, PCIE_ROOT_ATTRIBUTE};
+use super::devices::DeviceRef;
+use super::dra_inventory::{DraInventory, NUMA_ATTRIBUTE, PCIE_ROOT_ATTRIBUTE};
 use super::read::DraObjects;
 use crate::import::dra_objects::{ClaimSpec, DeviceClaim, DevicesField, DraObject};
 use crate::import::k8s_objects::Object;

@@ -11,10 +11,13 @@
 mod budgets;
 mod claims;
 mod conventions;
+mod device_plugins;
 mod devices;
+mod dra_inventory;
 mod nodes;
 mod nrt;
 mod placement;
+mod pod_devices;
 mod pods;
 mod read;
 mod rules;
@@ -26,17 +29,16 @@ pub use self::conventions::{
 
 use std::collections::BTreeMap;
 
-use self::claims::dra_ask;
-use self::devices::{DraInventory, resource_kind};
+use self::dra_inventory::DraInventory;
 use self::nodes::{NodeFacts, read_nodes};
 use self::placement::{Held, ToPlace, hold_reserved_cores, place_running};
+use self::pod_devices::{DeviceAsks, PodDevices};
 use self::pods::{apportion_shared, derived_qos, has_sidecars, pod_request, pods_in_order};
 use self::read::{read_objects, sort_objects};
 use super::build::{ClassRegistry, ClassRules, Ledger, QosMapping, preemption_workload};
 use super::error::ImportError;
 use super::quantity::ceil_units;
 use super::summary::ImportSummary;
-use crate::spec::cluster::DEFAULT_GPU_KIND;
 use crate::spec::{ClusterSpec, PreemptionSpec};
 
 /// What an import produced.
@@ -190,67 +192,6 @@ fn not_modelled(pod: &crate::import::k8s_objects::Object, name: &str, summary: &
     }
 }
 
-/// The extended resources a pod's containers or overhead name, each once, in name order.
-fn device_resources(pod: &crate::import::k8s_objects::Object) -> Vec<String> {
-    let spec = &pod.spec;
-    let mut out: std::collections::BTreeSet<&String> = Default::default();
-    for c in spec.containers.iter().chain(&spec.init_containers) {
-        out.extend(c.resources.requests.keys().filter(|k| k.contains('/')));
-        out.extend(c.resources.limits.keys().filter(|k| k.contains('/')));
-    }
-    out.extend(spec.overhead.keys().filter(|k| k.contains('/')));
-    out.into_iter().cloned().collect()
-}
-
-/// The kind a pending pod asking `nvidia.com/gpu` gets: the MIG profile of the product its
-/// node selector names under the single strategy; else whole GPUs, unless the cluster has
-/// none and its nodes all slice their GPUs into one profile.
-struct PendingNvidiaKind {
-    by_product: BTreeMap<String, String>,
-    fallback: String,
-}
-
-impl PendingNvidiaKind {
-    fn new(
-        builder: &super::build::ClusterBuilder,
-        per_node: &BTreeMap<String, String>,
-        snapshot: &read::Snapshot,
-    ) -> Self {
-        let mut by_product = BTreeMap::new();
-        for node in snapshot.nodes.values() {
-            let labels = &node.object.metadata.labels;
-            if let (Some(product), Some(kind)) =
-                (labels.get(GPU_PRODUCT_LABEL), per_node.get(&node.name))
-                && kind != DEFAULT_GPU_KIND
-            {
-                by_product.insert(product.to_string(), kind.clone());
-            }
-        }
-        let whole = builder
-            .types()
-            .iter()
-            .any(|t| !t.gpu_numa.is_empty() && t.gpu_resource.is_none());
-        let kinds: std::collections::BTreeSet<&String> = by_product.values().collect();
-        let fallback = match kinds.iter().next() {
-            Some(k) if !whole && kinds.len() == 1 => (*k).clone(),
-            _ => DEFAULT_GPU_KIND.to_string(),
-        };
-        PendingNvidiaKind {
-            by_product,
-            fallback,
-        }
-    }
-
-    fn of(&self, pod: &crate::import::k8s_objects::Object) -> String {
-        pod.spec
-            .node_selector
-            .get(GPU_PRODUCT_LABEL)
-            .and_then(|p| self.by_product.get(p))
-            .cloned()
-            .unwrap_or_else(|| self.fallback.clone())
-    }
-}
-
 /// Imports a Kubernetes snapshot from `files` (name, text) with the default options.
 pub fn import(files: &[(String, String)]) -> Result<Imported, ImportError> {
     import_with(files, K8sOptions::default())
@@ -280,7 +221,7 @@ pub fn import_with(
         (extra, options.pool_label.as_deref()),
         &mut summary,
     )?;
-    let pending_nvidia_kind = PendingNvidiaKind::new(&builder, &nvidia_kind, &snapshot);
+    let devices = DeviceAsks::new(&snapshot, &inventory, &builder, nvidia_kind, extra);
     let mut claims_taken: std::collections::BTreeSet<String> = Default::default();
     // Every Node left out (no allocatable CPU or GPU) would write a cluster without servers,
     // which no command can read back.
@@ -339,84 +280,26 @@ pub fn import_with(
             }
         };
         let cpu = pod_request(pod, *doc_line, "cpu")?;
-        // The devices it asks of its node's device plugins, by kind.
-        let nvidia = match (running, node_name) {
-            (true, Some(n)) => nvidia_kind
-                .get(n)
-                .cloned()
-                .unwrap_or_else(|| DEFAULT_GPU_KIND.into()),
-            _ => pending_nvidia_kind.of(object),
-        };
-        let mut plugin: Vec<(String, f64)> = Vec::new();
-        for resource in device_resources(object) {
-            if let Some(kind) = resource_kind(&resource, &nvidia, extra) {
-                let n = pod_request(pod, *doc_line, &resource)?;
-                if n > 0.0 {
-                    match plugin.iter_mut().find(|(k, _)| *k == kind) {
-                        Some(e) => e.1 += n,
-                        None => plugin.push((kind, n)),
-                    }
-                }
-            }
-        }
-        plugin.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-        if plugin.len() > 1 {
-            summary.not_modelled(
-                "pods asking for devices of several kinds (the kind asked most of is planned)",
-                name.clone(),
-            );
-        }
-        let dra = match dra_ask(
-            name,
-            object,
-            running,
-            &snapshot.dra,
-            &inventory,
+        let devices = match devices.of(
+            (pod, *doc_line, name),
+            running.then_some(node_name).flatten(),
             &mut claims_taken,
             &mut summary,
-        ) {
-            Ok(a) => a,
+        )? {
+            Ok(d) => d,
             Err(why) => {
                 summary.dropped("pending_pods_whose_claims_cannot_be_planned", 1);
                 summary.warn(format!("{why}; the pod is left out"));
                 continue;
             }
         };
-        let (mut gpu_kind, gpu) = plugin
-            .first()
-            .map_or((None, 0.0), |(k, n)| (Some(k.clone()), *n));
-        let mut alignment = None;
-        if let Some(a) = &dra {
-            summary.mapped(
-                if running {
-                    "running_pods_with_dra_claims"
-                } else {
-                    "preemptors_with_dra_claims"
-                },
-                1,
-            );
-            if a.kind.is_some() && gpu > 0.0 {
-                summary.not_modelled(
-                    "pods asking for device-plugin devices and DRA devices (the DRA devices are planned)",
-                    name.clone(),
-                );
-            }
-        }
-        let dra_devices = dra.as_ref().filter(|a| a.kind.is_some() && a.count > 0);
-        let gpu = match dra_devices {
-            Some(a) => {
-                gpu_kind = a.kind.clone();
-                alignment = a.alignment;
-                a.count as f64
-            }
-            None => gpu,
-        };
-        let claim_cores = dra.as_ref().map_or(0, |a| a.cores);
-        if claim_cores > 0 && alignment.is_none() {
-            alignment = dra.as_ref().and_then(|a| a.alignment);
-        }
-        // A kind of the default GPUs is written as none.
-        let gpu_kind = gpu_kind.filter(|k| k != DEFAULT_GPU_KIND);
+        let PodDevices {
+            kind: gpu_kind,
+            count: gpu,
+            alignment,
+            claim_cores,
+            dra,
+        } = devices;
         if has_sidecars(pod) {
             summary.honoured("pods_with_native_sidecars", 1);
         }

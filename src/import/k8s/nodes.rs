@@ -5,10 +5,11 @@
 use std::collections::BTreeMap;
 
 use super::conventions::{GPU_PRODUCT_LABEL, GPU_RESOURCE, TopologyPolicy};
-use super::devices::{
-    AMD_PRODUCT_LABEL, DeviceIds, DraInventory, apply, cores_per_numa_of, is_device_resource,
-    numa_nodes_named, nvidia_gpu_kind, plugin_devices, whole_kind,
+use super::device_plugins::{
+    AMD_PRODUCT_LABEL, is_device_resource, nvidia_gpu_kind, plugin_devices, whole_kind_preference,
 };
+use super::devices::{DeviceIds, apply, cores_per_numa_of, numa_nodes_named, whole_kind};
+use super::dra_inventory::DraInventory;
 use super::nrt::nrt_layout;
 use super::read::{Snapshot, parse_quantity};
 use crate::import::build::{ClusterBuilder, default_layout};
@@ -40,6 +41,7 @@ pub(super) fn read_nodes(
     let Snapshot { nodes, nrts, .. } = snapshot;
     let mut device_ids: BTreeMap<String, DeviceIds> = BTreeMap::new();
     let mut nvidia_kind: BTreeMap<String, String> = BTreeMap::new();
+    let preferred = whole_kind_preference(extra);
     let mut builder = ClusterBuilder::default();
     let mut policies: BTreeMap<String, Option<TopologyPolicy>> = BTreeMap::new();
     let mut reserved: BTreeMap<String, Vec<u64>> = BTreeMap::new();
@@ -111,7 +113,7 @@ pub(super) fn read_nodes(
             ));
             continue;
         }
-        let whole = whole_kind(&devices, extra);
+        let whole = whole_kind(&devices, &preferred);
         let whole_count = devices
             .iter()
             .filter(|d| Some(&d.kind) == whole.as_ref())
@@ -183,7 +185,7 @@ pub(super) fn read_nodes(
                 layout
             }
         };
-        let ids = apply(&mut layout, &devices, &cpus, extra);
+        let ids = apply(&mut layout, &devices, &cpus, whole.as_deref());
         if !ids.ids.is_empty() || !ids.cpu_numa.is_empty() {
             device_ids.insert(node.name.clone(), ids);
         }

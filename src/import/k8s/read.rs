@@ -156,19 +156,7 @@ impl Objects<'_> {
             self.out.push((origin, 1, object));
             return Ok(());
         }
-        let object: Object = from_tree(node).map_err(|e| {
-            let at = e.at.unwrap_or_default();
-            ImportError::at(
-                self.file,
-                at.line.max(1),
-                (at.column > 0).then_some(at.column),
-                format!("{}: {}", origin.place(), e.message),
-            )
-            .with(
-                "malformed here",
-                "expected a Kubernetes object (Node, Pod, NodeResourceTopology) or a `kind: List` of them, as `kubectl get … -o yaml|json` writes",
-            )
-        })?;
+        let object: Object = from_tree(node).map_err(malformed)?;
         self.out.push((origin, 1, object));
         Ok(())
     }

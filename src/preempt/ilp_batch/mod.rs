@@ -45,7 +45,6 @@ use crate::plan::error::PlanningError;
 use crate::plan::preemption::Preemptor;
 use crate::plan::{PlanStatus, PlannerRole};
 use crate::solver::Deadline;
-use crate::topology::DeviceKind;
 use crate::topology::state::ClusterState;
 use rayon::prelude::*;
 
@@ -345,6 +344,24 @@ fn within_hard_budgets(
     if !initial.budgets().hard() || initial.budgets_allow(victims) {
         return decision;
     }
+    sequential_instead(
+        problem,
+        (initial, preemptors, classes),
+        &decision,
+        sequential,
+        deadline,
+    )
+}
+
+/// The best sequential plan in place of a batch decision that breaks a rule the model
+/// relaxes, measured against the model's bound (still a bound: the model is a relaxation).
+fn sequential_instead(
+    problem: &Problem<'_>,
+    (initial, preemptors, classes): (&ClusterState, &[Preemptor], &[Class]),
+    decision: &BatchDecision,
+    sequential: Option<BatchSolution>,
+    deadline: &Deadline,
+) -> BatchDecision {
     let bound = decision.bound;
     let Some(w) = sequential else {
         return BatchDecision {
@@ -358,10 +375,10 @@ fn within_hard_budgets(
     measured_against(decisions, w.objective, bound, deadline)
 }
 
-/// The batch's decision kept to device kinds and claim constraints. The model counts every
-/// device of a server alike and ignores `matchAttribute` (a relaxation: every real plan lies
-/// inside it, so its bound holds); a plan whose placements it could not keep on devices of
-/// each pod's kind, aligned as its claim demands, gives way to the best sequential plan.
+/// The batch's decision kept to device kinds and claim constraints. The model counts devices
+/// per kind but ignores `matchAttribute` (a relaxation: every real plan lies inside it, so its
+/// bound holds); a plan whose placements assembly could not keep in one group as each claim
+/// demands gives way to the best sequential plan.
 fn within_device_rules(
     problem: &Problem<'_>,
     (initial, preemptors, classes): (&ClusterState, &[Preemptor], &[Class]),
@@ -374,30 +391,26 @@ fn within_device_rules(
             return true;
         };
         let t = problem.cluster.type_of(server);
-        if d.refuse
-            || (p.request.kind == DeviceKind::GPU
-                && p.request.alignment.is_none()
-                && t.usable(p.request) == t.whole().gpus)
-        {
-            return true;
-        }
-        d.placement
-            .is_some_and(|(gpus, _)| t.device_rule_holds(p.request, gpus))
+        // Without ids the node allocator places it on replay, which only a request the
+        // model counts exactly (any device of the server, no claim) is sure to keep.
+        let counted_exactly =
+            p.request.alignment.is_none() && t.usable(p.request) == t.whole().gpus;
+        d.refuse
+            || match d.placement {
+                Some((gpus, _)) => t.device_rule_holds(p.request, gpus),
+                None => counted_exactly,
+            }
     });
     if kept {
         return decision;
     }
-    let bound = decision.bound;
-    let Some(w) = sequential else {
-        return BatchDecision {
-            decisions: Vec::new(),
-            status: PlanStatus::NoSolution,
-            bound,
-            objective: None,
-        };
-    };
-    let decisions = assemble(problem, initial, preemptors, classes, &w);
-    measured_against(decisions, w.objective, bound, deadline)
+    sequential_instead(
+        problem,
+        (initial, preemptors, classes),
+        &decision,
+        sequential,
+        deadline,
+    )
 }
 
 /// A plan that is not the model's optimum, against the model's bound: `optimal` when it
