@@ -3,4 +3,5 @@
 //! passes through them.
 
 pub mod colocation;
+mod devices;
 pub mod preemption;
