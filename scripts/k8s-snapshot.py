@@ -784,6 +784,110 @@ def yaml_lines(value, indent, out):
                 out.append(f"{pad}- {yaml_scalar(v)}")
 
 
+# --- DRA: the same cluster as a DRA driver publishes it ------------------------------------
+# GPUs leave `status.allocatable`; each node's ResourceSlice lists them with their NUMA node
+# and PCIe root; each running GPU pod holds its GPUs through an allocated ResourceClaim
+# (stamped from a template, as `status.resourceClaimStatuses` names it); each pending pod asks
+# through a claim template, with `matchAttribute: numaNode` up to 4 GPUs.
+
+DRA_DRIVER = "gpu.nvidia.com"
+
+
+def to_dra(items):
+    out, slices, claims = [], [], []
+    free = {}  # node -> free device indices
+    for it in items:
+        if it["kind"] != "Node":
+            continue
+        name = it["metadata"]["name"]
+        labels = it["metadata"]["labels"]
+        for section in ("allocatable", "capacity"):
+            it["status"][section].pop("nvidia.com/gpu", None)
+        free[name] = list(range(GPUS_PER_NODE))
+        per_numa = GPUS_PER_NODE // NUMA_ZONES
+        slices.append({
+            "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+            "metadata": {"name": f"{name}-{DRA_DRIVER}-x7k2p"},
+            "spec": {"driver": DRA_DRIVER, "nodeName": name,
+                     "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
+                     "devices": [{
+                         "name": f"gpu-{d}",
+                         "attributes": {
+                             "type": {"string": "gpu"},
+                             "productName": {"string": labels["nvidia.com/gpu.product"]},
+                             "resource.kubernetes.io/numaNode": {"int": d // per_numa},
+                             "resource.kubernetes.io/pcieRoot": {"string": f"pci0000:{d // 2:02x}"},
+                         },
+                         "capacity": {"memory": {"value": f"{labels['nvidia.com/gpu.memory']}Mi"}},
+                     } for d in range(GPUS_PER_NODE)]},
+        })
+    per_numa = GPUS_PER_NODE // NUMA_ZONES
+    templates = set()
+    for it in items:
+        if it["kind"] != "Pod":
+            out.append(it)
+            continue
+        res = it["spec"]["containers"][0]["resources"]
+        n = int(res.get("requests", {}).get("nvidia.com/gpu", 0))
+        if n == 0:
+            out.append(it)
+            continue
+        for part in ("requests", "limits"):
+            res.get(part, {}).pop("nvidia.com/gpu", None)
+        aligned = n <= per_numa
+        tmpl = f"gpus-{n}" + ("-one-numa" if aligned else "")
+        templates.add((it["metadata"]["namespace"], tmpl, n, aligned))
+        it["spec"]["resourceClaims"] = [{"name": "gpus", "resourceClaimTemplateName": tmpl}]
+        it["spec"]["containers"][0]["resources"]["claims"] = [{"name": "gpus"}]
+        node = it["spec"].get("nodeName")
+        if node and it["status"]["phase"] == "Running":
+            # The allocator's choice: one NUMA node when one holds them, else the lowest ids.
+            f = free[node]
+            pick = None
+            if aligned:
+                for z in range(NUMA_ZONES):
+                    zone = [d for d in f if d // per_numa == z]
+                    if len(zone) >= n:
+                        pick = zone[:n]
+                        break
+            pick = pick or f[:n]
+            for d in pick:
+                f.remove(d)
+            claim = f"{it['metadata']['name']}-gpus-{len(claims):05x}"
+            it["status"]["resourceClaimStatuses"] = [{"name": "gpus", "resourceClaimName": claim}]
+            claims.append({
+                "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                "metadata": {"name": claim, "namespace": it["metadata"]["namespace"]},
+                "spec": {"devices": {"requests": [{"name": "gpus", "exactly": {
+                    "deviceClassName": DRA_DRIVER, "count": n}}]}},
+                "status": {
+                    "allocation": {"devices": {"results": [
+                        {"request": "gpus", "driver": DRA_DRIVER, "pool": node,
+                         "device": f"gpu-{d}"} for d in pick]}},
+                    "reservedFor": [{"resource": "pods", "name": it["metadata"]["name"],
+                                     "uid": it["metadata"]["uid"]}],
+                },
+            })
+        out.append(it)
+    nodes = [it for it in out if it["kind"] == "Node"]
+    rest = [it for it in out if it["kind"] != "Node"]
+    dclass = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+              "metadata": {"name": DRA_DRIVER},
+              "spec": {"selectors": [{"cel": {"expression":
+                  f'device.driver == "{DRA_DRIVER}" && device.attributes["{DRA_DRIVER}"].type == "gpu"'}}]}}
+    tmpl_objs = []
+    for ns, tmpl, n, aligned in sorted(templates):
+        devices = {"requests": [{"name": "gpus", "exactly": {"deviceClassName": DRA_DRIVER,
+                                                             "count": n}}]}
+        if aligned:
+            devices["constraints"] = [{"requests": ["gpus"],
+                                       "matchAttribute": "resource.kubernetes.io/numaNode"}]
+        tmpl_objs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                          "metadata": {"name": tmpl, "namespace": ns},
+                          "spec": {"spec": {"devices": devices}}})
+    return nodes + slices + [dclass] + tmpl_objs + rest + claims
+
+
 def write_list(f, items, fmt):
     """One `kind: List` of `items`, written item by item."""
     if fmt == "yaml":
@@ -827,6 +931,11 @@ def main():
     ap.add_argument("--pods-per-node", type=int, default=0, metavar="P",
                     help="with --noise: add finished Job pods and BestEffort pods until the "
                          "snapshot holds about P pods per node (e.g. 20: 10,000 nodes, 200,000 pods)")
+    ap.add_argument("--dra", action="store_true",
+                    help="publish the GPUs as a DRA driver does (resource.k8s.io/v1): "
+                         "ResourceSlices with NUMA and PCIe-root attributes, a DeviceClass, "
+                         "allocated ResourceClaims for the running GPU pods, claim templates "
+                         "(numaNode-aligned up to 4 GPUs) for the pending ones")
     ap.add_argument("--out", help="write here instead of stdout")
     a = ap.parse_args()
     if a.nodes < 1:
@@ -835,9 +944,14 @@ def main():
         ap.error("--fill must be within [0.5, 1]")
     if a.pods_per_node and not a.noise:
         ap.error("--pods-per-node needs --noise")
+    if a.dra and a.noise:
+        ap.error("--dra and --noise are not combined (the noise's NRT objects count nvidia.com/gpu)")
     pending = a.pending if a.pending is not None else max(1, round(a.nodes / 4))
     doc = generate(a.nodes, a.seed, a.fill, pending)
     items = doc["items"]
+    if a.dra:
+        items = to_dra(items)
+        doc = dict(doc, items=items)
     f = open(a.out, "w") if a.out else sys.stdout
     if not a.noise and a.format == "json":
         # Exactly what earlier versions wrote (scripts and figures depend on it).

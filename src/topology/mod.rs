@@ -4,12 +4,12 @@
 pub mod bits;
 pub mod budgets;
 mod devices;
+mod domain;
 pub mod eligibility;
 pub mod graph;
 pub mod state;
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -20,7 +20,8 @@ use crate::spec::preemption::DeviceAlignment;
 use crate::spec::{ClusterSpec, Penalty, ServerTypeSpec};
 pub use bits::{CoreSet, GpuSet};
 pub use devices::device_kinds;
-use devices::{ALIGNMENTS, Layout, Shape};
+use devices::{ALIGNMENTS, Layout, Shape, alignment_index};
+pub use domain::{DeviceKind, Domain, Level, Request};
 
 macro_rules! typed_id {
     ($(#[$doc:meta])* $name:ident($inner:ty)) => {
@@ -49,106 +50,6 @@ typed_id!(
     /// Index of a pod in a state's pod table.
     PodId(u32)
 );
-
-/// A placement level: the smallest domain that contains a set of GPUs and cores.
-/// Ordered from best (`Numa`) to worst (`CrossSocket`).
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Serialize,
-    Deserialize,
-    schemars::JsonSchema,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum Level {
-    /// All of it within one NUMA node (the best level).
-    Numa,
-    /// Within one socket, across several of its NUMA nodes.
-    Socket,
-    /// Across sockets (the worst level).
-    CrossSocket,
-}
-
-impl Level {
-    /// Every level, best first (the order the node allocator tries them in).
-    pub const ALL: [Level; 3] = [Level::Numa, Level::Socket, Level::CrossSocket];
-
-    /// The kebab-case name used in specs and output: `numa`, `socket`, `cross-socket`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Level::Numa => "numa",
-            Level::Socket => "socket",
-            Level::CrossSocket => "cross-socket",
-        }
-    }
-
-    /// The server type's measured slowdown of a placement at this level.
-    pub fn penalty(self, p: &Penalty) -> f64 {
-        match self {
-            Level::Numa => p.numa,
-            Level::Socket => p.socket,
-            Level::CrossSocket => p.cross_socket,
-        }
-    }
-}
-
-impl fmt::Display for Level {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// A device kind, interned per cluster ([`Cluster::kinds`]); kind 0 is `gpu`, the whole GPUs
-/// of a server type that names no kind.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
-pub struct DeviceKind(pub u16);
-
-impl DeviceKind {
-    /// The kind of whole GPUs when nothing names one (`gpu`).
-    pub const GPU: DeviceKind = DeviceKind(0);
-    /// A kind no server of the cluster has: nothing fits it.
-    pub const ABSENT: DeviceKind = DeviceKind(u16::MAX);
-}
-
-/// A request of whole devices (GPUs, or devices of another kind) and cores.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Request {
-    /// Devices requested (may be 0).
-    pub gpus: u32,
-    /// Whole CPU cores requested (may be 0).
-    pub cores: u32,
-    /// The kind of the devices.
-    pub kind: DeviceKind,
-    /// Where the devices must lie together (a DRA claim's `matchAttribute`), if anywhere.
-    pub alignment: Option<DeviceAlignment>,
-}
-
-impl Request {
-    /// Whole GPUs of the default kind and cores, with no claim constraint.
-    pub fn plain(gpus: u32, cores: u32) -> Self {
-        Request {
-            gpus,
-            cores,
-            kind: DeviceKind::GPU,
-            alignment: None,
-        }
-    }
-}
-
-/// The GPUs and cores of one domain (a NUMA node, a socket, or the whole server).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Domain {
-    /// GPU ids of the domain.
-    pub gpus: GpuSet,
-    /// Core ids of the domain.
-    pub cores: CoreSet,
-}
 
 /// A resolved, validated server type with its domains precomputed.
 #[derive(Debug, Clone, PartialEq)]
@@ -294,6 +195,114 @@ impl ServerType {
         }
     }
 
+    /// Whether `req` is served by the server's own domains: it takes no device, or a plain
+    /// GPU request on a type whose devices are all whole GPUs of the default kind.
+    fn plain_on_this_type(&self, req: Request) -> bool {
+        req.gpus == 0
+            || (self.only_default_gpus && req.kind == DeviceKind::GPU && req.alignment.is_none())
+    }
+
+    fn layout(&self, req: Request) -> &Layout {
+        // A request of no device has nothing to align: any domain of the server will do.
+        let (kind, alignment) = if req.gpus == 0 {
+            (DeviceKind::GPU, None)
+        } else {
+            (req.kind, req.alignment)
+        };
+        self.layouts
+            .get(kind.0 as usize)
+            .unwrap_or(&self.absent)
+            .get(alignment_index(alignment))
+            .unwrap_or(&self.absent[0])
+    }
+
+    /// The domains `req` may be placed in at `level`: [`ServerType::domains`] with devices of
+    /// other kinds left out, split by the claim's constraint.
+    pub fn domains_for(&self, req: Request, level: Level) -> &[Domain] {
+        if self.plain_on_this_type(req) {
+            return self.domains(level);
+        }
+        self.layout(req).at(level)
+    }
+
+    /// The devices of `req`'s kind on this type (every device, for a request of none).
+    pub fn usable(&self, req: Request) -> GpuSet {
+        if req.gpus == 0 {
+            return self.whole.gpus;
+        }
+        self.layout(req).usable
+    }
+
+    /// Whether the free devices `free` hold `req`'s devices as its claim demands (of its
+    /// kind, and for a constrained claim, in one device group), cores aside: the device half
+    /// of a scheduler's filter.
+    pub fn devices_fit(&self, req: Request, free: GpuSet) -> bool {
+        if req.gpus == 0 {
+            return true;
+        }
+        if self.plain_on_this_type(req) {
+            return free.and(self.whole.gpus).len() >= req.gpus;
+        }
+        let layout = self.layout(req);
+        match req.alignment {
+            None => free.and(layout.usable).len() >= req.gpus,
+            Some(_) => layout
+                .numa
+                .iter()
+                .any(|d| free.and(d.gpus).len() >= req.gpus),
+        }
+    }
+
+    /// Whether a claim whose devices and cores must share a NUMA node finds one NUMA node
+    /// with enough of both free (always true for any other request: its cores go anywhere).
+    pub fn cores_fit_claim(&self, req: Request, gpus: GpuSet, cores: CoreSet) -> bool {
+        if req.gpus == 0 || req.alignment != Some(DeviceAlignment::NumaWithCores) {
+            return true;
+        }
+        self.layout(req)
+            .numa
+            .iter()
+            .any(|d| gpus.and(d.gpus).len() >= req.gpus && cores.and(d.cores).len() >= req.cores)
+    }
+
+    /// The `free` devices of `req`'s kind in the first device group its claim accepts (the
+    /// whole server when it has no constraint) that holds enough of them, if any.
+    pub fn free_group(&self, req: Request, free: GpuSet) -> Option<GpuSet> {
+        let groups = if req.alignment.is_some() {
+            Level::Numa
+        } else {
+            Level::CrossSocket
+        };
+        self.domains_for(req, groups)
+            .iter()
+            .map(|group| free.and(group.gpus))
+            .find(|g| g.len() >= req.gpus)
+    }
+
+    /// The lowest `req.gpus` devices of [`ServerType::free_group`].
+    pub fn pick_devices(&self, req: Request, free: GpuSet) -> Option<GpuSet> {
+        self.free_group(req, free)?.lowest(req.gpus)
+    }
+
+    /// Whether `gpus` are of `req`'s kind and lie together as its claim demands.
+    pub fn device_rule_holds(&self, req: Request, gpus: GpuSet) -> bool {
+        if gpus.is_empty() {
+            return true;
+        }
+        gpus.is_subset(&self.usable(req))
+            && self
+                .domains_for(req, Level::CrossSocket)
+                .iter()
+                .chain(self.domains_for(req, Level::Numa))
+                .any(|d| gpus.is_subset(&d.gpus))
+    }
+
+    /// The devices of kind `kind` on this type.
+    pub fn devices_of(&self, kind: DeviceKind) -> GpuSet {
+        self.layouts
+            .get(kind.0 as usize)
+            .map_or(GpuSet::empty(), |l| l[0].usable)
+    }
     /// Number of NUMA nodes (`sockets · numa_per_socket`).
     pub fn numa_count(&self) -> usize {
         self.numa.len()
@@ -384,22 +393,6 @@ impl ServerType {
             self.topology_policy,
             Some(TopologyPolicySpec::None | TopologyPolicySpec::BestEffort)
         )
-    }
-}
-
-impl Domain {
-    fn empty() -> Self {
-        Domain {
-            gpus: GpuSet::empty(),
-            cores: CoreSet::empty(),
-        }
-    }
-
-    fn union(self, other: &Domain) -> Domain {
-        Domain {
-            gpus: self.gpus.or(other.gpus),
-            cores: self.cores.or(other.cores),
-        }
     }
 }
 
