@@ -774,35 +774,7 @@ fn disruption_budgets_are_imported_counted_and_respected() {
         ]
     );
     assert_eq!(spec.disruption_budget[0].disruptions_allowed, Some(2));
-    let evictions = |workload: &Path| {
-        let (code, out, err) = run(&[
-            "plan",
-            &path_str(&c),
-            &path_str(workload),
-            "--format",
-            "evictions",
-        ]);
-        assert_eq!(code, 0, "{err}");
-        let v: serde_json::Value = serde_json::from_str(&out).expect("json");
-        v["planners"]
-            .as_array()
-            .expect("planners")
-            .iter()
-            .map(|p| {
-                let victims: Vec<String> = p["evictions"][0]["victims"]
-                    .as_array()
-                    .expect("victims")
-                    .iter()
-                    .map(|v| v.as_str().unwrap_or_default().to_string())
-                    .collect();
-                (
-                    p["planner"].as_str().unwrap_or_default().to_string(),
-                    victims.join(" "),
-                    p["pdb_violations"].as_u64().expect("counted"),
-                )
-            })
-            .collect::<Vec<_>>()
-    };
+    let evictions = |workload: &Path| first_evictions(&path_str(&c), &path_str(workload));
     for (planner, victims, violations) in evictions(&w) {
         if planner.starts_with("k8s-") {
             assert_eq!(victims, "serve/chat-2 serve/chat-3", "{planner}");
@@ -824,8 +796,9 @@ fn disruption_budgets_are_imported_counted_and_respected() {
     }
 }
 
-/// Victims per planner of a plan's first eviction, as `--format evictions` names them.
-fn victims_by_planner(cluster: &str, workload: &str) -> Vec<(String, String)> {
+/// Per planner, the victims of a plan's first eviction (as `--format evictions` names them)
+/// and the plan's `pdb_violations`.
+fn first_evictions(cluster: &str, workload: &str) -> Vec<(String, String, u64)> {
     let (code, out, err) = run(&["plan", cluster, workload, "--format", "evictions"]);
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).expect("json");
@@ -841,8 +814,17 @@ fn victims_by_planner(cluster: &str, workload: &str) -> Vec<(String, String)> {
             (
                 p["planner"].as_str().unwrap_or_default().to_string(),
                 victims.join(" "),
+                p["pdb_violations"].as_u64().expect("counted"),
             )
         })
+        .collect()
+}
+
+/// [`first_evictions`] without the budget counts.
+fn victims_by_planner(cluster: &str, workload: &str) -> Vec<(String, String)> {
+    first_evictions(cluster, workload)
+        .into_iter()
+        .map(|(p, v, _)| (p, v))
         .collect()
 }
 
