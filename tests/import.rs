@@ -849,6 +849,7 @@ fn every_device_fixture_imports_plans_and_matches_its_snapshot() {
         "dra-v1beta1",
         "dra-v1beta2",
         "dra-cpu-driver",
+        "dra-not-modelled",
         "mig-mixed",
         "mig-single",
         "amd",
@@ -910,6 +911,23 @@ fn dra_slices_give_gpus_their_numa_nodes_and_claims_say_who_holds_which() {
         };
         assert_eq!(body(&c), body(&c2), "{version}");
         assert_eq!(body(&w), body(&w2), "{version}");
+    }
+}
+
+#[test]
+fn what_dra_publishes_and_coplan_does_not_model_is_a_warning_naming_the_object() {
+    let (_, _, summary) = import_devices("dra-not-modelled", &[]);
+    for line in [
+        "DRA shared counters (partitionable devices): 1 object(s): h100-a-gpu.nvidia.com-abcde",
+        "DRA device taints: 1 object(s): h100-a-gpu.nvidia.com-abcde/gpu-0",
+        "DRA admin access (monitors devices, holds none): 1 object(s): ml/batch-x-gpus",
+    ] {
+        assert!(
+            summary.contains(&format!(
+                "warning: not modelled, affects scheduling: {line}"
+            )),
+            "{summary}"
+        );
     }
 }
 

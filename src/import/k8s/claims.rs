@@ -150,12 +150,7 @@ pub(super) fn dra_ask(
                 ask.held.push(device);
                 continue;
             }
-            let is_cpu = inventory
-                .cpus
-                .values()
-                .flatten()
-                .any(|c| c.source == device);
-            if is_cpu {
+            if inventory.cpu_devices.contains(&device) {
                 let cores = r
                     .consumed_capacity
                     .iter()

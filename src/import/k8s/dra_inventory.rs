@@ -99,6 +99,8 @@ pub(super) struct DraInventory {
     pub(super) node_of: BTreeMap<DeviceRef, String>,
     /// Device (not CPU) → its kind.
     pub(super) kind_of: BTreeMap<DeviceRef, String>,
+    /// The CPU devices.
+    pub(super) cpu_devices: BTreeSet<DeviceRef>,
     /// Per kind, the most devices of it any node has (`allocationMode: All`).
     pub(super) most_per_node: BTreeMap<String, u64>,
     /// Per kind, the fewest devices of it a node that has it has.
@@ -210,6 +212,7 @@ impl DraInventory {
                 inv.node_of.insert(source.clone(), node.clone());
                 if let Some(cores) = cpu_capacity(&driver, d) {
                     summary.mapped(&format!("devices.cpu ({driver})"), 1);
+                    inv.cpu_devices.insert(source.clone());
                     inv.cpus.entry(node.clone()).or_default().push(CpuDevice {
                         numa: numa_of(&driver, d),
                         cores,

@@ -25,7 +25,7 @@ pub fn summary(s: &ImportSummary) -> String {
         let shown: Vec<&str> = who.iter().take(SHOWN).map(String::as_str).collect();
         let more = who.len().saturating_sub(SHOWN);
         out.push_str(&format!(
-            "warning: not modelled, affects scheduling: {what}: {} pod(s): {}{}\n",
+            "warning: not modelled, affects scheduling: {what}: {} object(s): {}{}\n",
             who.len(),
             shown.join(", "),
             if more > 0 {
