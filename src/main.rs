@@ -189,7 +189,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
             print(&match format {
                 TopologyFormat::Json => json::topology(&cluster, state.as_ref()),
                 TopologyFormat::Dot => dot::topology(&cluster, state.as_ref()),
-                TopologyFormat::Table => table::topology::topology(&cluster, state.as_ref()),
+                TopologyFormat::Table => {
+                    terminal_text(table::topology::topology(&cluster, state.as_ref()))
+                }
                 TopologyFormat::Svg => svg_text(svg::topology::topology(
                     &cluster,
                     state.as_ref(),
@@ -232,11 +234,13 @@ fn run(cli: Cli) -> Result<(), Failure> {
             }
             let text = match (&result, format) {
                 (PlanResult::Preemption(r), PlanFormat::Table) => {
-                    table::plan::preemption(r, event_lines(events))
+                    terminal_text(table::plan::preemption(r, event_lines(events)))
                 }
                 (PlanResult::Preemption(r), PlanFormat::Json) => json::to_json(r),
                 (PlanResult::Preemption(r), PlanFormat::Csv) => csv::preemption_plan(r),
-                (PlanResult::Colocation(r), PlanFormat::Table) => table::plan::colocation(r),
+                (PlanResult::Colocation(r), PlanFormat::Table) => {
+                    terminal_text(table::plan::colocation(r))
+                }
                 (PlanResult::Colocation(r), PlanFormat::Json) => json::to_json(r),
                 (PlanResult::Colocation(r), PlanFormat::Csv) => csv::colocation_plan(r),
                 (PlanResult::Preemption(r), PlanFormat::Evictions) => json::preemption_evictions(r),
@@ -285,11 +289,11 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let explanation = explanation?;
             let text = match (&explanation, format) {
                 (Explanation::Event(e), ExplainFormat::Table) => {
-                    table::explain::preemption_event(e)
+                    terminal_text(table::explain::preemption_event(e))
                 }
                 (Explanation::Event(e), ExplainFormat::Json) => json::to_json(e),
                 (Explanation::Task(t), ExplainFormat::Table) => {
-                    table::explain_colocation::colocation_task(t)
+                    terminal_text(table::explain_colocation::colocation_task(t))
                 }
                 (Explanation::Task(t), ExplainFormat::Json) => json::to_json(t),
             };
@@ -323,12 +327,12 @@ fn run(cli: Cli) -> Result<(), Failure> {
             }
             let text = match (&result, format) {
                 (SimulationResult::Preemption(r), PlanFormat::Table) => {
-                    table::simulation::preemption(r)
+                    terminal_text(table::simulation::preemption(r))
                 }
                 (SimulationResult::Preemption(r), PlanFormat::Json) => json::to_json(r),
                 (SimulationResult::Preemption(r), PlanFormat::Csv) => csv::preemption_simulation(r),
                 (SimulationResult::Colocation(r), PlanFormat::Table) => {
-                    table::simulation::colocation(r)
+                    terminal_text(table::simulation::colocation(r))
                 }
                 (SimulationResult::Colocation(r), PlanFormat::Json) => json::to_json(r),
                 (SimulationResult::Colocation(r), PlanFormat::Csv) => csv::colocation_simulation(r),
@@ -401,7 +405,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         } => {
             let merged = commands::merge_files(&files)?;
             let text = match format {
-                MergeFormat::Table => table::sweep::sweep(&merged),
+                MergeFormat::Table => terminal_text(table::sweep::sweep(&merged)),
                 MergeFormat::Csv => csv::sweep(&merged),
                 MergeFormat::Jsonl => json::sweep_lines(&merged),
             };
@@ -469,7 +473,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             })?;
             bar.finish_and_clear();
             let text = match format {
-                CapacityFormat::Table => table::capacity::capacity(&report),
+                CapacityFormat::Table => terminal_text(table::capacity::capacity(&report)),
                 CapacityFormat::Json => json::to_json(&report),
             };
             emit(&text, out.as_deref())?;
@@ -528,6 +532,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 gpu_resources,
                 pool_label,
             };
+            distinct_outputs(&outputs, &files)?;
             write_imported(&import::import_k8s(&files, options)?, &outputs)
         }
         Command::Import {
@@ -556,6 +561,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 sampled_qos,
                 as_sequence,
             };
+            distinct_outputs(&outputs, &[nodes.clone(), pods.clone()])?;
             write_imported(&import::import_alibaba(&nodes, &pods, &args)?, &outputs)
         }
         Command::Import {
@@ -615,7 +621,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         } => {
             let report = coplan::session::diff::diff_files(&a, &b, &fail_on_regression)?;
             let text = match format {
-                cli::DiffFormat::Table => table::diff::diff(&report),
+                cli::DiffFormat::Table => terminal_text(table::diff::diff(&report)),
                 cli::DiffFormat::Json => json::to_json(&report),
                 cli::DiffFormat::Csv => csv::diff(&report),
             };
@@ -636,6 +642,52 @@ fn run(cli: Cli) -> Result<(), Failure> {
 
 /// Writes an import's cluster and workload (each atomically, after both validate) and prints
 /// its summary.
+/// An importer writes two files: they must be two, and neither may be one of its inputs (a
+/// cluster written over the node list it was read from is a lost trace).
+fn distinct_outputs(outputs: &SpecOutputs, inputs: &[std::path::PathBuf]) -> Result<(), Failure> {
+    let (cluster, workload) = (&outputs.out_cluster, &outputs.out_workload);
+    if same_file(cluster, workload) {
+        return Err(input(
+            format!(
+                "--out-cluster and --out-workload are the same file, `{}`: the workload would overwrite the cluster",
+                cluster.display()
+            ),
+            Some("give the cluster and the workload a file each".into()),
+        ));
+    }
+    for (flag, out) in [("--out-cluster", cluster), ("--out-workload", workload)] {
+        if let Some(read) = inputs.iter().find(|i| same_file(out, i)) {
+            return Err(input(
+                format!(
+                    "{flag} `{}` is an input of this import, `{}`",
+                    out.display(),
+                    read.display()
+                ),
+                Some("write the specs beside the inputs, not over them".into()),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether two paths name one file: the same path once resolved, the file's directory
+/// resolved when the file does not exist yet.
+fn same_file(a: &Path, b: &Path) -> bool {
+    let resolve = |p: &Path| {
+        std::fs::canonicalize(p).ok().or_else(|| {
+            let dir = p
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            Some(std::fs::canonicalize(dir).ok()?.join(p.file_name()?))
+        })
+    };
+    match (resolve(a), resolve(b)) {
+        (Some(x), Some(y)) => x == y,
+        _ => a == b,
+    }
+}
+
 fn write_imported(imported: &Imported, outputs: &SpecOutputs) -> Result<(), Failure> {
     let cluster = toml::cluster(&imported.comments, &imported.cluster);
     let workload = toml::preemption_workload(&imported.comments, &imported.workload);
@@ -653,7 +705,8 @@ fn print_summary(summary: &ImportSummary, format: ImportFormat) -> Result<(), Fa
     match format {
         ImportFormat::Json => print(&json::to_json(summary)),
         ImportFormat::Text => {
-            let _ = std::io::stderr().write_all(table::import::summary(summary).as_bytes());
+            let _ = std::io::stderr()
+                .write_all(terminal_text(table::import::summary(summary)).as_bytes());
             Ok(())
         }
     }
@@ -673,9 +726,13 @@ fn validate(files: &[std::path::PathBuf]) -> Result<(), Failure> {
         .iter()
         .zip(&v.estimates)
         .map(|(l, estimate)| {
-            let mut line = format!("{}: {}\n", l.source.name, table::summary::summary(&l.spec));
+            let mut line = format!(
+                "{}: {}\n",
+                l.source.name,
+                terminal_text(table::summary::summary(&l.spec))
+            );
             if let Some(e) = estimate {
-                line.push_str(&table::summary::estimate(e));
+                line.push_str(&terminal_text(table::summary::estimate(e)));
             }
             line
         })
@@ -704,6 +761,12 @@ fn validate(files: &[std::path::PathBuf]) -> Result<(), Failure> {
     } else {
         Err(Failure::Invalid(v.invalid))
     }
+}
+
+/// A table or summary as the terminal shows it: control characters in the user's names
+/// written out (`\u{1b}`), not sent to the terminal.
+fn terminal_text(text: String) -> String {
+    coplan::report::terminal::escape_controls(&text).into_owned()
 }
 
 fn print(text: &str) -> Result<(), Failure> {

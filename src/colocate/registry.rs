@@ -33,8 +33,9 @@ pub fn registry() -> Vec<Box<dyn ColocationPlanner>> {
         .collect()
 }
 
-/// The named planners in the order given; the first unknown name is an error.
+/// The named planners in the order given; the first unknown or repeated name is an error.
 pub fn resolve(names: &[String]) -> Result<Vec<Box<dyn ColocationPlanner>>, PlanningError> {
+    crate::plan::error::distinct_planners(names)?;
     names
         .iter()
         .map(|n| planner(n).ok_or_else(|| PlanningError::UnknownPlanner(n.clone())))

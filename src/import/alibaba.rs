@@ -12,6 +12,7 @@ use super::error::ImportError;
 use super::k8s::Imported;
 use super::summary::ImportSummary;
 use crate::spec::cluster::builtin_server_types;
+use crate::spec::limits::MAX_SERVERS;
 use crate::spec::preemption::TopologyQos;
 
 /// The moment whose running pods form the initial state.
@@ -323,6 +324,7 @@ fn read_nodes(
     };
     let mut defaulted_models: BTreeMap<String, u64> = BTreeMap::new();
     let mut seen = BTreeMap::new();
+    let mut kept: i64 = 0;
     for (line, row) in &table.rows {
         let line = *line;
         let cell = |c: &str| table.cell(row, c).unwrap_or("");
@@ -355,6 +357,22 @@ fn read_nodes(
             summary.dropped("nodes_without_cpu_or_gpu", 1);
             continue;
         }
+        if kept >= MAX_SERVERS {
+            return Err(ImportError::at(
+                0,
+                line,
+                None,
+                format!(
+                    "node `{sn}` is the {}th: a cluster holds at most {MAX_SERVERS} servers",
+                    kept + 1
+                ),
+            )
+            .with(
+                "one node too many",
+                "import a sample of the node list (docs/spec.md, \"Limits\")",
+            ));
+        }
+        kept += 1;
         let template = options
             .server_types
             .get(&model)

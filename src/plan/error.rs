@@ -69,3 +69,20 @@ impl PlanningError {
         )
     }
 }
+
+/// A list of planners to run names each once and names at least one: `--planners ilp,ilp`
+/// would print two rows of one plan, and an empty list an empty table.
+pub fn distinct_planners(names: &[String]) -> Result<(), PlanningError> {
+    if names.is_empty() {
+        return Err(PlanningError::OutOfRange(
+            "no planner to run: the list of planners is empty".into(),
+        ));
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    match names.iter().find(|n| !seen.insert(n.as_str())) {
+        Some(again) => Err(PlanningError::OutOfRange(format!(
+            "planner `{again}` is named twice in the list of planners to run"
+        ))),
+        None => Ok(()),
+    }
+}

@@ -7,4 +7,5 @@ pub mod dot;
 pub mod json;
 pub mod svg;
 pub mod table;
+pub mod terminal;
 pub mod toml;

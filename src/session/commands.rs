@@ -73,6 +73,7 @@ pub fn validate(files: &[PathBuf]) -> Validation {
                 Err(e) => invalid.push(e),
             },
             Err(SessionError::Input { message, help }) => unreadable.push((message, help)),
+            Err(SessionError::Invalid(list)) => invalid.extend(list),
             Err(other) => unreadable.push((other.to_string(), None)),
         }
     }

@@ -14,6 +14,7 @@ use crate::import::k8s;
 pub use crate::import::k8s::Imported;
 use crate::import::limits::MAX_EXPORT_BYTES;
 pub use crate::import::summary::ImportSummary;
+use crate::spec::limits::{MAX_PREEMPTORS, MAX_TIMESTAMP_S};
 use crate::spec::{self, ColocationSpec, Expect, SourceFile, Spec};
 use crate::topology::Cluster;
 use crate::topology::state::running_state;
@@ -123,7 +124,13 @@ pub fn alibaba_options(args: &AlibabaArgs) -> Result<AlibabaOptions, SessionErro
         None => None,
         Some("peak") => Some(At::Peak),
         Some(t) => match t.parse::<f64>() {
-            Ok(v) if v.is_finite() && v >= 0.0 => Some(At::Time(v)),
+            Ok(v) if v.is_finite() && (0.0..=MAX_TIMESTAMP_S).contains(&v) => Some(At::Time(v)),
+            Ok(v) if v.is_finite() && v > MAX_TIMESTAMP_S => {
+                return Err(bad(
+                    format!("--at `{t}` is past the limit of {MAX_TIMESTAMP_S:e} s"),
+                    "a workload's clock reaches at most 1e10 s (the year 2286; docs/spec.md, \"Limits\"); the openb trace's times are seconds from its start",
+                ));
+            }
             _ => {
                 return Err(bad(
                     format!("--at `{t}` is neither a time in seconds nor `peak`"),
@@ -170,6 +177,15 @@ pub fn alibaba_options(args: &AlibabaArgs) -> Result<AlibabaOptions, SessionErro
             "e.g. --sampled-qos BE,LS: the fill pods' class, then the preemptors'",
         ));
     };
+    if args.next as u64 > MAX_PREEMPTORS as u64 {
+        return Err(bad(
+            format!(
+                "--next `{}` is above the limit of {MAX_PREEMPTORS} preemptors",
+                args.next
+            ),
+            "docs/spec.md, \"Limits\"",
+        ));
+    }
     if args.next == 0 {
         return Err(bad(
             "--next must be at least 1".into(),

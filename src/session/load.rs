@@ -13,8 +13,8 @@ use crate::spec::colocation::COLOCATION_PLANNERS;
 use crate::spec::preemption::EventSolver;
 use crate::spec::preemption::PREEMPTION_PLANNERS;
 use crate::spec::{
-    self, ColocationSpec, Expect, InvalidSpec, Issue, LoadedSpec, PreemptionSpec, SourceFile, Spec,
-    SpecKind,
+    self, ColocationSpec, Expect, InvalidSpec, Issue, LoadedSpec, PreemptionSpec, SourceFile,
+    SpanIndex, Spec, SpecKind,
 };
 use crate::topology::Cluster;
 
@@ -40,8 +40,11 @@ fn read_within(path: &Path, limit: u64, what: &str) -> Result<SourceFile, Sessio
 }
 
 /// The name and text of a file of at most `limit` bytes (`what` names the kind of file in the
-/// refusal), read into one buffer of the file's size: a large export is held once, not
-/// copied.
+/// refusal). A regular file above the limit is refused by its size, before a byte is read; a
+/// stream (a FIFO, a device) is read in chunks and refused at the first NUL byte, which no
+/// text file holds (so `/dev/zero` ends at once), or as soon as it passes the limit. Bytes
+/// that are not UTF-8 are refused at their line and column. A large export is held once, in a
+/// buffer of its size.
 pub fn read_text_within(
     path: &Path,
     limit: u64,
@@ -55,27 +58,89 @@ pub fn read_text_within(
             Some("check the path; spec files are UTF-8 TOML".into()),
         )
     };
-    let file = std::fs::File::open(path).map_err(unreadable)?;
-    // The size a regular file reports, so that the buffer is allocated once; a FIFO reports 0.
-    let size = file.metadata().map_or(0, |m| m.len()).min(limit + 1);
-    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0).saturating_add(1));
-    file.take(limit + 1)
-        .read_to_end(&mut bytes)
-        .map_err(unreadable)?;
-    if bytes.len() as u64 > limit {
+    let too_large = || {
         let size = if limit >= 1 << 30 {
             format!("{} GiB", limit >> 30)
         } else {
             format!("{} MiB", limit >> 20)
         };
-        return Err(SessionError::input(
+        SessionError::input(
             format!("`{name}` is larger than {size}, coplan's limit for {what}"),
             Some("docs/spec.md, \"Limits\", lists the limits and why they are set".into()),
-        ));
+        )
+    };
+    let mut file = std::fs::File::open(path).map_err(unreadable)?;
+    let metadata = file.metadata().map_err(unreadable)?;
+    if metadata.is_file() && metadata.len() > limit {
+        return Err(too_large());
     }
-    let text = String::from_utf8(bytes)
-        .map_err(|e| unreadable(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?;
-    Ok((name, text))
+    // A regular file's size sizes the buffer once; a stream grows it as it is read.
+    let size = if metadata.is_file() {
+        metadata.len()
+    } else {
+        0
+    };
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0).saturating_add(1));
+    let mut chunk = vec![0u8; 1 << 16];
+    loop {
+        let n = match file.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(unreadable(e)),
+        };
+        if let Some(at) = chunk[..n].iter().position(|&b| b == 0) {
+            bytes.extend_from_slice(&chunk[..at]);
+            return Err(not_text(&name, &bytes, bytes.len(), "a NUL byte".into()));
+        }
+        if (bytes.len() + n) as u64 > limit {
+            return Err(too_large());
+        }
+        bytes.extend_from_slice(&chunk[..n]);
+    }
+    match String::from_utf8(bytes) {
+        Ok(text) => Ok((name, text)),
+        Err(e) => {
+            let at = e.utf8_error().valid_up_to();
+            let bytes = e.into_bytes();
+            let byte = bytes.get(at).copied().unwrap_or(0);
+            Err(not_text(
+                &name,
+                &bytes,
+                at,
+                format!("byte 0x{byte:02x}, not UTF-8"),
+            ))
+        }
+    }
+}
+
+/// A file that is not text, located at byte `at`: the lines before it are shown as they are,
+/// the line holding it up to that byte, and the span points at where the byte stands.
+fn not_text(name: &str, bytes: &[u8], at: usize, what: String) -> SessionError {
+    let line_start = bytes[..at]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    // Only the offending line is drawn: the bytes before it are valid (or were read).
+    let shown = String::from_utf8_lossy(&bytes[line_start..at]).into_owned();
+    let line = bytes[..line_start].iter().filter(|&&b| b == b'\n').count() + 1;
+    let column = shown.chars().count() + 1;
+    let mut text = "\n".repeat(line - 1);
+    let start = text.len() + shown.len();
+    text.push_str(&shown);
+    text.push('\u{fffd}');
+    SessionError::Invalid(vec![InvalidSpec {
+        source_file: SourceFile::new(name, text),
+        issues: vec![Issue {
+            code: "coplan::not-text",
+            message: format!("`{name}` is not a text file: {what} at line {line}, column {column}"),
+            label: what,
+            help: Some(
+                "spec and data files are UTF-8 text (TOML, CSV, YAML, JSON); save the file as UTF-8".into(),
+            ),
+            span: start..start + '\u{fffd}'.len_utf8(),
+        }],
+    }])
 }
 
 /// Reads and validates one spec file.
@@ -280,7 +345,26 @@ pub fn load_trace(workload: &LoadedSpec, rel: &str) -> Result<Vec<TraceRequest>,
     let base = Path::new(&workload.source.name)
         .parent()
         .unwrap_or(Path::new("."));
-    read_azure_trace(&base.join(rel), 1.0, None)
+    let path = base.join(rel);
+    read_azure_trace(&path, 1.0, None).map_err(|e| match e {
+        // The file named by `trace =` cannot be read: the diagnostic points at that line.
+        SessionError::Input { message, .. } => {
+            let span = spec::source::parse_document(&workload.source).map_or(0..0, |root| {
+                SpanIndex::build(&root).value_span("inference.trace")
+            });
+            SessionError::Invalid(vec![InvalidSpec {
+                source_file: workload.source.clone(),
+                issues: vec![Issue {
+                    code: "coplan::input",
+                    message,
+                    label: format!("read as `{}`", path.display()),
+                    help: Some("`trace` is a path relative to the workload file's folder".into()),
+                    span,
+                }],
+            }])
+        }
+        other => other,
+    })
 }
 
 /// Reads an Azure LLM trace file; a malformed row is a located diagnostic.

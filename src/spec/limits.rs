@@ -74,6 +74,11 @@ pub const MAX_BATCH: i64 = 4_096;
 /// the verifier checks them with.
 pub const MAX_OPERATION_S: f64 = 1e6;
 
+/// The shortest τ_R (`slo_factor` × the SLO base) the co-location objective may divide a
+/// response time by: a nanosecond, a thousand times the verifier's tolerance on a response,
+/// so the planner and the verifier count every SLO miss alike.
+pub const MIN_SLO_S: f64 = 1e-9;
+
 /// Seconds of a co-location workload (arrival times, `warmup_s`, `max_wait_s`,
 /// `app_timeout_s`): ten years, where a plan's times still hold to the nanosecond its verifier
 /// checks.
@@ -88,6 +93,12 @@ pub const MAX_SPEC_BYTES: u64 = 64 << 20;
 
 /// Bytes of one data file (a trace, an export, a profile, a shard output).
 pub const MAX_DATA_BYTES: u64 = 512 << 20;
+
+/// A server type's penalties (`[server_type] penalty`): slowdowns of a placement across NUMA
+/// nodes or sockets relative to one NUMA node. Measured ones lie between 1 and 3.2; a million
+/// keeps a plan's slowdowns and their sums over 100,000 preemptors finite and exact to the
+/// verifier's tolerance (at 9e307 two of them summed overflow to infinity).
+pub const MAX_PENALTY: f64 = 1e6;
 
 /// Scenarios of one `coplan sweep`: the product of its `--set` value counts.
 pub const MAX_SCENARIOS: u64 = 100_000;

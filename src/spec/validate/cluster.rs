@@ -1,7 +1,7 @@
 //! Single-file checks of a cluster spec, with the server-size limits they enforce: the
 //! importers clamp to the same limits, so they live with the check that states them.
 
-use crate::spec::limits::MAX_SERVERS;
+use crate::spec::limits::{MAX_PENALTY, MAX_SERVERS};
 use std::collections::BTreeMap;
 
 use super::findings::Findings;
@@ -89,14 +89,26 @@ pub fn cluster(spec: &ClusterSpec) -> Vec<Finding> {
         }
         let cores = numa_count.saturating_mul(t.cores_per_numa.max(0));
         if cores > MAX_CORES_PER_SERVER {
+            // Pointed at the largest of the three factors: `sockets = 100` is the typo, not the
+            // `cores_per_numa = 4` beside it.
+            let factors = [
+                ("cores_per_numa", t.cores_per_numa, "too many cores"),
+                ("numa_per_socket", t.numa_per_socket, "too many NUMA nodes"),
+                ("sockets", t.sockets, "too many sockets"),
+            ];
+            let (key, _, label) = factors
+                .iter()
+                .copied()
+                .fold(factors[0], |best, f| if f.1 > best.1 { f } else { best });
             out.push(
                 Finding::new(
                     "spec::too-large",
-                    p!["server_type", i, "cores_per_numa"],
+                    p!["server_type", i, key],
                     format!(
-                        "{cores} cores per server; at most {MAX_CORES_PER_SERVER} are supported"
+                        "{cores} cores per server ({} sockets × {} NUMA nodes × {} cores); at most {MAX_CORES_PER_SERVER} are supported",
+                        t.sockets, t.numa_per_socket, t.cores_per_numa
                     ),
-                    "too many cores",
+                    label,
                 )
                 .help("model SMT siblings as one core, or use fewer cores per NUMA node"),
             );
@@ -117,6 +129,18 @@ pub fn cluster(spec: &ClusterSpec) -> Vec<Finding> {
                     )
                     .help(
                         "penalties are slowdowns relative to a single-NUMA placement: each ≥ 1.0",
+                    ),
+                );
+            } else if v > MAX_PENALTY {
+                out.push(
+                    Finding::new(
+                        "spec::too-large",
+                        p!["server_type", i, "penalty", key],
+                        format!("penalty `{key}` is {v:e}; at most {MAX_PENALTY:e} is supported"),
+                        "too large",
+                    )
+                    .help(
+                        "penalties are slowdowns (measured ones lie between 1 and 3.2); docs/spec.md, \"Limits\"",
                     ),
                 );
             }

@@ -8,7 +8,7 @@ use crate::spec::colocation::{
 };
 use crate::spec::limits::{
     MAX_BATCH, MAX_OPERATION_S, MAX_REQUESTS, MAX_SECONDS, MAX_SERVERS, MAX_TIME_LIMIT_S,
-    MAX_TOKENS, MAX_TRAINING_TASKS,
+    MAX_TOKENS, MAX_TRAINING_TASKS, MIN_SLO_S,
 };
 use crate::spec::source::Finding;
 
@@ -258,12 +258,17 @@ pub fn colocation(spec: &ColocationSpec) -> Vec<Finding> {
         out.non_negative_at_most(p!["lemix", key], v, MAX_FACTOR, &format!("`{key}`"));
     }
     if !(l.memory_threshold > 0.0 && l.memory_threshold <= 1.0) {
-        out.in_range(
-            p!["lemix", "memory_threshold"],
-            l.memory_threshold,
-            0.0,
-            1.0,
-            "`memory_threshold`",
+        out.push(
+            Finding::new(
+                "spec::out-of-range",
+                p!["lemix", "memory_threshold"],
+                format!(
+                    "`memory_threshold` must be in (0, 1], got {}",
+                    l.memory_threshold
+                ),
+                "out of range",
+            )
+            .help("the share of a GPU's memory LeMix fills before it waits or offloads: above 0, at most 1"),
         );
     }
     out.seconds(
@@ -401,6 +406,45 @@ fn training_tasks(out: &mut Findings, spec: &ColocationSpec, inference: i64) {
     }
 }
 
+/// The shortest SLO the objective may divide by (`MIN_SLO_S`): τ_R = `slo_factor` × the SLO
+/// base, bounded below by the base of a one-token prompt, S · (δ_F + β_F + η_F). A τ_R of
+/// 1e-24 s (η = 1e-30) makes every response term a count of rounding steps of the clock.
+fn shortest_slo(out: &mut Findings, spec: &ColocationSpec) {
+    let m = &spec.model;
+    let factor = spec.inference.slo_factor;
+    if !(factor.is_finite() && factor > 0.0) {
+        return; // `slo_factor` has its own finding
+    }
+    let terms = [
+        ("delta_forward_s", m.delta_forward_s),
+        ("beta_forward", m.beta_forward),
+        ("eta_forward", m.eta_forward),
+    ];
+    let base = m.stages.max(1) as f64 * terms.iter().map(|(_, t)| t).sum::<f64>();
+    if factor * base >= MIN_SLO_S {
+        return;
+    }
+    let (key, _) = terms
+        .iter()
+        .copied()
+        .fold(("eta_forward", f64::MIN), |best, t| {
+            if t.1 > best.1 { t } else { best }
+        });
+    out.push(
+        Finding::new(
+            "spec::out-of-range",
+            p!["model", key],
+            format!(
+                "the SLO of a one-token prompt would be {:.2e} s (`slo_factor` {factor} × {} stages × δ_F + β_F + η_F), below the limit of {MIN_SLO_S:e} s",
+                factor * base,
+                m.stages
+            ),
+            "makes the SLO too short",
+        )
+        .help("the latency coefficients are seconds (δ), seconds per token (β) and per token² (η); a forward pass that takes no time cannot be scheduled or priced (docs/spec.md, \"Limits\")"),
+    );
+}
+
 /// The longest operation the latency model may price (`MAX_OPERATION_S`): a forward or backward
 /// pass of the largest batch of the longest sequences, and a decode iteration over the largest
 /// context. Named at the coefficient whose term dominates, so the user sees which one to fix.
@@ -426,6 +470,7 @@ fn operation_times(out: &mut Findings, spec: &ColocationSpec, prompt: i64, outpu
     if !(finite && sized) {
         return; // each coefficient and size has its own finding
     }
+    shortest_slo(out, spec);
     let longest = prompt.max(spec.training.tokens.max).clamp(0, MAX_TOKENS) as f64;
     let batch = spec
         .training

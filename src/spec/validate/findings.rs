@@ -175,6 +175,17 @@ impl Findings {
     }
 
     pub(super) fn planner_names(&mut self, section: &str, run: &[String], known: &[&str]) {
+        if run.is_empty() {
+            self.push(
+                Finding::new(
+                    "spec::out-of-range",
+                    p![section, "run"],
+                    "`run` names no planner",
+                    "empty",
+                )
+                .help(format!("name at least one of {}", known.join(", "))),
+            );
+        }
         let mut seen = BTreeSet::new();
         for (i, name) in run.iter().enumerate() {
             if !known.contains(&name.as_str()) {
