@@ -25,6 +25,9 @@ use crate::verify::colocation::verify_run;
 const BISECTION_STEPS: u32 = 12;
 /// Doublings tried before a planner is declared to keep up at any rate the search reaches.
 const MAX_DOUBLINGS: u32 = 24;
+/// Halvings tried from a rate the planner cannot keep up with before its capacity is 0: 2⁻⁴⁰
+/// of the workload's rate (1e-7 rps from 1e5).
+const MAX_HALVINGS: u32 = 40;
 
 /// One simulated rate and whether the planner kept up.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
@@ -78,16 +81,24 @@ pub struct CapacityReport {
 pub fn capacity_report(
     cluster: &Cluster,
     spec: &ColocationSpec,
+    trace: Option<&[TraceRequest]>,
     planners: &[String],
     seed: Option<u64>,
 ) -> Result<CapacityReport, PlanningError> {
     let seed = seed.unwrap_or(spec.planners.seed);
+    let arrivals = Arrivals::of(spec, trace)?;
     let mut out = Vec::new();
     for planner in registry::resolve(planners)? {
         if planner.role() != crate::plan::PlannerRole::Candidate {
             continue;
         }
-        out.push(sustainable_rate(cluster, spec, planner.as_ref(), seed)?);
+        out.push(sustainable_rate(
+            cluster,
+            spec,
+            &arrivals,
+            planner.as_ref(),
+            seed,
+        )?);
     }
     Ok(CapacityReport {
         schema_version: 1,
@@ -95,7 +106,7 @@ pub fn capacity_report(
         cluster: cluster.name.clone(),
         workload: spec.name.clone(),
         seed,
-        requests: spec.inference.count,
+        requests: trace.map_or(spec.inference.count, |t| t.len() as i64),
         planners: out,
     })
 }
@@ -137,10 +148,95 @@ fn backlog_thirds(run: &ColocationRun, nodes: usize, warmup_s: f64) -> (f64, f64
     (first, last, last <= 2.0 * first + nodes as f64)
 }
 
-/// The spec at one Poisson rate.
+/// What a probe varies: the rate of the spec's synthetic arrivals, or the time scale of a
+/// trace's (or of the spec's explicit `requests`), whose requests keep their order, sizes and
+/// relative gaps.
+pub enum Arrivals<'t> {
+    /// `[inference] arrival`: the Poisson (or uniform) rate is set.
+    Synthetic,
+    /// `[inference] trace` or `requests`: every arrival is scaled so that the mean rate is the
+    /// probe's.
+    Trace {
+        /// The requests a run reads (the first `count` of a trace), arrivals from 0.
+        requests: Cow<'t, [TraceRequest]>,
+        /// Their own mean rate: requests after the first over the span of their arrivals.
+        rate_rps: f64,
+    },
+}
+
+impl<'t> Arrivals<'t> {
+    /// The arrivals a capacity search varies; an input error when they have no rate.
+    pub fn of(
+        spec: &ColocationSpec,
+        trace: Option<&'t [TraceRequest]>,
+    ) -> Result<Self, PlanningError> {
+        let count = spec.inference.count.max(0) as usize;
+        let requests: Cow<'t, [TraceRequest]> = match (&spec.inference.requests, trace) {
+            (Some(listed), _) => Cow::Owned(
+                listed
+                    .iter()
+                    .map(|r| TraceRequest {
+                        arrival_s: r.arrival_s.max(0.0),
+                        prompt_tokens: r.prompt_tokens.max(1) as u32,
+                        output_tokens: r.output_tokens.max(0) as u32,
+                    })
+                    .collect(),
+            ),
+            (None, Some(rows)) => Cow::Borrowed(&rows[..count.min(rows.len())]),
+            (None, None) => return Ok(Arrivals::Synthetic),
+        };
+        let (first, last) = requests
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), r| {
+                (a.min(r.arrival_s), b.max(r.arrival_s))
+            });
+        let span = last - first;
+        if requests.len() < 2 || !(span > 0.0) {
+            return Err(PlanningError::OutOfRange(format!(
+                "capacity scales the arrivals of the workload's requests, and its {} request(s) arrive at one instant: there is no rate to scale",
+                requests.len()
+            )));
+        }
+        let rate_rps = (requests.len() - 1) as f64 / span;
+        Ok(Arrivals::Trace { requests, rate_rps })
+    }
+
+    /// The workload's own rate: the spec's, or the trace's as recorded.
+    fn own_rate(&self, spec: &ColocationSpec) -> Option<f64> {
+        match self {
+            Arrivals::Synthetic => spec.inference.arrival.as_ref().map(|a| a.rate_rps),
+            Arrivals::Trace { rate_rps, .. } => Some(*rate_rps),
+        }
+    }
+
+    /// The trace at a mean rate of `rate_rps` (`None` for synthetic arrivals).
+    fn scaled(&self, rate_rps: f64) -> Option<Vec<TraceRequest>> {
+        match self {
+            Arrivals::Synthetic => None,
+            Arrivals::Trace {
+                requests,
+                rate_rps: own,
+            } => {
+                let stretch = own / rate_rps;
+                Some(
+                    requests
+                        .iter()
+                        .map(|r| TraceRequest {
+                            arrival_s: r.arrival_s * stretch,
+                            ..*r
+                        })
+                        .collect(),
+                )
+            }
+        }
+    }
+}
+
+/// The spec at one Poisson rate; explicit requests are read from the scaled trace instead.
 fn at_rate(spec: &ColocationSpec, rate_rps: f64) -> ColocationSpec {
     let mut s = spec.clone();
     s.inference.load = None;
+    s.inference.requests = None;
     if let Some(a) = s.inference.arrival.as_mut() {
         a.rate_rps = rate_rps;
     }
@@ -150,11 +246,18 @@ fn at_rate(spec: &ColocationSpec, rate_rps: f64) -> ColocationSpec {
 fn probe(
     cluster: &Cluster,
     spec: &ColocationSpec,
+    arrivals: &Arrivals<'_>,
     planner: &dyn ColocationPlanner,
     rate_rps: f64,
     seed: u64,
 ) -> Result<Probe, PlanningError> {
-    let s = setup(cluster, &at_rate(spec, rate_rps), None, Some(seed));
+    let scaled = arrivals.scaled(rate_rps);
+    let s = setup(
+        cluster,
+        &at_rate(spec, rate_rps),
+        scaled.as_deref(),
+        Some(seed),
+    );
     let run = match planner.run(&s, 0.0)? {
         PlannerRun::Ran { run, .. } => run,
         PlannerRun::Skipped { reason } | PlannerRun::NoSolution { reason } => {
@@ -181,33 +284,55 @@ fn probe(
     })
 }
 
-/// The highest Poisson rate at which `planner` keeps up with the workload's requests.
+/// The highest rate at which `planner` keeps up with the workload's requests. The search starts
+/// at the workload's own rate and brackets from there: doubling while the planner keeps up,
+/// halving while it does not, so the answer does not depend on where the spec's rate lies.
+/// A planner that keeps up at no rate the halvings reach has a capacity of 0.
 pub fn sustainable_rate(
     cluster: &Cluster,
     spec: &ColocationSpec,
+    arrivals: &Arrivals<'_>,
     planner: &dyn ColocationPlanner,
     seed: u64,
 ) -> Result<Capacity, PlanningError> {
-    let spec_rate = spec.inference.arrival.as_ref().map(|a| a.rate_rps);
+    let own_rate = arrivals.own_rate(spec);
+    let start = own_rate.filter(|r| *r > 0.0).unwrap_or(1.0);
     let mut probes = Vec::new();
-    let (mut lo, mut hi) = (0.0, spec_rate.filter(|r| *r > 0.0).unwrap_or(1.0));
-    let mut bracketed = false;
-    for _ in 0..MAX_DOUBLINGS {
-        let p = probe(cluster, spec, planner, hi, seed)?;
+    let try_rate = |rate: f64, probes: &mut Vec<Probe>| -> Result<bool, PlanningError> {
+        let p = probe(cluster, spec, arrivals, planner, rate, seed)?;
         probes.push(p);
-        if !p.stable {
-            bracketed = true;
-            break;
+        Ok(p.stable)
+    };
+    // `lo` kept up (0: none yet), `hi` did not (`None`: none yet).
+    let (mut lo, mut hi): (f64, Option<f64>) = (0.0, None);
+    if try_rate(start, &mut probes)? {
+        lo = start;
+        let mut rate = start;
+        for _ in 0..MAX_DOUBLINGS {
+            rate *= 2.0;
+            if try_rate(rate, &mut probes)? {
+                lo = rate;
+            } else {
+                hi = Some(rate);
+                break;
+            }
         }
-        lo = hi;
-        hi *= 2.0;
+    } else {
+        hi = Some(start);
+        let mut rate = start;
+        for _ in 0..MAX_HALVINGS {
+            rate *= 0.5;
+            if try_rate(rate, &mut probes)? {
+                lo = rate;
+                break;
+            }
+            hi = Some(rate);
+        }
     }
-    if bracketed {
+    if let Some(mut hi) = hi.filter(|_| lo > 0.0) {
         for _ in 0..BISECTION_STEPS {
             let mid = 0.5 * (lo + hi);
-            let p = probe(cluster, spec, planner, mid, seed)?;
-            probes.push(p);
-            if p.stable {
+            if try_rate(mid, &mut probes)? {
                 lo = mid;
             } else {
                 hi = mid;
@@ -217,7 +342,7 @@ pub fn sustainable_rate(
     Ok(Capacity {
         planner: planner.name().to_string(),
         rate_rps: lo,
-        load_of_spec_rate: spec_rate
+        load_of_spec_rate: own_rate
             .filter(|_| spec.inference.load.is_none() && lo > 0.0)
             .map(|r| r / lo),
         probes,
@@ -241,6 +366,12 @@ pub fn resolve_load<'a>(
     }
     let separate = registry::planner("separate")
         .ok_or_else(|| PlanningError::UnknownPlanner("separate".into()))?;
-    let capacity = sustainable_rate(cluster, spec, separate.as_ref(), spec.planners.seed)?;
+    let capacity = sustainable_rate(
+        cluster,
+        spec,
+        &Arrivals::Synthetic,
+        separate.as_ref(),
+        spec.planners.seed,
+    )?;
     Ok(Cow::Owned(at_rate(spec, load * capacity.rate_rps)))
 }

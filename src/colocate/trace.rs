@@ -1,6 +1,7 @@
 //! Inference traces: the Azure LLM inference trace 2023 (`TIMESTAMP,ContextTokens,GeneratedTokens`,
 //! CC-BY 4.0; Patel et al., Splitwise, ISCA 2024).
 
+use crate::import::time::{epoch_days, is_date};
 use crate::spec::ColocationSpec;
 use crate::spec::colocation::{
     ColocationObjective, ColocationPlanners, InferenceSpec, LemixSettings, ModelProfile,
@@ -30,16 +31,6 @@ pub struct RowError {
     pub message: String,
 }
 
-/// Days since 1970-01-01 of a proleptic Gregorian date.
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let doy = (153 * (m + if m > 2 { -3 } else { 9 }) + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
 /// `YYYY-MM-DD HH:MM:SS[.fraction]` → seconds since the epoch.
 fn parse_timestamp(text: &str) -> Option<f64> {
     let (date, time) = text.trim().split_once(' ')?;
@@ -53,15 +44,14 @@ fn parse_timestamp(text: &str) -> Option<f64> {
     );
     // Four-digit years only: the day count of a larger one overflows.
     if !(1..=9999).contains(&y)
-        || !(1..=12).contains(&m)
-        || !(1..=31).contains(&day)
+        || !is_date(y, m, day)
         || !(0..=23).contains(&h)
         || !(0..=59).contains(&min)
         || !(0.0..61.0).contains(&sec)
     {
         return None;
     }
-    Some(days_from_civil(y, m, day) as f64 * 86_400.0 + (h * 3600 + min * 60) as f64 + sec)
+    Some(epoch_days(y, m, day) as f64 * 86_400.0 + (h * 3600 + min * 60) as f64 + sec)
 }
 
 /// Parses the Azure LLM trace: arrivals relative to the first row, divided by `rate_scale`

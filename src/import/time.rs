@@ -1,8 +1,9 @@
 //! RFC 3339 timestamps as Kubernetes writes them (`2024-05-01T10:00:00Z`,
 //! `2024-05-01T10:00:00.5+02:00`) → seconds since the epoch.
 
-/// Days since 1970-01-01 of a proleptic Gregorian date (Hinnant's civil-days algorithm).
-fn epoch_days(year: i64, month: i64, day: i64) -> i64 {
+/// Days since 1970-01-01 of a proleptic Gregorian date (Hinnant's civil-days algorithm); the
+/// date must be one the calendar has ([`is_date`]).
+pub fn epoch_days(year: i64, month: i64, day: i64) -> i64 {
     let y = if month <= 2 { year - 1 } else { year };
     let era = y.div_euclid(400);
     let year_of_era = y - era * 400;
@@ -10,6 +11,20 @@ fn epoch_days(year: i64, month: i64, day: i64) -> i64 {
     let day_of_year = (153 * month_from_march + 2) / 5 + day - 1;
     let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
     era * 146_097 + day_of_era - 719_468
+}
+
+/// Whether the calendar has this date: a month 1–12 and a day the month has (29 February in
+/// leap years only): `2026-02-30` is no day, in a Kubernetes timestamp or a trace row.
+pub fn is_date(year: i64, month: i64, day: i64) -> bool {
+    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    let month_days = match month {
+        2 if leap => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        1..=12 => 31,
+        _ => return false,
+    };
+    (1..=month_days).contains(&day)
 }
 
 fn digits(s: &str, n: usize) -> Option<i64> {
@@ -66,15 +81,7 @@ pub fn rfc3339_seconds(text: &str) -> Option<f64> {
     if !(1..=12).contains(&m) || h > 23 || min > 59 || sec > 60 {
         return None;
     }
-    // A day the month has (29 February in leap years only): `2024-02-31` is no time.
-    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    let month_days = match m {
-        2 if leap => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    };
-    if !(1..=month_days).contains(&day) {
+    if !is_date(y, m, day) {
         return None;
     }
     let seconds = epoch_days(y, m, day) * 86_400 + h * 3600 + min * 60 + sec - offset_s;

@@ -416,22 +416,11 @@ pub fn capacity(
                     Some("drop the option, or give a `kind = \"preemption\"` workload".into()),
                 ));
             }
-            if trace.is_some() || spec.inference.arrival.is_none() {
-                return Err(SessionError::input(
-                    format!(
-                        "`{workload_name}`: capacity varies the rate of synthetic arrivals; this workload has none"
-                    ),
-                    Some(
-                        r#"give [inference] arrival = { process = "poisson", rate_rps = … }"#
-                            .into(),
-                    ),
-                ));
-            }
             let names = args
                 .planners
                 .clone()
                 .unwrap_or_else(|| spec.planners.run.clone());
-            capacity_report(&pair.cluster, spec, &names, args.seed)
+            capacity_report(&pair.cluster, spec, trace.as_deref(), &names, args.seed)
                 .map(from_rates)
                 .map_err(|e| pair.planning_error(e))
         }
