@@ -7,6 +7,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic: that is its failure
 
 mod common;
+#[path = "cli/generated.rs"]
+mod generated;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -1072,7 +1074,7 @@ fn sweep_of_a_colocation_workload_reads_its_inference_trace() {
 }
 
 #[test]
-fn capacity_prints_every_candidate_and_refuses_trace_workloads() {
+fn capacity_prints_every_candidate_and_scales_trace_workloads() {
     let cluster = "examples/clusters/a100-x16.toml";
     let workload = "examples/workloads/colocation-small.toml";
     let (code, out, err) = run_strs(&[
@@ -1097,9 +1099,9 @@ fn capacity_prints_every_candidate_and_refuses_trace_workloads() {
             .iter()
             .all(|p| p["answer"].as_f64().unwrap_or(0.0) > 0.0)
     );
+    // A trace workload is probed with its arrivals scaled, not refused.
     let (code, _, err) = run_strs(&["capacity", cluster, "tests/fixtures/valid/coloc-trace.toml"]);
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("synthetic arrivals"), "{err}");
+    assert_eq!(code, 0, "{err}");
     // Sweeps take the load as a fraction of SEPARATE's capacity.
     let (code, rows, err) = run_strs(&[
         "sweep",
@@ -1630,4 +1632,62 @@ fn capacity_shrinks_a_pool_of_an_imported_snapshot() {
         (p["verdict"].clone(), p["answer"].clone()),
         ("found".into(), 2.0.into())
     );
+}
+
+#[test]
+fn colocation_capacity_does_not_depend_on_the_spec_rate_and_scales_traces() {
+    let capacity = |workload: &str| {
+        let (code, out, err) = run_strs(&[
+            "capacity",
+            "examples/clusters/a100-x16.toml",
+            workload,
+            "--planners",
+            "separate",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+        v["planners"][0]["answer"].as_f64().expect("a rate")
+    };
+    let dir = std::env::temp_dir().join(format!("coplan-capacity-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let spec = std::fs::read_to_string(root().join("examples/workloads/colocation-small.toml"))
+        .expect("example");
+    let at_own = capacity("examples/workloads/colocation-small.toml");
+    let fast = dir.join("fast.toml");
+    std::fs::write(&fast, spec.replace("rate_rps = 12", "rate_rps = 1e5")).expect("write");
+    let at_1e5 = capacity(&fast.display().to_string());
+    assert!(at_own > 1.0, "separate keeps up at {at_own} rps");
+    // Bisection ends within 2^-12 of its bracket, and the two brackets differ.
+    assert!(
+        (at_own - at_1e5).abs() <= 0.01 * at_own,
+        "capacity from 12 rps: {at_own}; from 1e5 rps: {at_1e5}"
+    );
+    // A trace workload: its arrivals are scaled, not refused.
+    let trace = capacity("tests/fixtures/valid/coloc-trace.toml");
+    assert!(trace > 0.0, "the trace's capacity is {trace}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn explain_refuses_what_plan_refuses() {
+    for workload in [
+        "tests/fixtures/invalid/planners-run-empty.toml",
+        "tests/fixtures/invalid/objective-weight-above-limit.toml",
+    ] {
+        let cluster = "examples/clusters/gpu-2s4n8g-x4.toml";
+        let (plan, _, _) = run_strs(&["plan", cluster, workload]);
+        let (explain, _, err) = run_strs(&["explain", cluster, workload, "--event", "1"]);
+        assert_eq!(plan, 2, "{workload}");
+        assert_eq!(explain, 2, "{workload}: {err}");
+    }
+    let (code, _, err) = run_strs(&[
+        "explain",
+        "tests/fixtures/invalid/penalty-above-limit.toml",
+        "tests/fixtures/valid/tiny-running.toml",
+        "--event",
+        "1",
+    ]);
+    assert_eq!(code, 2, "{err}");
 }
