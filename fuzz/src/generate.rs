@@ -6,6 +6,7 @@
 use std::fmt::Write;
 
 use coplan::colocate::setup::cluster_findings;
+use coplan::plan::cancel::Cancel;
 use coplan::plan::{PlanStatus, PlannerRole};
 use coplan::session::commands::{PlanResult, plan};
 use coplan::session::error::SessionError;
@@ -217,7 +218,7 @@ pub fn plan_preemption(input: &[u8]) -> Verdict {
         source: source.clone(),
     };
     let worst = c.flag().then_some(2);
-    let result = match plan(&pair, None, None, worst.filter(|_| exact)) {
+    let result = match plan(&pair, None, None, worst.filter(|_| exact), Cancel::never()) {
         Ok(PlanResult::Preemption(r)) => r,
         Ok(PlanResult::Colocation(_)) => {
             return Finding("a preemption plan came back as co-location".into());
@@ -380,7 +381,7 @@ pub fn plan_colocation(input: &[u8]) -> Verdict {
     let worst = (exact && c.flag()).then_some(2);
     // The session checks every run with the verifier and holds every planner to a proven
     // optimum (a planner below it is a verification error, which is internal).
-    match plan(&pair, None, None, worst) {
+    match plan(&pair, None, None, worst, Cancel::never()) {
         Ok(PlanResult::Colocation(r)) => {
             for p in &r.planners {
                 if p.objective.is_some_and(|x| !x.is_finite()) {

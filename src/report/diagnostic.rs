@@ -132,7 +132,9 @@ impl Excerpted {
         if line_end - line_start <= LONG_CONTEXT {
             return (start, len);
         }
-        let end = chars_forward(text, start, WINDOW_CHARS, line_end).min(start + len);
+        // A span may start on the line break itself (the `\n` of a `\r\n`), past the text.
+        let from = start.min(line_end);
+        let end = chars_forward(text, from, WINDOW_CHARS, line_end).min(start + len);
         (start, end.max(start) - start)
     }
 
