@@ -69,3 +69,55 @@ check "topology --format json, mixed-10k" topology examples/clusters/mixed-10k.t
 check "plan, 20 000 servers (fill, 3 planners, verify)" plan benches/inputs/mixed-20k.toml benches/inputs/paper-preemption-unpinned.toml --format json
 sed 's/^churn_rounds = 3$/churn_rounds = 1000/' examples/workloads/paper-preemption.toml > "$tmp/churn-1000.toml"
 check "churn_rounds = 1000 (the limit), paper cluster" plan examples/clusters/paper-4090-x100.toml "$tmp/churn-1000.toml" --planners k8s-default
+
+# The second pass (docs/reliability.md, "Second pass"): every absurd input of the probe that
+# panicked, exited 1, answered wrongly or ran superlinearly, at the size it was found at.
+A=tests/fixtures/import/valid
+python3 - "$tmp" <<'PY'
+import sys, os
+t = sys.argv[1]
+cl = open('tests/fixtures/valid/tiny-cluster.toml').read()
+head = 'kind = "preemption"\n[[workload]]\nname = "b"\npriority = 1\ngpus = 1\ncores = 1\n'
+open(f'{t}/line-70kb.toml', 'w').write('kind = "cluster"\nname = "' + 'a' * 70000 + '" junk\n')
+open(f'{t}/value-70kb.toml', 'w').write(cl.replace('gpu_numa = [0, 1, 2, 3]', 'gpu_numa = [' + ' ' * 70000 + '0, 1, 2, 9]'))
+open(f'{t}/row-70kb.csv', 'w').write('TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,' + '1' * 70000 + ',x\n')
+open(f'{t}/one-line.json', 'w').write('{"kind":"List","items":[' + '{"kind":"Node","metadata":{"name":"n"}},' * 3000 + '{"kind":"Node"}')
+for n in (4000, 20000):
+    open(f'{t}/errors-{n}.toml', 'w').write(head + ''.join(f'[[running]]\nworkload = "nope{i}"\nnode = "tiny-0"\n' for i in range(n)))
+open(f'{t}/repeated-ids.toml', 'w').write(head + '[[running]]\nworkload = "b"\nnode = "tiny-0"\ncores = [' + '0, ' * 8000 + '0]\n')
+with open(f'{t}/nodes-100001.csv', 'w') as f:
+    f.write('sn,cpu_milli,memory_mib,gpu,model\n')
+    for i in range(100001):
+        f.write(f'node-{i},96000,786432,8,G2\n')
+co = open('examples/workloads/colocation-small.toml').read()
+open(f'{t}/rate-1e5.toml', 'w').write(co.replace('rate_rps = 12', 'rate_rps = 1e5'))
+PY
+check "TOML line of 70 KB, error at its end" validate "$tmp/line-70kb.toml"
+check "value at column 70,000" validate "$tmp/value-70kb.toml"
+check "trace row of 70 KB" import azure-llm "$tmp/row-70kb.csv" --out "$tmp/w.toml"
+check "one-line export, error at byte 120,000" import k8s "$tmp/one-line.json" --out-cluster "$tmp/c.toml" --out-workload "$tmp/w.toml"
+check "4,000 errors (200 KB)" validate $V/tiny-cluster.toml "$tmp/errors-4000.toml"
+check "20,000 errors (1 MB)" validate $V/tiny-cluster.toml "$tmp/errors-20000.toml"
+check "8,000 repeated core ids (24 KB)" validate $V/tiny-cluster.toml "$tmp/repeated-ids.toml"
+check "penalty 9e307" plan $I/penalty-above-limit.toml $V/tiny-running.toml
+check "eta = 1e-30, decode = 0" plan examples/clusters/a100-x16.toml $I/coloc-slo-too-short.toml
+check "alibaba --at 1e30" import alibaba-openb $A/alibaba-nodes.csv $A/alibaba-pods.csv --at 1e30 --out-cluster "$tmp/c.toml" --out-workload "$tmp/w.toml"
+check "alibaba --at 2^64 − 1" import alibaba-openb $A/alibaba-nodes.csv $A/alibaba-pods.csv --at 18446744073709551615 --out-cluster "$tmp/c.toml" --out-workload "$tmp/w.toml"
+check "alibaba 100,001 nodes" import alibaba-openb "$tmp/nodes-100001.csv" $A/alibaba-pods.csv --out-cluster "$tmp/c.toml" --out-workload "$tmp/w.toml"
+check "alibaba one path for both outputs" import alibaba-openb $A/alibaba-nodes.csv $A/alibaba-pods.csv --out-cluster "$tmp/same.toml" --out-workload "$tmp/same.toml"
+for cmd in "import azure-llm /dev/zero --out $tmp/w.toml" "profile fit /dev/zero" "merge /dev/zero" "diff /dev/zero /dev/zero" \
+  "import alibaba-openb /dev/zero /dev/zero --out-cluster $tmp/c.toml --out-workload $tmp/w.toml" \
+  "import k8s /dev/zero --out-cluster $tmp/c.toml --out-workload $tmp/w.toml"; do
+  # shellcheck disable=SC2086
+  check "/dev/zero: ${cmd%% /dev/zero*}" $cmd
+done
+check "not UTF-8" validate $I/not-utf8.data
+check "2026-02-30 in a trace" import azure-llm $I/azure-feb-30.csv --out "$tmp/w.toml"
+check "run = []" plan examples/clusters/gpu-2s4n8g-x4.toml $I/planners-run-empty.toml
+check "--planners ilp,ilp" plan $V/tiny-cluster.toml $V/tiny-running.toml --planners k8s-default,k8s-default
+check "memory_threshold = 0" validate $I/coloc-memory-threshold-zero.toml
+check "missing trace file" plan examples/clusters/a100-x16.toml $I/coloc-trace-missing.toml
+check "sockets = 100" validate $I/sockets-above-limit.toml
+check "unknown arrival.process" validate $I/coloc-arrival-process-unknown.toml
+check "co-location capacity at rate_rps = 1e5" capacity examples/clusters/a100-x16.toml "$tmp/rate-1e5.toml" --planners separate,lemix
+check "co-location capacity of a trace workload" capacity examples/clusters/a100-x16.toml $V/coloc-trace.toml
