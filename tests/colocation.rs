@@ -609,7 +609,7 @@ fn more_training_means_longer_ttft_for_mix_rr() {
 /// Capacity grows with the cluster, and `load` turns into that fraction of SEPARATE's rate.
 #[test]
 fn capacity_scales_with_nodes_and_load_is_a_fraction_of_separate_capacity() {
-    use coplan::colocate::capacity::{resolve_load, sustainable_rate};
+    use coplan::colocate::capacity::{Arrivals, resolve_load, sustainable_rate};
     use coplan::colocate::registry;
     let mix_rr = registry::planner("mix-rr").expect("mix-rr");
     let mut small = base();
@@ -618,8 +618,10 @@ fn capacity_scales_with_nodes_and_load_is_a_fraction_of_separate_capacity() {
     let mut large = small.clone();
     large.nodes = Some(4);
     let c = cluster();
-    let two = sustainable_rate(&c, &small, mix_rr.as_ref(), 1).expect("probes");
-    let four = sustainable_rate(&c, &large, mix_rr.as_ref(), 1).expect("probes");
+    let two =
+        sustainable_rate(&c, &small, &Arrivals::Synthetic, mix_rr.as_ref(), 1).expect("probes");
+    let four =
+        sustainable_rate(&c, &large, &Arrivals::Synthetic, mix_rr.as_ref(), 1).expect("probes");
     assert!(
         two.rate_rps > 0.0 && four.rate_rps > 1.5 * two.rate_rps,
         "{two:?} {four:?}"
@@ -629,9 +631,15 @@ fn capacity_scales_with_nodes_and_load_is_a_fraction_of_separate_capacity() {
         "the search bracketed the rate"
     );
     let separate = registry::planner("separate").expect("separate");
-    let capacity = sustainable_rate(&c, &small, separate.as_ref(), small.planners.seed)
-        .expect("probes")
-        .rate_rps;
+    let capacity = sustainable_rate(
+        &c,
+        &small,
+        &Arrivals::Synthetic,
+        separate.as_ref(),
+        small.planners.seed,
+    )
+    .expect("probes")
+    .rate_rps;
     small.inference.load = Some(0.5);
     let resolved = resolve_load(&c, &small, None).expect("resolves");
     let rate = resolved.inference.arrival.as_ref().map(|a| a.rate_rps);

@@ -539,9 +539,11 @@ fn plan_colocation(input: &[u8]) -> Verdict {
     generate::plan_colocation(input)
 }
 
-/// Bytes a drawn diagnostic may take: its snippet is a window of at most 60 characters each
-/// side of the span on a long line, plus the message (quotes cut to 80 characters) and help.
-const DRAWN_BYTES_PER_ISSUE: usize = 16 * 1024;
+/// Bytes a drawn diagnostic may take: a line above 4 KB is drawn as a window of 60 characters
+/// each side of the span, so a snippet is at most three lines of 4 KB, each tab drawn four
+/// columns wide, and an underline of three-byte box characters under the span's line; plus
+/// the message (quotes cut to 80 characters) and the help.
+const DRAWN_BYTES_PER_ISSUE: usize = 128 * 1024;
 
 /// Draws every diagnostic of an invalid file and checks the drawing: bounded (at most
 /// `MAX_ISSUES_DRAWN` drawn, each in bounded text), counted, and located at the line and
