@@ -191,7 +191,7 @@ impl<'t> Arrivals<'t> {
                 (a.min(r.arrival_s), b.max(r.arrival_s))
             });
         let span = last - first;
-        if requests.len() < 2 || !(span > 0.0) {
+        if requests.len() < 2 || span.is_nan() || span <= 0.0 {
             return Err(PlanningError::OutOfRange(format!(
                 "capacity scales the arrivals of the workload's requests, and its {} request(s) arrive at one instant: there is no rate to scale",
                 requests.len()
