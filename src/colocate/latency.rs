@@ -4,7 +4,7 @@
 //! η_B (C batch size, ℓ tokens; δ = β = 0 is the paper's model); one decode iteration
 //! Δ_D = δ_0 + δ_1 · ctx (ctx = tokens in context over the batch).
 
-use crate::spec::limits::{MAX_BATCH, MAX_OPERATION_S, MAX_TOKENS};
+use crate::spec::limits::{MAX_BATCH, MAX_OPERATION_S, MAX_TOKENS, MIN_SLO_S};
 use statrs::distribution::{ContinuousCDF, FisherSnedecor};
 
 use super::trace::{RowError, csv_records};
@@ -115,6 +115,15 @@ pub struct Sample {
 
 /// Parses `kind,batch,tokens,stage_s` (a header line is optional; `#` lines are comments).
 pub fn parse_samples(text: &str) -> Result<Vec<Sample>, RowError> {
+    Ok(parse_samples_at_lines(text)?
+        .into_iter()
+        .map(|(_, s)| s)
+        .collect())
+}
+
+/// [`parse_samples`], each sample with its line (from 1), so that a refused fit can point at
+/// the samples it was fitted to.
+pub fn parse_samples_at_lines(text: &str) -> Result<Vec<(usize, Sample)>, RowError> {
     let mut out = Vec::new();
     for record in csv_records(text) {
         let (line, cells) = record.map_err(|(line, message)| RowError { line, message })?;
@@ -159,12 +168,15 @@ pub fn parse_samples(text: &str) -> Result<Vec<Sample>, RowError> {
                 "batch ≤ {MAX_BATCH}, tokens ≤ {MAX_TOKENS} and stage_s ≤ {MAX_OPERATION_S:e} are coplan's limits (docs/spec.md, \"Limits\")"
             )));
         }
-        out.push(Sample {
-            kind,
-            batch,
-            tokens,
-            stage_s,
-        });
+        out.push((
+            line,
+            Sample {
+                kind,
+                batch,
+                tokens,
+                stage_s,
+            },
+        ));
     }
     Ok(out)
 }
@@ -421,6 +433,197 @@ pub fn fit(samples: &[Sample]) -> Fit {
     }
 }
 
+/// The largest `slo_factor` a workload may set and the most pipeline stages it may have
+/// (`spec::validate`): with both, the shortest SLO a `[model]` allows is the longest. A fit
+/// whose one-token forward pass is too short even then is refused by every workload.
+const MOST_SLO_FACTOR: f64 = 1e9;
+/// See [`MOST_SLO_FACTOR`].
+const MOST_STAGES: f64 = 64.0;
+
+/// Measurements that differ by less than this share of the largest do not vary: R² has no
+/// variance to explain (its 1 − SS_res / SS_tot divides by rounding), and a slope fitted to
+/// them is noise.
+const CONSTANT_SPREAD: f64 = 1e-6;
+
+/// Why a fit cannot be written as a `[model]` section: the coefficient, its value and what a
+/// workload requires of it (or why the samples cannot be fitted at all).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FitRefusal {
+    /// The line of the first sample of the kind at fault.
+    pub line: usize,
+    /// The kind of sample at fault.
+    pub kind: SampleKind,
+    /// What is wrong and what to do.
+    pub message: String,
+}
+
+impl SampleKind {
+    /// The kind as a samples file writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SampleKind::Forward => "forward",
+            SampleKind::Backward => "backward",
+            SampleKind::Decode => "decode",
+        }
+    }
+}
+
+/// [`fit`] of samples read with their lines, refused where a workload's `[model]` would refuse
+/// a fitted coefficient (`eta_*` > 0, every other coefficient ≥ 0, all finite, a forward pass
+/// no workload's SLO is too short for), or where the measurements of a kind do not vary (R²
+/// is then undefined, and what the fit says of growth is rounding).
+pub fn fit_for_spec(samples: &[(usize, Sample)]) -> Result<Fit, FitRefusal> {
+    let kinds = [
+        SampleKind::Forward,
+        SampleKind::Backward,
+        SampleKind::Decode,
+    ];
+    let first_line = |kind: SampleKind| {
+        samples
+            .iter()
+            .find(|(_, s)| s.kind == kind)
+            .map_or(1, |(line, _)| *line)
+    };
+    for kind in kinds {
+        let measured: Vec<f64> = samples
+            .iter()
+            .filter(|(_, s)| s.kind == kind)
+            .map(|(_, s)| s.stage_s)
+            .collect();
+        let (low, high) = measured
+            .iter()
+            .fold((f64::MAX, 0.0_f64), |(lo, hi), &y| (lo.min(y), hi.max(y)));
+        if !measured.is_empty() && high - low <= CONSTANT_SPREAD * high {
+            let grows_with = match kind {
+                SampleKind::Decode => "the context (`decode_per_token_s`)".to_string(),
+                _ => format!(
+                    "the batch and the tokens (`eta_{}`, which a workload's [model] requires > 0)",
+                    kind.as_str()
+                ),
+            };
+            let what = match measured.len() {
+                1 => format!("the one {} sample measures {high} s", kind.as_str()),
+                n => format!("the {n} {} samples all measure {high} s", kind.as_str()),
+            };
+            return Err(FitRefusal {
+                line: first_line(kind),
+                kind,
+                message: format!(
+                    "{what}: measurements that do not vary cannot be fitted (R² is undefined: there is no variance to explain) and cannot tell how the latency grows with {grows_with}; measure several sizes"
+                ),
+            });
+        }
+    }
+    let fit = fit(&samples.iter().map(|(_, s)| *s).collect::<Vec<_>>());
+    let refuse = |kind: SampleKind, message: String| FitRefusal {
+        line: first_line(kind),
+        kind,
+        message,
+    };
+    for (kind, pass) in [
+        (SampleKind::Forward, &fit.forward),
+        (SampleKind::Backward, &fit.backward),
+    ] {
+        let Some(pass) = pass else { continue };
+        let cost = pass.chosen();
+        let name = kind.as_str();
+        let form = if pass.extended_supported() {
+            "the extended form δ + β·C·ℓ + η·C·ℓ², which the F-test prefers,"
+        } else {
+            "the paper form η·C·ℓ²"
+        };
+        for (key, value) in [
+            (format!("delta_{name}_s"), cost.delta_s),
+            (format!("beta_{name}"), cost.beta),
+        ] {
+            if !(value.is_finite() && value >= 0.0) {
+                return Err(refuse(
+                    kind,
+                    format!(
+                        "{form} fits these samples with {key} = {}, but a workload's [model] requires {key} ≥ 0",
+                        number(value)
+                    ),
+                ));
+            }
+        }
+        if !(cost.eta.is_finite() && cost.eta > 0.0) {
+            let points: Vec<(f64, f64)> = samples
+                .iter()
+                .filter(|(_, s)| s.kind == kind)
+                .map(|(_, s)| {
+                    let (c, l) = (f64::from(s.batch), f64::from(s.tokens));
+                    (c * l * l, s.stage_s)
+                })
+                .collect();
+            let trend = if covariance(&points) < 0.0 {
+                "they take less time as C·ℓ² grows"
+            } else {
+                "they do not grow with C·ℓ²"
+            };
+            return Err(refuse(
+                kind,
+                format!(
+                    "{form} fits these samples with eta_{name} = {} ({trend}), but a workload's [model] requires eta_{name} > 0",
+                    number(cost.eta)
+                ),
+            ));
+        }
+    }
+    if let Some(pass) = &fit.forward {
+        let cost = pass.chosen();
+        let base = cost.delta_s + cost.beta + cost.eta;
+        let longest = MOST_SLO_FACTOR * MOST_STAGES * base;
+        if longest < MIN_SLO_S {
+            return Err(refuse(
+                SampleKind::Forward,
+                format!(
+                    "a one-token forward pass takes δ_F + β_F + η_F = {} s on a stage: even at `slo_factor` {MOST_SLO_FACTOR:e} over {MOST_STAGES} stages its SLO would be {} s, below the limit of {MIN_SLO_S:e} s every workload's [model] keeps to",
+                    number(base),
+                    number(longest)
+                ),
+            ));
+        }
+    }
+    if let Some(((d0, d1), _)) = fit.decode {
+        if !(d1.is_finite() && d1 >= 0.0) {
+            return Err(refuse(
+                SampleKind::Decode,
+                format!(
+                    "the decode samples' line has decode_per_token_s = {} (they take less time as the context grows), but a workload's [model] requires decode_per_token_s ≥ 0",
+                    number(d1)
+                ),
+            ));
+        }
+        if !(d0.is_finite() && d0 >= 0.0) {
+            return Err(refuse(
+                SampleKind::Decode,
+                format!(
+                    "the decode samples' line has decode_base_s = {} (it crosses 0 s at a context above zero), but a workload's [model] requires decode_base_s ≥ 0",
+                    number(d0)
+                ),
+            ));
+        }
+    }
+    Ok(fit)
+}
+
+/// A coefficient as a refusal quotes it: `0`, or with an exponent (`-1.2e-4`).
+fn number(v: f64) -> String {
+    if v == 0.0 {
+        "0".into()
+    } else {
+        format!("{v:e}")
+    }
+}
+
+/// The sample covariance of (x, y): its sign says whether y rises or falls with x.
+fn covariance(points: &[(f64, f64)]) -> f64 {
+    let n = points.len().max(1) as f64;
+    let mx = points.iter().map(|p| p.0).sum::<f64>() / n;
+    let my = points.iter().map(|p| p.1).sum::<f64>() / n;
+    points.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum::<f64>()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -466,6 +669,102 @@ mod tests {
         assert!((f.backward.expect("backward").paper.0 - 1.0e-6).abs() < 1e-15);
         let ((d0, d1), _) = f.decode.expect("decode");
         assert!((d0 - 0.012).abs() < 1e-12 && (d1 - 2.0e-6).abs() < 1e-15);
+    }
+
+    fn at_lines(rows: &[(SampleKind, u32, u32, f64)]) -> Vec<(usize, Sample)> {
+        rows.iter()
+            .enumerate()
+            .map(|(i, &(kind, batch, tokens, stage_s))| {
+                (
+                    i + 2,
+                    Sample {
+                        kind,
+                        batch,
+                        tokens,
+                        stage_s,
+                    },
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn constant_samples_are_refused_saying_r2_is_undefined() {
+        use SampleKind::*;
+        // 0.1 is not a binary fraction: the mean of the copies is off by rounding, and the old
+        // R² divided by that rounding.
+        for y in [0.5, 0.1] {
+            let samples = at_lines(&[
+                (Decode, 1, 64, 0.01),
+                (Decode, 1, 128, 0.02),
+                (Forward, 1, 128, y),
+                (Forward, 2, 256, y),
+                (Forward, 4, 512, y),
+                (Forward, 8, 1024, y),
+                (Forward, 1, 64, y),
+            ]);
+            let e = fit_for_spec(&samples).expect_err("constant");
+            assert_eq!((e.line, e.kind), (4, Forward), "{e:?}");
+            assert!(
+                e.message
+                    .starts_with(&format!("the 5 forward samples all measure {y} s"))
+            );
+            assert!(e.message.contains("R² is undefined"), "{e:?}");
+        }
+        let one = at_lines(&[(Backward, 1, 128, 0.2)]);
+        let e = fit_for_spec(&one).expect_err("one sample");
+        assert!(
+            e.message
+                .starts_with("the one backward sample measures 0.2 s"),
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn declining_samples_whose_fit_a_workload_refuses_are_refused() {
+        use SampleKind::*;
+        let mut rows = Vec::new();
+        for (i, tokens) in [64u32, 128, 256, 512, 1024, 2048, 4096, 8192]
+            .iter()
+            .enumerate()
+        {
+            rows.push((Forward, 1, *tokens, 0.9 - 0.1 * i as f64));
+        }
+        let e = fit_for_spec(&at_lines(&rows)).expect_err("declining forward");
+        assert_eq!(e.kind, Forward);
+        assert!(
+            e.message
+                .contains("eta_forward = 0 (they take less time as C·ℓ² grows)")
+                && e.message.contains("requires eta_forward > 0"),
+            "{e:?}"
+        );
+        let decode = at_lines(&[
+            (Decode, 1, 100, 0.03),
+            (Decode, 1, 200, 0.02),
+            (Decode, 1, 300, 0.01),
+        ]);
+        let e = fit_for_spec(&decode).expect_err("declining decode");
+        assert!(e.message.contains("decode_per_token_s = -1e-4"), "{e:?}");
+        let steep = at_lines(&[(Decode, 1, 100, 0.01), (Decode, 1, 200, 0.03)]);
+        let e = fit_for_spec(&steep).expect_err("negative base");
+        assert!(e.message.contains("decode_base_s = -1"), "{e:?}");
+    }
+
+    #[test]
+    fn a_forward_pass_too_short_for_any_slo_is_refused() {
+        use SampleKind::*;
+        let tiny = at_lines(&[(Forward, 1, 128, 1e-30), (Forward, 1, 256, 4e-30)]);
+        let e = fit_for_spec(&tiny).expect_err("too short");
+        assert!(e.message.contains("below the limit of 1e-9 s"), "{e:?}");
+    }
+
+    #[test]
+    fn measured_profiles_fit() {
+        let text = std::fs::read_to_string("examples/profiles/llama-3-8b-a100-2-stages.csv")
+            .expect("example profile");
+        let samples = parse_samples_at_lines(&text).expect("valid samples");
+        let fit = fit_for_spec(&samples).expect("a fit a workload accepts");
+        assert!(fit.forward.is_some_and(|f| f.extended_supported()));
     }
 
     #[test]

@@ -789,7 +789,7 @@ pub fn import_vidur(
 /// Fits the latency model to a samples CSV.
 pub fn profile_fit(path: &Path) -> Result<Fit, SessionError> {
     let source = read_source(path)?;
-    let samples = latency::parse_samples(&source.text).map_err(|e| {
+    let samples = latency::parse_samples_at_lines(&source.text).map_err(|e| {
         line_error(
             &source,
             e.line,
@@ -803,28 +803,15 @@ pub fn profile_fit(path: &Path) -> Result<Fit, SessionError> {
             None,
         ));
     }
-    let fit = latency::fit(&samples);
-    let mut coefficients: Vec<f64> = [fit.forward, fit.backward]
-        .iter()
-        .flatten()
-        .flat_map(|p| {
-            let c = p.chosen();
-            [c.delta_s, c.beta, c.eta]
-        })
-        .collect();
-    if let Some(((d0, d1), _)) = fit.decode {
-        coefficients.extend([d0, d1]);
-    }
-    // The samples are bounded, so this holds; a fit that still overflowed must not be printed
-    // as a `[model]` section no spec accepts.
-    if coefficients.iter().any(|c| !c.is_finite()) {
-        return Err(SessionError::input(
-            format!(
-                "{}: the fit of these samples is not finite (they span too many orders of magnitude)",
-                source.name
-            ),
-            None,
-        ));
-    }
-    Ok(fit)
+    // A fit no workload's `[model]` accepts must not be printed as one: refused at the first
+    // sample of the kind it was fitted to.
+    latency::fit_for_spec(&samples).map_err(|e| {
+        located_error(
+            &source,
+            (e.line, None),
+            &e.message,
+            ("profile::unfittable", &format!("the first {} sample", e.kind.as_str())),
+            "a workload's [model] rules: docs/spec.md, \"Co-location workload\"; samples of several batch sizes, lengths and contexts, whose latency grows with them, fit",
+        )
+    })
 }

@@ -12,6 +12,7 @@ const DIFF_INPUT_HELP: &str = "diff takes two outputs of `coplan simulate … --
 /// Compares the simulate output `b` with `a`; `fail_on` names the metrics whose regressions
 /// `regressions` lists.
 pub fn diff_files(a: &Path, b: &Path, fail_on: &[String]) -> Result<DiffReport, SessionError> {
+    diff::check_gate_names(fail_on).map_err(input_error)?;
     let a = read_output(a)?;
     let b = read_output(b)?;
     diff::diff(&a, &b, fail_on).map_err(input_error)
@@ -50,8 +51,47 @@ fn read_output(path: &Path) -> Result<SimulationInput, SessionError> {
             ("diff::shape", "here"),
             DIFF_INPUT_HELP,
         ),
+        DiffError::TooLarge {
+            line,
+            column,
+            message,
+            ..
+        } => located_error(
+            &source,
+            (line, Some(number_start(&source.text, line, column))),
+            &message,
+            ("diff::value", "this value"),
+            DIFF_INPUT_HELP,
+        ),
         other => input_error(other),
     })
+}
+
+/// The column where the number at or just before `column` of `line` starts (both from 1):
+/// serde_json places an error raised as a number is read after the number, and the
+/// diagnostic should underline the number itself.
+fn number_start(text: &str, line: usize, column: usize) -> usize {
+    let is_number = |c: &char| c.is_ascii_digit() || matches!(c, '-' | '+' | '.' | 'e' | 'E');
+    let Some(chars) = text
+        .lines()
+        .nth(line.saturating_sub(1))
+        .map(|l| l.chars().collect::<Vec<char>>())
+    else {
+        return column;
+    };
+    let from = column.min(chars.len());
+    let Some(end) = (0..from)
+        .rev()
+        .find(|&i| chars.get(i).is_some_and(is_number))
+    else {
+        return column;
+    };
+    let start = (0..end)
+        .rev()
+        .take_while(|&i| chars.get(i).is_some_and(is_number))
+        .last()
+        .unwrap_or(end);
+    start + 1
 }
 
 /// Every other refusal is an input error, with what to do about it.
@@ -66,10 +106,27 @@ fn input_error(e: DiffError) -> SessionError {
             "per-seed values (`planners[].per_seed`) are in the JSON of this version's simulate"
                 .into(),
         ),
-        DiffError::UnknownMetric { .. } | DiffError::NoDirection { .. } => Some(
+        DiffError::EmptyMetric { .. }
+        | DiffError::UnknownMetric { .. }
+        | DiffError::NoDirection { .. } => Some(
             "metric names and which way each is better: docs/simulation.md, `coplan diff`".into(),
         ),
         _ => Some(DIFF_INPUT_HELP.into()),
     };
     SessionError::input(e.to_string(), help)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_number_is_pointed_at_from_its_first_character() {
+        let text = "{\n  \"v\": [1.0,\n    -1e308, 2]\n}";
+        // After the number, on the comma, or on its last character: column 5 either way.
+        for column in [10, 11, 8] {
+            assert_eq!(number_start(text, 3, column), 5, "{column}");
+        }
+        assert_eq!(number_start(text, 9, 3), 3);
+    }
 }

@@ -134,6 +134,18 @@ pub enum DiffError {
         /// serde_json's message, without the position it appends.
         message: String,
     },
+    /// A per-seed value or mean beyond `MAX_COMPARABLE`, whose differences would overflow.
+    #[error("{file}:{line}:{column}: {message}")]
+    TooLarge {
+        /// The file as named on the command line.
+        file: String,
+        /// 1-based line of the value.
+        line: usize,
+        /// 1-based column just after the value.
+        column: usize,
+        /// The value and why it cannot be compared.
+        message: String,
+    },
     /// JSON that is not a `coplan simulate` output (another `kind`, no `kind`, not an object).
     #[error("`{file}` is not a `coplan simulate --format json` output: {reason}")]
     NotSimulation {
@@ -171,6 +183,17 @@ pub enum DiffError {
         b: String,
         /// Everything that differs (workload kind, seeds, planners).
         differences: Vec<Difference>,
+    },
+    /// `--fail-on-regression` with an empty metric name (`''`, `a,,b`): it would gate nothing
+    /// in its place, and a gate that silently gates less lets a regression pass.
+    #[error(
+        "--fail-on-regression {}: {}; name each metric to gate, e.g. `--fail-on-regression hit_rate,victims`",
+        if given.trim().is_empty() { "was given an empty value".to_string() } else { format!("`{given}`") },
+        if given.trim().is_empty() { "it names no metric, so it would gate nothing" } else { "an empty metric name (between two commas, or at an end) names nothing to gate" }
+    )]
+    EmptyMetric {
+        /// The metrics as given, joined by commas again.
+        given: String,
     },
     /// `--fail-on-regression` names a metric that is not in both outputs.
     #[error(

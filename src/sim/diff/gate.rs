@@ -32,15 +32,27 @@ impl DiffReport {
     }
 }
 
-/// The metrics of `--fail-on-regression`, each compared and with a better direction; empty
-/// names (`a,,b`) are skipped, repeated ones kept once.
+/// Refuses an empty metric name in `--fail-on-regression` (`''`, `a,,b`), before any file is
+/// read: skipped, it would leave the gate open where the user meant it shut.
+pub fn check_gate_names(fail_on: &[String]) -> Result<(), DiffError> {
+    if fail_on.iter().any(|m| m.trim().is_empty()) {
+        return Err(DiffError::EmptyMetric {
+            given: fail_on.join(","),
+        });
+    }
+    Ok(())
+}
+
+/// The metrics of `--fail-on-regression`, each named, compared and with a better direction;
+/// repeated ones kept once.
 pub(super) fn gated_metrics(
     fail_on: &[String],
     rows: &[DiffRow],
 ) -> Result<Vec<String>, DiffError> {
+    check_gate_names(fail_on)?;
     let compared: BTreeSet<&str> = rows.iter().map(|r| r.metric.as_str()).collect();
     let mut gated: Vec<String> = Vec::new();
-    for metric in fail_on.iter().map(|m| m.trim()).filter(|m| !m.is_empty()) {
+    for metric in fail_on.iter().map(|m| m.trim()) {
         if !compared.contains(metric) {
             return Err(DiffError::UnknownMetric {
                 metric: metric.into(),
@@ -87,7 +99,31 @@ mod tests {
         let e = diff(&a, &a, &["preemptions".into()]).expect_err("no direction");
         assert!(matches!(e, DiffError::NoDirection { .. }), "{e}");
         assert!(e.to_string().contains("metrics that can: victims"), "{e}");
-        let r = diff(&a, &a, &["victims".into(), String::new(), "victims".into()]).expect("ok");
+        let r = diff(&a, &a, &["victims".into(), "victims".into()]).expect("ok");
         assert_eq!(r.fail_on_regression, ["victims"]);
+    }
+
+    #[test]
+    fn an_empty_metric_name_is_refused_not_skipped() {
+        let v = some(&[1.0, 2.0]);
+        let a = output("a.json", &[1, 2], &["p"], &[("victims", &v)]);
+        for given in [vec![String::new()], vec![" ".into()]] {
+            let e = diff(&a, &a, &given).expect_err("empty");
+            assert!(matches!(e, DiffError::EmptyMetric { .. }), "{e}");
+            assert!(
+                e.to_string()
+                    .starts_with("--fail-on-regression was given an empty value"),
+                "{e}"
+            );
+        }
+        let given: Vec<String> = vec!["victims".into(), String::new(), "hit_rate".into()];
+        let e = diff(&a, &a, &given).expect_err("a,,b");
+        assert!(
+            e.to_string()
+                .starts_with("--fail-on-regression `victims,,hit_rate`: an empty metric name"),
+            "{e}"
+        );
+        assert!(check_gate_names(&["victims".into()]).is_ok());
+        assert!(check_gate_names(&[]).is_ok());
     }
 }

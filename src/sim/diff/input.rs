@@ -2,11 +2,92 @@
 //! its inputs, so anything odd is refused here before any comparison starts.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
 
-use serde::Deserialize;
+use serde::de::{self, Visitor};
+use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 use super::error::DiffError;
+
+/// The largest magnitude of a value `diff` compares. B − A of two such values is at most
+/// 2e300, and the interval of the mean of such differences at most t(0.975, 1) = 12.7 times
+/// that again: every number a diff writes stays finite. Beyond it, B − A of ±1e308 would
+/// overflow to ±inf and the interval to NaN. No simulate metric comes near it (`docs/spec.md`,
+/// "Limits", bounds every input of one far below).
+pub const MAX_COMPARABLE: f64 = 1e300;
+
+/// The words that open the refusal of a value beyond [`MAX_COMPARABLE`]: serde_json gives the
+/// position only of an error raised within the typed read, so the refusal is raised there and
+/// told from a shape error by these words.
+const TOO_LARGE: &str = "a value diff cannot compare:";
+
+/// A per-seed value or mean within [`MAX_COMPARABLE`]: refused as its number is read, so that
+/// the error's position is the number's.
+fn comparable<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    d.deserialize_option(ComparableVisitor)
+}
+
+/// Reads null or a number within [`MAX_COMPARABLE`].
+struct ComparableVisitor;
+
+impl<'de> Visitor<'de> for ComparableVisitor {
+    type Value = Option<f64>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a number or null")
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Option<f64>, E> {
+        Ok(None)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Option<f64>, E> {
+        Ok(None)
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Option<f64>, D::Error> {
+        d.deserialize_f64(self)
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Option<f64>, E> {
+        if v.abs() <= MAX_COMPARABLE {
+            Ok(Some(v))
+        } else {
+            Err(E::custom(format!(
+                "{TOO_LARGE} {v:e} is beyond ±{MAX_COMPARABLE:e}, where B − A and its confidence interval would overflow"
+            )))
+        }
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Option<f64>, E> {
+        self.visit_f64(v as f64)
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Option<f64>, E> {
+        self.visit_f64(v as f64)
+    }
+}
+
+/// One value of a `per_seed` list, read through [`comparable`].
+struct Comparable(Option<f64>);
+
+impl<'de> Deserialize<'de> for Comparable {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        comparable(d).map(Comparable)
+    }
+}
+
+/// `per_seed`, every value within [`MAX_COMPARABLE`].
+fn comparable_per_seed<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<BTreeMap<String, Vec<Option<f64>>>, D::Error> {
+    let lists = BTreeMap::<String, Vec<Comparable>>::deserialize(d)?;
+    Ok(lists
+        .into_iter()
+        .map(|(metric, values)| (metric, values.into_iter().map(|c| c.0).collect()))
+        .collect())
+}
 
 /// The part of a `coplan simulate --format json` output that the comparison reads; every
 /// other field is ignored.
@@ -41,14 +122,18 @@ pub struct PlannerInput {
     pub name: String,
     /// Metric → its summary over seeds (only the mean is read).
     pub metrics: BTreeMap<String, MeanInput>,
-    /// Metric → one value per entry of `seeds`, null where the planner had none.
+    /// Metric → one value per entry of `seeds`, null where the planner had none; each within
+    /// [`MAX_COMPARABLE`].
+    #[serde(deserialize_with = "comparable_per_seed")]
     pub per_seed: BTreeMap<String, Vec<Option<f64>>>,
 }
 
 /// The part of a metric's summary the comparison reads.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct MeanInput {
-    /// Null only where a simulation wrote a non-finite mean (JSON has no NaN).
+    /// Null only where a simulation wrote a non-finite mean (JSON has no NaN); within
+    /// [`MAX_COMPARABLE`].
+    #[serde(default, deserialize_with = "comparable")]
     pub mean: Option<f64>,
 }
 
@@ -102,11 +187,19 @@ pub fn parse(file: &str, text: &str) -> Result<SimulationInput, DiffError> {
     }
     let mut input: SimulationInput = serde_json::from_str(text).map_err(|e| {
         let (file, line, column, message) = json_error(file, &e);
-        DiffError::Shape {
-            file,
-            line,
-            column,
-            message,
+        match message.strip_prefix(TOO_LARGE) {
+            Some(why) => DiffError::TooLarge {
+                file,
+                line,
+                column,
+                message: format!("value{why}"),
+            },
+            None => DiffError::Shape {
+                file,
+                line,
+                column,
+                message,
+            },
         }
     })?;
     input.file = file.to_string();
@@ -178,5 +271,34 @@ mod tests {
             "planners": []}"#;
         let e = parse("x.json", typed).expect_err("type");
         assert!(matches!(e, DiffError::Shape { line: 1, .. }), "{e:?}");
+    }
+
+    #[test]
+    fn values_whose_differences_would_overflow_are_refused_where_they_are() {
+        let huge = "{\"kind\": \"simulation\", \"cluster\": \"c\", \"seeds\": [1, 2],\n\
+                    \"planners\": [{\"name\": \"p\", \"metrics\": {},\n\
+                    \"per_seed\": {\"victims\": [1.0,\n -1e308]}}]}";
+        let e = parse("x.json", huge).expect_err("too large");
+        match &e {
+            DiffError::TooLarge { line, message, .. } => {
+                assert_eq!(*line, 4, "{e:?}");
+                assert!(
+                    message.starts_with("value -1e308 is beyond ±1e300"),
+                    "{e:?}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        let mean = r#"{"kind": "simulation", "cluster": "c", "seeds": [1],
+            "planners": [{"name": "p", "metrics": {"victims": {"mean": 1.7e308}},
+            "per_seed": {"victims": [1.0]}}]}"#;
+        assert!(matches!(
+            parse("x.json", mean),
+            Err(DiffError::TooLarge { line: 2, .. })
+        ));
+        let within = r#"{"kind": "simulation", "cluster": "c", "seeds": [1, 2],
+            "planners": [{"name": "p", "metrics": {"victims": {"mean": -1e300}},
+            "per_seed": {"victims": [-1e300, null]}}]}"#;
+        assert!(parse("x.json", within).is_ok());
     }
 }

@@ -17,6 +17,7 @@ mod schema;
 pub use compare::diff;
 pub use direction::{Better, DIRECTIONS, UNDIRECTED, better};
 pub use error::{DiffError, Difference, seed_ranges};
+pub use gate::check_gate_names;
 pub use input::{MeanInput, PlannerInput, SimulationInput, parse};
 pub use paired::{Paired, paired_interval, verdict};
 pub use report::{DiffReport, DiffRow, DiffSide, Regression, Verdict};

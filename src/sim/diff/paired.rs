@@ -17,7 +17,8 @@ pub struct Paired {
 }
 
 /// Mean of `d` ± t_{0.975, n−1} · sd(d) / √n (sample standard deviation, n − 1 in the
-/// denominator).
+/// denominator). Finite differences give a finite mean and interval wherever the result
+/// itself is a finite number: the sums that would overflow on the way are taken scaled.
 pub fn paired_interval(d: &[f64]) -> Paired {
     let n = d.len();
     if n == 0 {
@@ -27,10 +28,25 @@ pub fn paired_interval(d: &[f64]) -> Paired {
             ci95: None,
         };
     }
-    let mean = d.iter().sum::<f64>() / n as f64;
+    let sum = d.iter().sum::<f64>();
+    let mean = if sum.is_finite() {
+        sum / n as f64
+    } else {
+        d.iter().map(|x| x / n as f64).sum::<f64>()
+    };
     let ci95 = (n >= 2).then(|| {
         let var = d.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
-        let half = t975(n - 1) * (var / n as f64).sqrt();
+        let se = if var.is_finite() {
+            (var / n as f64).sqrt()
+        } else {
+            // Squares of deviations beyond 1e154 overflow: the deviations are scaled to at
+            // most 1 first, and the scale put back on the root.
+            let scale = d.iter().fold(0.0_f64, |m, x| m.max((x - mean).abs()));
+            let scaled =
+                d.iter().map(|x| ((x - mean) / scale).powi(2)).sum::<f64>() / (n - 1) as f64;
+            scale * (scaled / n as f64).sqrt()
+        };
+        let half = t975(n - 1) * se;
         (mean - half, mean + half)
     });
     Paired {
@@ -130,6 +146,33 @@ mod tests {
         );
         let r = diff(&sa, &sb, &["victims".into()]).expect("comparable");
         assert_eq!(r.rows[0].verdict, Verdict::Worse);
+    }
+
+    #[test]
+    fn differences_near_the_largest_values_keep_a_finite_interval() {
+        // Deviations of 2e300: their squares overflow, the interval must not.
+        let p = paired_interval(&[2e300, -2e300]);
+        let (low, high) = p.ci95.expect("two pairs");
+        assert_eq!(p.mean, Some(0.0));
+        assert!(low.is_finite() && high.is_finite(), "{low} {high}");
+        // sd = 2e300 · √2, se = sd / √2 = 2e300, half = t(0.975, 1) · 2e300.
+        assert!((high / (t975(1) * 2e300) - 1.0).abs() < 1e-12, "{high}");
+        assert_eq!(low, -high);
+        // A sum that overflows on the way to a finite mean.
+        let p = paired_interval(&[1.5e308, 1.5e308, 1.5e308]);
+        let close = |x: f64| (x / 1.5e308 - 1.0).abs() < 1e-12;
+        assert!(p.mean.is_some_and(close), "{p:?}");
+        assert!(p.ci95.is_some_and(|(l, h)| close(l) && close(h)), "{p:?}");
+        // The largest values diff reads give finite rows end to end.
+        let a = some(&[-1e300, 1e300, -1e300]);
+        let b = some(&[1e300, -1e300, 1e300]);
+        let sa = output("a.json", &[1, 2, 3], &["p"], &[("victims", &a)]);
+        let sb = output("b.json", &[1, 2, 3], &["p"], &[("victims", &b)]);
+        let r = diff(&sa, &sb, &[]).expect("comparable");
+        let row = &r.rows[0];
+        for x in [row.paired_mean, row.ci95_low, row.ci95_high, row.diff] {
+            assert!(x.is_some_and(f64::is_finite), "{row:?}");
+        }
     }
 
     #[test]
