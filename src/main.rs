@@ -648,10 +648,7 @@ fn distinct_outputs(outputs: &SpecOutputs, inputs: &[std::path::PathBuf]) -> Res
     let (cluster, workload) = (&outputs.out_cluster, &outputs.out_workload);
     if same_file(cluster, workload) {
         return Err(input(
-            format!(
-                "--out-cluster and --out-workload are the same file, `{}`: the workload would overwrite the cluster",
-                cluster.display()
-            ),
+            "--out-cluster and --out-workload name the same file: the workload would overwrite the cluster".into(),
             Some("give the cluster and the workload a file each".into()),
         ));
     }

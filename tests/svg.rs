@@ -149,9 +149,9 @@ fn sweep_rows(scenarios: &[Vec<(&str, &str)>], planners: &[&str], metrics: &[&st
                             .iter()
                             .map(|(k, v)| (k.to_string(), v.to_string()))
                             .collect(),
-                        planner: planner.to_string(),
+                        planner: (*planner).into(),
                         seed,
-                        metric: metric.to_string(),
+                        metric: (*metric).into(),
                         value,
                     });
                 }

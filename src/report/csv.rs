@@ -19,7 +19,13 @@ struct Sheet(csv::Writer<Vec<u8>>);
 
 impl Sheet {
     fn new(header: &[&str]) -> Self {
-        let mut sheet = Sheet(csv::Writer::from_writer(Vec::new()));
+        Self::after("", header)
+    }
+
+    /// A sheet whose text starts with `preamble` (a comment line), written into the same
+    /// buffer: a merged sweep's text is tens of megabytes, and is not copied to prepend it.
+    fn after(preamble: &str, header: &[&str]) -> Self {
+        let mut sheet = Sheet(csv::Writer::from_writer(preamble.as_bytes().to_vec()));
         sheet.row(header);
         sheet
     }
@@ -35,7 +41,8 @@ impl Sheet {
 
     fn text(self) -> String {
         match self.0.into_inner() {
-            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Ok(bytes) => String::from_utf8(bytes)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
             Err(e) => format!("# csv error: {e}\n"),
         }
     }
@@ -208,19 +215,19 @@ pub fn sweep(out: &SweepOutput) -> String {
     let mut header: Vec<&str> = vec!["scenario"];
     header.extend(out.keys.iter().map(String::as_str));
     header.extend(["planner", "seed", "metric", "value"]);
-    let mut sheet = Sheet::new(&header);
+    let mut sheet = Sheet::after(&meta, &header);
     for r in &out.rows {
         let mut cells = vec![r.scenario.to_string()];
         cells.extend(r.params.iter().map(|(_, v)| v.clone()));
         cells.extend([
-            r.planner.clone(),
+            r.planner.to_string(),
             r.seed.to_string(),
-            r.metric.clone(),
+            r.metric.to_string(),
             number(r.value),
         ]);
         sheet.row(&cells);
     }
-    meta + &sheet.text()
+    sheet.text()
 }
 
 /// Stage-latency samples (`kind,batch,tokens,stage_s`, what `profile fit` reads) after their

@@ -239,12 +239,12 @@ pub fn sweep_lines(out: &SweepOutput) -> String {
     for r in &out.rows {
         let mut obj = serde_json::Map::new();
         obj.insert("scenario".into(), json!(r.scenario));
-        for (k, v) in &r.params {
+        for (k, v) in r.params.iter() {
             obj.insert(k.clone(), json!(v));
         }
-        obj.insert("planner".into(), json!(r.planner));
+        obj.insert("planner".into(), json!(&*r.planner));
         obj.insert("seed".into(), json!(r.seed));
-        obj.insert("metric".into(), json!(r.metric));
+        obj.insert("metric".into(), json!(&*r.metric));
         obj.insert("value".into(), json!(r.value));
         let _ = writeln!(s, "{}", sorted_keys(Value::Object(obj)));
     }

@@ -36,9 +36,7 @@ use crate::sim::preemption::{self as preemption_sim, PreemptionSimulation, SimOp
 use crate::sim::sweep::{self, SetArg, SweepError, SweepOutput, Traces};
 use crate::spec::limits::MAX_SCENARIOS;
 use crate::spec::preemption::EventSolver;
-use crate::spec::{
-    self, ColocationSpec, Expect, InvalidSpec, LoadedSpec, SourceFile, Spec, SpecKind,
-};
+use crate::spec::{self, ColocationSpec, Expect, InvalidSpec, LoadedSpec, Spec, SpecKind};
 use crate::topology::Cluster;
 use crate::topology::state::{ClusterState, running_state};
 
@@ -683,28 +681,30 @@ pub fn run_sweep(
 /// Reads sweep shard outputs and joins them. A refusal points at the line of the file it is
 /// about (the header, or the row).
 pub fn merge_files(files: &[PathBuf]) -> Result<SweepOutput, SessionError> {
-    let mut sources = Vec::new();
-    let mut inputs = Vec::new();
-    let located = |sources: &[SourceFile], e: merge::MergeError, help: &str| match sources
-        .iter()
-        .find(|s| s.name == e.file)
-    {
-        Some(source) if e.line > 0 => located_error(
-            source,
-            (e.line, None),
-            &e.message,
-            ("merge::shard", "this line"),
-            help,
-        ),
-        _ => SessionError::input(e.to_string(), Some(help.into())),
+    // Each file's text is dropped once it is parsed (a shard of a million rows is tens of
+    // megabytes; its parsed rows take 32 bytes each); a refusal reads the file it names again
+    // to show its line.
+    let located = |e: merge::MergeError, help: &str| {
+        let source = files
+            .iter()
+            .find(|p| p.display().to_string() == e.file)
+            .and_then(|p| read_source(p).ok());
+        match source {
+            Some(source) if e.line > 0 => located_error(
+                &source,
+                (e.line, None),
+                &e.message,
+                ("merge::shard", "this line"),
+                help,
+            ),
+            _ => SessionError::input(e.to_string(), Some(help.into())),
+        }
     };
+    let mut inputs = Vec::new();
     for path in files {
         let source = read_source(path)?;
-        let parsed = merge::parse(&source.name, &source.text);
-        sources.push(source.clone());
-        let parsed = parsed.map_err(|e| {
+        let parsed = merge::parse(&source.name, &source.text).map_err(|e| {
             located(
-                &sources,
                 e,
                 "merge takes the CSV or JSON Lines files of `coplan sweep`",
             )
@@ -713,7 +713,6 @@ pub fn merge_files(files: &[PathBuf]) -> Result<SweepOutput, SessionError> {
     }
     merge::merge(&inputs).map_err(|e| {
         located(
-            &sources,
             e,
             "merge joins the shards of one `coplan sweep` run: the same files, `--set` values, seeds, cycles, planners and coplan version, each shard once",
         )

@@ -11,6 +11,7 @@ mod metrics;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
+use std::sync::Arc;
 
 use serde::Deserialize;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -142,7 +143,7 @@ impl<'a> Grid<'a> {
     }
 
     /// Scenario `s`'s `(key, value)` pairs in `--set` order, as a row holds them.
-    fn params(self, s: u64) -> Vec<(String, String)> {
+    fn params(self, s: u64) -> Arc<[(String, String)]> {
         let mut pairs: Vec<(String, String)> = self
             .values(s)
             .unwrap_or_default()
@@ -150,7 +151,7 @@ impl<'a> Grid<'a> {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
         pairs.reverse();
-        pairs
+        pairs.into()
     }
 }
 
@@ -873,34 +874,50 @@ pub fn merge(inputs: &[(String, ShardFile)]) -> Result<SweepOutput, MergeError> 
         ));
     }
     // Each scenario's rows come from one file in run order: ordered by scenario, then file and
-    // row, they are the unsharded output.
-    let mut order: Vec<(u64, usize, usize)> = inputs
+    // row, they are the unsharded output. Scenarios are below `MAX_SCENARIOS` (checked above),
+    // so the order is 12 bytes a row; a scenario's values and each name are held once.
+    let mut order: Vec<(u32, u32, u32)> = inputs
         .iter()
         .enumerate()
         .flat_map(|(f, (_, shard))| {
-            shard
-                .rows
-                .iter()
-                .enumerate()
-                .map(move |(i, r)| (u64::from(r.scenario), f, i))
-        })
-        .collect();
-    order.sort_unstable();
-    let rows = order
-        .into_iter()
-        .filter_map(|(s, f, i)| {
-            let (_, shard) = inputs.get(f)?;
-            let r = shard.rows.get(i)?;
-            Some(Row {
-                scenario: usize::try_from(s).ok()?,
-                params: grid.params(s),
-                planner: shard.names.name(r.planner).to_string(),
-                seed: r.seed,
-                metric: shard.names.name(r.metric).to_string(),
-                value: r.value,
+            shard.rows.iter().enumerate().map(move |(i, r)| {
+                (
+                    r.scenario,
+                    u32::try_from(f).unwrap_or(u32::MAX),
+                    u32::try_from(i).unwrap_or(u32::MAX),
+                )
             })
         })
         .collect();
+    order.sort_unstable();
+    let names: Vec<Vec<Arc<str>>> = inputs
+        .iter()
+        .map(|(_, shard)| shard.names.by_id.iter().map(|n| Arc::from(&**n)).collect())
+        .collect();
+    let mut params: BTreeMap<u32, Arc<[(String, String)]>> = BTreeMap::new();
+    let mut rows = Vec::with_capacity(order.len());
+    for (s, f, i) in order {
+        let (Some((_, shard)), Some(names)) = (inputs.get(f as usize), names.get(f as usize))
+        else {
+            continue;
+        };
+        let Some(r) = shard.rows.get(i as usize) else {
+            continue;
+        };
+        let (Some(planner), Some(metric)) =
+            (names.get(r.planner as usize), names.get(r.metric as usize))
+        else {
+            continue;
+        };
+        rows.push(Row {
+            scenario: s as usize,
+            params: Arc::clone(params.entry(s).or_insert_with(|| grid.params(u64::from(s)))),
+            planner: Arc::clone(planner),
+            seed: r.seed,
+            metric: Arc::clone(metric),
+            value: r.value,
+        });
+    }
     Ok(SweepOutput {
         keys: first.header.keys.clone(),
         scenario_count: usize::try_from(scenario_count).unwrap_or(usize::MAX),
@@ -1206,8 +1223,8 @@ mod tests {
                     for metric in ["hits", "victims"] {
                         rows.push(Row {
                             scenario,
-                            params: vec![("flextopo.alpha".into(), alpha.to_string())],
-                            planner: planner.clone(),
+                            params: vec![("flextopo.alpha".into(), alpha.to_string())].into(),
+                            planner: planner.as_str().into(),
                             seed,
                             metric: metric.into(),
                             value: scenario as f64 + seed as f64 / 10.0,
@@ -1308,7 +1325,7 @@ mod tests {
     fn a_planner_whose_rows_are_gone_is_named_as_missing() {
         let mut out = whole();
         out.rows
-            .retain(|r| !(r.scenario == 1 && r.planner == "flextopo-imp"));
+            .retain(|r| !(r.scenario == 1 && &*r.planner == "flextopo-imp"));
         let mut text = csv::sweep(&out);
         // The header still counts the rows the sweep wrote.
         text = text.replacen("rows=0:8;1:4", "rows=0:8;1:8", 1);

@@ -3,6 +3,7 @@
 //! k mod N.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::Serialize;
 use toml::Value;
@@ -340,14 +341,16 @@ pub fn apply(
 pub struct Row {
     /// Index of the scenario in the sweep's product.
     pub scenario: usize,
-    /// The scenario's `(key, value)` pairs, in `--set` order.
-    pub params: Vec<(String, String)>,
-    /// The planner's registry name.
-    pub planner: String,
+    /// The scenario's `(key, value)` pairs, in `--set` order; shared by every row of the
+    /// scenario (a merged sweep holds millions of rows).
+    pub params: Arc<[(String, String)]>,
+    /// The planner's registry name, shared by its rows.
+    pub planner: Arc<str>,
     /// The seed of this value.
     pub seed: u64,
-    /// The metric's name as in `simulate` (timing metrics are left out: they are not reproducible).
-    pub metric: String,
+    /// The metric's name as in `simulate`, shared by its rows (timing metrics are left out:
+    /// they are not reproducible).
+    pub metric: Arc<str>,
     /// The metric's value on this seed (preemption: the mean over the seed's cycles).
     pub value: f64,
 }
@@ -457,6 +460,7 @@ pub fn sweep(
                 .per_seed
             }
         };
+        let params: Arc<[(String, String)]> = scenario.params.clone().into();
         for (seed, planners) in &per_seed {
             for (planner, metrics) in planners {
                 for (metric, value) in metrics {
@@ -465,10 +469,10 @@ pub fn sweep(
                     }
                     rows.push(Row {
                         scenario: scenario.index,
-                        params: scenario.params.clone(),
-                        planner: planner.clone(),
+                        params: Arc::clone(&params),
+                        planner: Arc::from(planner.as_str()),
                         seed: *seed,
-                        metric: metric.clone(),
+                        metric: Arc::from(metric.as_str()),
                         value: *value,
                     });
                 }

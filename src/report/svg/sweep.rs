@@ -53,7 +53,7 @@ fn slot<T: PartialEq + Clone>(list: &mut Vec<T>, item: &T) -> usize {
 }
 
 fn group(out: &SweepOutput) -> Grouped {
-    let headlines = for_metrics(out.rows.iter().map(|r| r.metric.as_str()));
+    let headlines = for_metrics(out.rows.iter().map(|r| &*r.metric));
     let mut g = Grouped {
         headlines,
         x_key: out
@@ -67,7 +67,7 @@ fn group(out: &SweepOutput) -> Grouped {
         values: BTreeMap::new(),
     };
     for row in &out.rows {
-        let Some(metric) = headlines.iter().position(|h| h.key == row.metric) else {
+        let Some(metric) = headlines.iter().position(|h| *h.key == *row.metric) else {
             continue;
         };
         if !row.value.is_finite() {
@@ -80,7 +80,7 @@ fn group(out: &SweepOutput) -> Grouped {
         let rest = row.params.get(1..).unwrap_or_default().to_vec();
         let key = (
             slot(&mut g.combinations, &rest),
-            slot(&mut g.planners, &row.planner),
+            slot(&mut g.planners, &row.planner.to_string()),
             slot(&mut g.x_values, &x),
             metric,
         );

@@ -36,7 +36,7 @@ pub fn sweep(out: &SweepOutput) -> String {
         "objective",
     ];
     // The workload kind shows in the metrics the rows carry.
-    let columns: &[&'static str] = if out.rows.iter().any(|r| r.metric == "hit_rate") {
+    let columns: &[&'static str] = if out.rows.iter().any(|r| &*r.metric == "hit_rate") {
         &PREEMPTION
     } else {
         &COLOCATION
@@ -44,17 +44,17 @@ pub fn sweep(out: &SweepOutput) -> String {
     let mut groups: BTreeMap<(usize, usize), Group> = BTreeMap::new();
     let mut planner_order: Vec<String> = Vec::new();
     for r in &out.rows {
-        if !planner_order.contains(&r.planner) {
-            planner_order.push(r.planner.clone());
-        }
-        let pi = planner_order
-            .iter()
-            .position(|p| *p == r.planner)
-            .unwrap_or(0);
+        let pi = match planner_order.iter().position(|p| **p == *r.planner) {
+            Some(pi) => pi,
+            None => {
+                planner_order.push(r.planner.to_string());
+                planner_order.len() - 1
+            }
+        };
         let entry = groups
             .entry((r.scenario, pi))
-            .or_insert_with(|| (r.params.clone(), r.planner.clone(), BTreeMap::new()));
-        if let Some(m) = columns.iter().find(|m| **m == r.metric) {
+            .or_insert_with(|| (r.params.to_vec(), r.planner.to_string(), BTreeMap::new()));
+        if let Some(m) = columns.iter().find(|m| **m == &*r.metric) {
             entry.2.entry(m).or_default().push(r.value);
         }
     }
