@@ -14,6 +14,7 @@
 mod common;
 #[cfg(unix)]
 mod interrupt;
+mod merge_rows;
 
 use std::path::PathBuf;
 
