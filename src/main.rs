@@ -532,7 +532,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 gpu_resources,
                 pool_label,
             };
-            distinct_outputs(&outputs, &files)?;
+            import::distinct_outputs(&outputs.out_cluster, &outputs.out_workload, &files)?;
             write_imported(&import::import_k8s(&files, options)?, &outputs)
         }
         Command::Import {
@@ -561,7 +561,11 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 sampled_qos,
                 as_sequence,
             };
-            distinct_outputs(&outputs, &[nodes.clone(), pods.clone()])?;
+            import::distinct_outputs(
+                &outputs.out_cluster,
+                &outputs.out_workload,
+                &[nodes.clone(), pods.clone()],
+            )?;
             write_imported(&import::import_alibaba(&nodes, &pods, &args)?, &outputs)
         }
         Command::Import {
@@ -642,49 +646,6 @@ fn run(cli: Cli) -> Result<(), Failure> {
 
 /// Writes an import's cluster and workload (each atomically, after both validate) and prints
 /// its summary.
-/// An importer writes two files: they must be two, and neither may be one of its inputs (a
-/// cluster written over the node list it was read from is a lost trace).
-fn distinct_outputs(outputs: &SpecOutputs, inputs: &[std::path::PathBuf]) -> Result<(), Failure> {
-    let (cluster, workload) = (&outputs.out_cluster, &outputs.out_workload);
-    if same_file(cluster, workload) {
-        return Err(input(
-            "--out-cluster and --out-workload name the same file: the workload would overwrite the cluster".into(),
-            Some("give the cluster and the workload a file each".into()),
-        ));
-    }
-    for (flag, out) in [("--out-cluster", cluster), ("--out-workload", workload)] {
-        if let Some(read) = inputs.iter().find(|i| same_file(out, i)) {
-            return Err(input(
-                format!(
-                    "{flag} `{}` is an input of this import, `{}`",
-                    out.display(),
-                    read.display()
-                ),
-                Some("write the specs beside the inputs, not over them".into()),
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// Whether two paths name one file: the same path once resolved, the file's directory
-/// resolved when the file does not exist yet.
-fn same_file(a: &Path, b: &Path) -> bool {
-    let resolve = |p: &Path| {
-        std::fs::canonicalize(p).ok().or_else(|| {
-            let dir = p
-                .parent()
-                .filter(|d| !d.as_os_str().is_empty())
-                .unwrap_or(Path::new("."));
-            Some(std::fs::canonicalize(dir).ok()?.join(p.file_name()?))
-        })
-    };
-    match (resolve(a), resolve(b)) {
-        (Some(x), Some(y)) => x == y,
-        _ => a == b,
-    }
-}
-
 fn write_imported(imported: &Imported, outputs: &SpecOutputs) -> Result<(), Failure> {
     let cluster = toml::cluster(&imported.comments, &imported.cluster);
     let workload = toml::preemption_workload(&imported.comments, &imported.workload);

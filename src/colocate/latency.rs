@@ -4,7 +4,9 @@
 //! η_B (C batch size, ℓ tokens; δ = β = 0 is the paper's model); one decode iteration
 //! Δ_D = δ_0 + δ_1 · ctx (ctx = tokens in context over the batch).
 
-use crate::spec::limits::{MAX_BATCH, MAX_OPERATION_S, MAX_TOKENS, MIN_SLO_S};
+use crate::spec::limits::{
+    MAX_BATCH, MAX_FACTOR, MAX_GPUS_PER_SERVER, MAX_OPERATION_S, MAX_TOKENS, MIN_SLO_S,
+};
 use statrs::distribution::{ContinuousCDF, FisherSnedecor};
 
 use super::trace::{RowError, csv_records};
@@ -433,12 +435,12 @@ pub fn fit(samples: &[Sample]) -> Fit {
     }
 }
 
-/// The largest `slo_factor` a workload may set and the most pipeline stages it may have
-/// (`spec::validate`): with both, the shortest SLO a `[model]` allows is the longest. A fit
+/// The largest `slo_factor` a workload may set and the most pipeline stages it may have (one
+/// per GPU of a server): with both, the shortest SLO a `[model]` allows is the longest. A fit
 /// whose one-token forward pass is too short even then is refused by every workload.
-const MOST_SLO_FACTOR: f64 = 1e9;
+const MOST_SLO_FACTOR: f64 = MAX_FACTOR;
 /// See [`MOST_SLO_FACTOR`].
-const MOST_STAGES: f64 = 64.0;
+const MOST_STAGES: f64 = MAX_GPUS_PER_SERVER as f64;
 
 /// Measurements that differ by less than this share of the largest do not vary: R² has no
 /// variance to explain (its 1 − SS_res / SS_tot divides by rounding), and a slope fitted to

@@ -342,3 +342,49 @@ pub fn check_generated(files: &[(String, String)]) -> Result<(), SessionError> {
     }
     Ok(())
 }
+
+/// An importer writes two files: they must be two, and neither may be one of its inputs (a
+/// cluster written over the node list it was read from is a lost trace).
+pub fn distinct_outputs(
+    cluster: &Path,
+    workload: &Path,
+    inputs: &[PathBuf],
+) -> Result<(), SessionError> {
+    if same_file(cluster, workload) {
+        return Err(SessionError::input(
+            "--out-cluster and --out-workload name the same file: the workload would overwrite the cluster",
+            Some("give the cluster and the workload a file each".into()),
+        ));
+    }
+    for (flag, out) in [("--out-cluster", cluster), ("--out-workload", workload)] {
+        if let Some(read) = inputs.iter().find(|i| same_file(out, i)) {
+            return Err(SessionError::input(
+                format!(
+                    "{flag} `{}` is an input of this import, `{}`",
+                    out.display(),
+                    read.display()
+                ),
+                Some("write the specs beside the inputs, not over them".into()),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether two paths name one file: the same path once resolved, the file's directory
+/// resolved when the file does not exist yet.
+fn same_file(a: &Path, b: &Path) -> bool {
+    let resolve = |p: &Path| {
+        std::fs::canonicalize(p).ok().or_else(|| {
+            let dir = p
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            Some(std::fs::canonicalize(dir).ok()?.join(p.file_name()?))
+        })
+    };
+    match (resolve(a), resolve(b)) {
+        (Some(x), Some(y)) => x == y,
+        _ => a == b,
+    }
+}

@@ -6,6 +6,19 @@
 /// Servers in one cluster, over all pools.
 pub const MAX_SERVERS: i64 = 100_000;
 
+/// Largest server the allocator's bit sets hold.
+pub const MAX_GPUS_PER_SERVER: i64 = 64;
+/// Most cores per server: the capacity of [`CoreSet`](crate::topology::CoreSet).
+pub const MAX_CORES_PER_SERVER: i64 = 256;
+
+/// Memory figures of a co-location model (MiB, MiB per token): a petabyte, far above any GPU,
+/// far below where sums over a plan lose precision.
+pub const MAX_MIB: f64 = 1e9;
+
+/// Rates, factors and LeMix's score weights (`slo_factor` among them): far above any
+/// meaningful value.
+pub const MAX_FACTOR: f64 = 1e9;
+
 /// `ilp_time_limit_s` of either workload kind: one week.
 pub const MAX_TIME_LIMIT_S: f64 = 7.0 * 86_400.0;
 

@@ -1,18 +1,13 @@
 //! Single-file checks of a cluster spec, with the server-size limits they enforce: the
 //! importers clamp to the same limits, so they live with the check that states them.
 
-use crate::spec::limits::{MAX_PENALTY, MAX_SERVERS};
+use crate::spec::limits::{MAX_CORES_PER_SERVER, MAX_GPUS_PER_SERVER, MAX_PENALTY, MAX_SERVERS};
 use std::collections::BTreeMap;
 
 use super::findings::Findings;
 use crate::p;
 use crate::spec::cluster::{ClusterSpec, builtin_server_types};
 use crate::spec::source::Finding;
-
-/// Largest server the allocator's bit sets hold.
-pub const MAX_GPUS_PER_SERVER: i64 = 64;
-/// Most cores per server: the capacity of [`CoreSet`](crate::topology::CoreSet).
-pub const MAX_CORES_PER_SERVER: i64 = 256;
 
 /// Single-file checks of a cluster spec.
 pub fn cluster(spec: &ClusterSpec) -> Vec<Finding> {

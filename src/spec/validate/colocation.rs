@@ -7,17 +7,10 @@ use crate::spec::colocation::{
     COLOCATION_PLANNERS, ColocationPlanners, ColocationSpec, RequestSpec, TokenDist,
 };
 use crate::spec::limits::{
-    MAX_BATCH, MAX_OPERATION_S, MAX_REQUESTS, MAX_SECONDS, MAX_SERVERS, MAX_TIME_LIMIT_S,
-    MAX_TOKENS, MAX_TRAINING_TASKS, MIN_SLO_S,
+    MAX_BATCH, MAX_FACTOR, MAX_GPUS_PER_SERVER, MAX_MIB, MAX_OPERATION_S, MAX_REQUESTS,
+    MAX_SECONDS, MAX_SERVERS, MAX_TIME_LIMIT_S, MAX_TOKENS, MAX_TRAINING_TASKS, MIN_SLO_S,
 };
 use crate::spec::source::Finding;
-
-/// Memory figures of the model (MiB, MiB per token): a petabyte, far above any GPU, far below
-/// where sums over a plan lose precision.
-const MAX_MIB: f64 = 1e9;
-
-/// Rates, factors and LeMix's score weights: far above any meaningful value.
-const MAX_FACTOR: f64 = 1e9;
 
 fn token_dist(out: &mut Findings, path: &str, d: &TokenDist) {
     let base = path;
@@ -50,7 +43,7 @@ pub fn colocation(spec: &ColocationSpec) -> Vec<Finding> {
     out.at_most(
         p!["model", "stages"],
         m.stages,
-        super::cluster::MAX_GPUS_PER_SERVER,
+        MAX_GPUS_PER_SERVER,
         "`stages`",
     );
     out.positive(p!["model", "eta_forward"], m.eta_forward, "`eta_forward`");

@@ -11,6 +11,7 @@ mod eligibility;
 mod findings;
 mod preemption;
 
-pub use self::cluster::{MAX_CORES_PER_SERVER, MAX_GPUS_PER_SERVER, cluster};
+pub use self::cluster::cluster;
 pub use self::colocation::{colocation, colocation_with_trace};
 pub use self::preemption::preemption;
+pub use crate::spec::limits::{MAX_CORES_PER_SERVER, MAX_GPUS_PER_SERVER};
