@@ -5,7 +5,7 @@
 //! measured by `scripts/hardening-check.sh`, not here.
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::{run, snapshot};
 
@@ -52,6 +52,23 @@ fn arg(s: impl Into<String>) -> String {
     s.into()
 }
 
+/// Writes `text` as `name` in `dir`; its path as an argument.
+fn input(dir: &Path, name: &str, text: &str) -> String {
+    let file = dir.join(name);
+    std::fs::write(&file, text).expect("write");
+    file.display().to_string()
+}
+
+/// `--out-cluster DIR/c.toml --out-workload DIR/w.toml`.
+fn spec_outputs(dir: &Path) -> [String; 4] {
+    [
+        arg("--out-cluster"),
+        dir.join("c.toml").display().to_string(),
+        arg("--out-workload"),
+        dir.join("w.toml").display().to_string(),
+    ]
+}
+
 const TINY_CLUSTER: &str = "tests/fixtures/valid/tiny-cluster.toml";
 
 const WORKLOAD_HEAD: &str =
@@ -60,16 +77,15 @@ const WORKLOAD_HEAD: &str =
 #[test]
 fn a_syntax_error_at_column_70_000_is_drawn_as_a_window() {
     let dir = scratch("long-line");
-    let file = dir.join("long-line.toml");
     let text = format!(
         "kind = \"cluster\"\nname = \"{}\" junk\n",
         "a".repeat(70_000)
     );
-    std::fs::write(&file, text).expect("write");
+    let file = input(&dir, "long-line.toml", &text);
     refused(
         "toml-line-of-70-kb",
         &dir,
-        &[arg("validate"), file.display().to_string()],
+        &[arg("validate"), file],
         "long-line.toml",
         40,
     );
@@ -78,17 +94,16 @@ fn a_syntax_error_at_column_70_000_is_drawn_as_a_window() {
 #[test]
 fn a_value_error_at_column_70_000_is_drawn_as_a_window() {
     let dir = scratch("long-value");
-    let file = dir.join("long-value.toml");
     let cluster = std::fs::read_to_string(super::root().join(TINY_CLUSTER)).expect("fixture");
     let text = cluster.replace(
         "gpu_numa = [0, 1, 2, 3]",
         &format!("gpu_numa = [{}0, 1, 2, 9]", " ".repeat(70_000)),
     );
-    std::fs::write(&file, text).expect("write");
+    let file = input(&dir, "long-value.toml", &text);
     refused(
         "toml-value-at-column-70-kb",
         &dir,
-        &[arg("validate"), file.display().to_string()],
+        &[arg("validate"), file],
         "long-value.toml",
         40,
     );
@@ -97,25 +112,16 @@ fn a_value_error_at_column_70_000_is_drawn_as_a_window() {
 #[test]
 fn a_one_line_export_with_an_error_past_column_65_535_is_located() {
     let dir = scratch("one-line-json");
-    let file = dir.join("one-line.json");
     let mut text = String::from("{\"kind\":\"List\",\"items\":[");
     for _ in 0..3_000 {
         text.push_str("{\"kind\":\"Node\",\"metadata\":{\"name\":\"n\"}},");
     }
     text.push_str("{\"kind\":\"Node\",\"metadata\":{\"name\":\"n\"}}");
-    std::fs::write(&file, &text).expect("write");
+    let file = input(&dir, "one-line.json", &text);
     refused(
         "k8s-one-line-json-cut-at-120-kb",
         &dir,
-        &[
-            arg("import"),
-            arg("k8s"),
-            file.display().to_string(),
-            arg("--out-cluster"),
-            dir.join("c.toml").display().to_string(),
-            arg("--out-workload"),
-            dir.join("w.toml").display().to_string(),
-        ],
+        &[&[arg("import"), arg("k8s"), file][..], &spec_outputs(&dir)].concat(),
         "one-line.json",
         40,
     );
@@ -124,19 +130,18 @@ fn a_one_line_export_with_an_error_past_column_65_535_is_located() {
 #[test]
 fn a_trace_row_of_70_kb_is_located_and_its_value_cut() {
     let dir = scratch("long-row");
-    let file = dir.join("long-row.csv");
     let text = format!(
         "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,{},x\n",
         "1".repeat(70_000)
     );
-    std::fs::write(&file, text).expect("write");
+    let file = input(&dir, "long-row.csv", &text);
     refused(
         "azure-row-of-70-kb",
         &dir,
         &[
             arg("import"),
             arg("azure-llm"),
-            file.display().to_string(),
+            file,
             arg("--out"),
             dir.join("w.toml").display().to_string(),
         ],
@@ -148,7 +153,6 @@ fn a_trace_row_of_70_kb_is_located_and_its_value_cut() {
 #[test]
 fn twenty_thousand_errors_draw_the_first_hundred_and_count_the_rest() {
     let dir = scratch("many-errors");
-    let file = dir.join("many-errors.toml");
     let mut text = String::from(WORKLOAD_HEAD);
     for i in 0..20_000 {
         let _ = write!(
@@ -156,12 +160,8 @@ fn twenty_thousand_errors_draw_the_first_hundred_and_count_the_rest() {
             "[[running]]\nworkload = \"nope{i}\"\nnode = \"tiny-0\"\n"
         );
     }
-    std::fs::write(&file, text).expect("write");
-    let args = [
-        arg("validate"),
-        arg(TINY_CLUSTER),
-        file.display().to_string(),
-    ];
+    let file = input(&dir, "many-errors.toml", &text);
+    let args = [arg("validate"), arg(TINY_CLUSTER), file];
     let (_, _, stderr) = run(&args);
     assert_eq!(
         stderr.matches("spec::undefined-reference").count(),
@@ -182,17 +182,12 @@ fn twenty_thousand_errors_draw_the_first_hundred_and_count_the_rest() {
 #[test]
 fn a_cores_list_of_8_000_repeated_ids_is_drawn_in_bounded_text() {
     let dir = scratch("repeated-ids");
-    let file = dir.join("repeated-ids.toml");
     let text = format!(
         "{WORKLOAD_HEAD}[[running]]\nworkload = \"b\"\nnode = \"tiny-0\"\ncores = [{}0]\n",
         "0, ".repeat(8_000)
     );
-    std::fs::write(&file, text).expect("write");
-    let args = [
-        arg("validate"),
-        arg(TINY_CLUSTER),
-        file.display().to_string(),
-    ];
+    let file = input(&dir, "repeated-ids.toml", &text);
+    let args = [arg("validate"), arg(TINY_CLUSTER), file];
     let (_, _, stderr) = run(&args);
     assert!(
         stderr.len() < 200_000,
@@ -205,25 +200,24 @@ fn a_cores_list_of_8_000_repeated_ids_is_drawn_in_bounded_text() {
 #[test]
 fn a_node_list_of_100_001_servers_is_refused_at_the_row_past_the_limit() {
     let dir = scratch("nodes");
-    let nodes = dir.join("nodes.csv");
     let mut text = String::from("sn,cpu_milli,memory_mib,gpu,model\n");
     for i in 0..100_001 {
         let _ = writeln!(text, "node-{i},96000,786432,8,G2");
     }
-    std::fs::write(&nodes, text).expect("write");
+    let nodes = input(&dir, "nodes.csv", &text);
     refused(
         "alibaba-nodes-above-the-server-limit",
         &dir,
         &[
-            arg("import"),
-            arg("alibaba-openb"),
-            nodes.display().to_string(),
-            arg("tests/fixtures/import/valid/alibaba-pods.csv"),
-            arg("--out-cluster"),
-            dir.join("c.toml").display().to_string(),
-            arg("--out-workload"),
-            dir.join("w.toml").display().to_string(),
-        ],
+            &[
+                arg("import"),
+                arg("alibaba-openb"),
+                nodes,
+                arg("tests/fixtures/import/valid/alibaba-pods.csv"),
+            ][..],
+            &spec_outputs(&dir),
+        ]
+        .concat(),
         "nodes.csv",
         40,
     );
@@ -245,16 +239,15 @@ fn a_spec_file_above_its_limit_is_refused_by_its_size() {
 #[test]
 fn control_characters_in_names_are_escaped_in_tables() {
     let dir = scratch("escapes");
-    let file = dir.join("escapes.toml");
     let text = format!(
         "{}[[preempt]]\nworkload = \"b\\u001b[31mRED\"\ncount = 1\n",
         WORKLOAD_HEAD.replace("name = \"b\"", "name = \"b\\u001b[31mRED\"")
     );
-    std::fs::write(&file, text).expect("write");
+    let file = input(&dir, "escapes.toml", &text);
     let (code, stdout, stderr) = run(&[
         arg("plan"),
         arg(TINY_CLUSTER),
-        file.display().to_string(),
+        file.clone(),
         arg("--planners"),
         arg("k8s-default"),
     ]);
@@ -265,7 +258,7 @@ fn control_characters_in_names_are_escaped_in_tables() {
     let (_, json, _) = run(&[
         arg("plan"),
         arg(TINY_CLUSTER),
-        file.display().to_string(),
+        file,
         arg("--planners"),
         arg("k8s-default"),
         arg("--format"),
