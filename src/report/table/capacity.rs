@@ -262,7 +262,7 @@ fn request_rate(r: &CapacityReport) -> String {
     ));
     let _ = writeln!(
         out,
-        "\ncapacity: the highest arrival rate (the spec's process at that rate, or its trace's arrivals scaled to it) at\nwhich the backlog of requests not yet done (prefill and decode) stays bounded (mean over the window's last\nthird ≤ 2 × its first third + one request per node), bracketed from the workload's own rate, then by bisection."
+        "\ncapacity: the highest arrival rate (the spec's process at that rate, or its trace's or listed requests'\narrivals scaled to it) at which the backlog of requests not yet done (prefill and decode) stays bounded\n(mean over the window's last third ≤ 2 × its first third + one request per node), bracketed from the\nworkload's own rate, then by bisection."
     );
     out
 }
