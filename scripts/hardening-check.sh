@@ -121,3 +121,28 @@ check "sockets = 100" validate $I/sockets-above-limit.toml
 check "unknown arrival.process" validate $I/coloc-arrival-process-unknown.toml
 check "co-location capacity at rate_rps = 1e5" capacity examples/clusters/a100-x16.toml "$tmp/rate-1e5.toml" --planners separate,lemix
 check "co-location capacity of a trace workload" capacity examples/clusters/a100-x16.toml $V/coloc-trace.toml
+# A 50 MB shard: valid (34 scenarios × 1,000 seeds of a real sweep), and the same size of one
+# small shard's rows repeated (refused as duplicates at its first copy).
+alphas=$(seq -s, 0 0.03 0.99)
+"$bin" sweep $V/tiny-cluster.toml $V/sim-small.toml --set "flextopo.alpha=$alphas" --seeds 1000 --cycles 1 \
+  --planners k8s-default,k8s-nrt,flextopo-imp --format csv --out "$tmp/shard-50mb.csv" 2>/dev/null
+"$bin" sweep $V/tiny-cluster.toml $V/sim-small.toml --set flextopo.alpha=0 --seeds 2 --cycles 1 \
+  --format csv --out "$tmp/small.csv" 2>/dev/null
+python3 - "$tmp" <<'PY'
+import sys
+t = sys.argv[1]
+lines = open(f'{t}/small.csv').read().splitlines(keepends=True)
+head, rows = lines[:2], lines[2:]
+with open(f'{t}/dup-50mb.csv', 'w') as f:
+    f.writelines(head)
+    size = 0
+    while size < 50 << 20:
+        f.writelines(rows)
+        size += sum(len(r) for r in rows)
+PY
+check "merge of a valid $(du -m "$tmp/shard-50mb.csv" | cut -f1) MB shard" merge "$tmp/shard-50mb.csv" --format csv --out "$tmp/merged.csv"
+check "merge of a 50 MB shard of repeated rows" merge "$tmp/dup-50mb.csv" --format csv --out "$tmp/merged.csv"
+check "diff --fail-on-regression ''" diff tests/fixtures/diff/base.json tests/fixtures/diff/base.json --fail-on-regression ''
+check "diff of values at ±1e308" diff tests/fixtures/diff/base.json tests/fixtures/diff/huge.json
+check "profile fit of constant samples" profile fit $I/samples-constant.csv
+check "profile fit of declining samples" profile fit $I/samples-declining.csv
