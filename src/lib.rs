@@ -5,6 +5,7 @@
 //! `coplan` binary calls and the printers it renders with. `docs/architecture.md` draws the
 //! parts and what each may import.
 
+pub mod calendar;
 pub mod colocate;
 pub mod import;
 pub mod plan;

@@ -40,18 +40,21 @@ const PRINTERS: &[&str] = &[
 const MAY_IMPORT: &[(&str, &[&str])] = &[
     ("spec", &[]),
     ("rng", &[]),
+    ("calendar", &[]),
     ("solver", &["spec"]),
     ("topology", &["spec"]),
     ("plan", &["spec", "topology"]),
     ("verify", &["plan", "spec", "topology"]),
-    ("import", &["spec", "topology"]),
+    ("import", &["calendar", "spec", "topology"]),
     (
         "preempt",
         &["plan", "verify", "solver", "rng", "spec", "topology"],
     ),
     (
         "colocate",
-        &["plan", "verify", "solver", "rng", "spec", "topology"],
+        &[
+            "plan", "verify", "solver", "rng", "calendar", "spec", "topology",
+        ],
     ),
     (
         "sim",

@@ -1,7 +1,7 @@
 //! Inference traces: the Azure LLM inference trace 2023 (`TIMESTAMP,ContextTokens,GeneratedTokens`,
 //! CC-BY 4.0; Patel et al., Splitwise, ISCA 2024).
 
-use crate::import::time::{epoch_days, is_date};
+use crate::calendar::{epoch_days, is_date};
 use crate::spec::ColocationSpec;
 use crate::spec::colocation::{
     ColocationObjective, ColocationPlanners, InferenceSpec, LemixSettings, ModelProfile,

@@ -13,6 +13,5 @@ pub mod labels;
 pub mod limits;
 pub mod quantity;
 pub mod summary;
-pub mod time;
 pub mod tree;
 pub mod yaml;

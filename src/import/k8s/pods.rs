@@ -4,10 +4,10 @@
 
 use super::conventions::QosClass;
 use super::read::{PodObject, at_span, parse_quantity};
+use crate::calendar::rfc3339_seconds;
 use crate::import::error::ImportError;
 use crate::import::k8s_objects::Object;
 use crate::import::summary::ImportSummary;
-use crate::import::time::rfc3339_seconds;
 
 /// A pod's request of a resource as the scheduler and kubelet count it: the larger of the app
 /// containers plus the native sidecars (init containers with `restartPolicy: Always`, which

@@ -9,12 +9,12 @@ use std::collections::BTreeMap;
 
 use serde_saphyr::Spanned;
 
+use crate::calendar::rfc3339_seconds;
 use crate::import::dra_objects::{DRA_KINDS, DraObject};
 use crate::import::error::ImportError;
 use crate::import::k8s_objects::{Object, Quantity, ignored_fields};
 use crate::import::limits::{MAX_CLOCK_SPAN_S, MAX_QUANTITY};
 use crate::import::summary::ImportSummary;
-use crate::import::time::rfc3339_seconds;
 use crate::import::tree::{Node, Sink, Value, from_tree};
 use crate::import::{json, quantity, yaml};
 

@@ -1,7 +1,13 @@
 //! The checks `merge` runs on each file: its header against itself, every row against the
 //! sweep, and every scenario's row count.
 
-use super::*;
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::metrics::SweepKind;
+use super::read::ShardFile;
+use super::rows::*;
+use crate::sim::fingerprint::{SweepInputs, VERSION, parse_seeds};
+use crate::spec::limits::MAX_SEEDS;
 
 /// The sweep a shard's header describes, checked against itself: its fingerprint is the
 /// digest of its inputs, its keys and scenario count are those of its swept values.

@@ -1,7 +1,17 @@
 //! Reading one shard file, CSV or JSON Lines, into rows of 32 bytes: its header, its rows
 //! checked against the header's own scenarios as they are read.
 
-use super::*;
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::Deserialize;
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::Value;
+
+use super::rows::*;
+use crate::sim::fingerprint::{SweepInputs, SweptKey};
+use crate::sim::sweep::CSV_MAGIC;
 
 /// One shard file as read: what its header declares and its rows.
 #[derive(Debug, Clone)]

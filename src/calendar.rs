@@ -1,5 +1,6 @@
-//! RFC 3339 timestamps as Kubernetes writes them (`2024-05-01T10:00:00Z`,
-//! `2024-05-01T10:00:00.5+02:00`) → seconds since the epoch.
+//! The calendar: which dates exist, days since the epoch, and RFC 3339 timestamps as Kubernetes
+//! writes them (`2024-05-01T10:00:00Z`, `2024-05-01T10:00:00.5+02:00`) → seconds since the
+//! epoch. One rule for every date coplan reads (Kubernetes exports, Azure traces).
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (Hinnant's civil-days algorithm); the
 /// date must be one the calendar has ([`is_date`]).
