@@ -19,13 +19,17 @@ struct Sheet(csv::Writer<Vec<u8>>);
 
 impl Sheet {
     fn new(header: &[&str]) -> Self {
-        Self::after("", header)
+        Self::after("", header, 0)
     }
 
     /// A sheet whose text starts with `preamble` (a comment line), written into the same
-    /// buffer: a merged sweep's text is tens of megabytes, and is not copied to prepend it.
-    fn after(preamble: &str, header: &[&str]) -> Self {
-        let mut sheet = Sheet(csv::Writer::from_writer(preamble.as_bytes().to_vec()));
+    /// buffer, reserved for `capacity` bytes: a merged sweep's text is tens of megabytes, and is
+    /// neither copied to prepend a line nor regrown by doubling (a reservation larger than the
+    /// text costs address space, not memory: untouched pages are never resident).
+    fn after(preamble: &str, header: &[&str], capacity: usize) -> Self {
+        let mut buffer = Vec::with_capacity(capacity.max(preamble.len()));
+        buffer.extend_from_slice(preamble.as_bytes());
+        let mut sheet = Sheet(csv::Writer::from_writer(buffer));
         sheet.row(header);
         sheet
     }
@@ -215,7 +219,19 @@ pub fn sweep(out: &SweepOutput) -> String {
     let mut header: Vec<&str> = vec!["scenario"];
     header.extend(out.keys.iter().map(String::as_str));
     header.extend(["planner", "seed", "metric", "value"]);
-    let mut sheet = Sheet::after(&meta, &header);
+    // Each row's text is about the longest of the first rows' (its value varies most).
+    let row_bytes = out
+        .rows
+        .iter()
+        .take(256)
+        .map(|r| {
+            let params: usize = r.params.iter().map(|(_, v)| v.len() + 1).sum();
+            params + r.planner.len() + r.metric.len() + 3 * 20 + 5
+        })
+        .max()
+        .unwrap_or(0);
+    let capacity = meta.len() + out.rows.len().saturating_mul(row_bytes);
+    let mut sheet = Sheet::after(&meta, &header, capacity);
     for r in &out.rows {
         let mut cells = vec![r.scenario.to_string()];
         cells.extend(r.params.iter().map(|(_, v)| v.clone()));
