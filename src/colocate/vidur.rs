@@ -59,6 +59,8 @@ const LAYER_OPERATORS: [&str; 9] = [
 /// One row of Vidur's table, reduced to what a stage needs.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct LayerRow {
+    /// Its line in the file, for a sample it would make that the latency model refuses.
+    line: usize,
     tokens: u32,
     tensor_parallel: u32,
     /// Σ of the layer's operator medians, seconds.
@@ -144,6 +146,7 @@ fn read_rows(text: &str) -> Result<Vec<LayerRow>, RowError> {
             });
         }
         rows.push(LayerRow {
+            line,
             tokens: count(tokens, "num_tokens", MAX_TOKENS)?,
             tensor_parallel: count(tp, "num_tensor_parallel_workers", 4_096)?,
             layer_s,
@@ -153,6 +156,26 @@ fn read_rows(text: &str) -> Result<Vec<LayerRow>, RowError> {
         });
     }
     Ok(rows)
+}
+
+/// A derived sample the latency model prices, or the row that makes one it would refuse: a
+/// stage of many layers of a wide model at a long prompt can pass `MAX_OPERATION_S` even when
+/// each measured layer is within it, and `profile fit` would then refuse the written samples.
+fn within_operation_limit(
+    row: &LayerRow,
+    what: &str,
+    tokens: u32,
+    stage_s: f64,
+) -> Result<(), RowError> {
+    if stage_s.is_finite() && stage_s <= MAX_OPERATION_S {
+        return Ok(());
+    }
+    Err(RowError {
+        line: row.line,
+        message: format!(
+            "{what} of {tokens} tokens on the stage would take {stage_s:e} s (measured layers plus the derived kernels), above the limit of {MAX_OPERATION_S:e} s per operation"
+        ),
+    })
 }
 
 /// Forward, backward and decode samples of one pipeline stage, and comment lines that say what
@@ -201,6 +224,12 @@ pub fn stage_samples(
     for r in &kept {
         let l = r.tokens as f64;
         let forward = layers * r.layer_s + attention_prefill_s(l);
+        within_operation_limit(
+            r,
+            "a backward pass",
+            r.tokens,
+            BACKWARD_OVER_FORWARD * forward,
+        )?;
         samples.push(Sample {
             kind: SampleKind::Forward,
             batch: 1,
@@ -216,11 +245,13 @@ pub fn stage_samples(
     }
     if let Some(one) = rows.iter().find(|r| r.tokens == 1) {
         for ctx in DECODE_CONTEXTS {
+            let stage_s = layers * one.layer_s + kv_read_s(ctx as f64);
+            within_operation_limit(one, "a decode iteration", ctx, stage_s)?;
             samples.push(Sample {
                 kind: SampleKind::Decode,
                 batch: 1,
                 tokens: ctx,
-                stage_s: layers * one.layer_s + kv_read_s(ctx as f64),
+                stage_s,
             });
         }
     }
@@ -333,6 +364,28 @@ mod tests {
             ..options
         };
         assert!(stage_samples(&table(), &tp4).is_err());
+    }
+
+    #[test]
+    fn a_stage_the_latency_model_would_refuse_is_an_error_at_its_row() {
+        // A model of 2^24-wide layers at 2^20 tokens: each layer is measured in time, but the
+        // derived attention of the stage is years long.
+        let wide = table()
+            .replace(",32,8,4096,1000,1", ",32,8,16777216,1048576,1")
+            .replace(",32,8,4096,1,1", ",32,8,16777216,1,1");
+        let options = VidurOptions {
+            layers_per_stage: 80,
+            tensor_parallel: 1,
+            attention_efficiency: 0.5,
+            max_tokens: 1 << 20,
+        };
+        let e = stage_samples(&wide, &options).expect_err("above the operation limit");
+        assert_eq!(e.line, 3, "{}", e.message);
+        assert!(
+            e.message.contains("above the limit of 1e6 s"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]

@@ -267,3 +267,31 @@ fn control_characters_in_names_are_escaped_in_tables() {
     assert!(json.contains("b\\u001b[31mRED"), "{json}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_node_advertising_2_32_gpus_keeps_the_64_a_server_holds() {
+    let dir = scratch("many-gpus");
+    let text = r#"{"apiVersion": "v1", "kind": "List", "items": [
+  {"apiVersion": "v1", "kind": "Node",
+   "metadata": {"name": "node-b", "labels": {"nvidia.com/gpu.product": "NVIDIA-L4"}},
+   "status": {"allocatable": {"cpu": "32", "nvidia.com/gpu": "4294967295"}}}
+]}"#;
+    let export = input(&dir, "nodes.json", text);
+    let (code, _, stderr) = run(&[
+        &[arg("import"), arg("k8s"), export][..],
+        &spec_outputs(&dir),
+    ]
+    .concat());
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("advertises more than 64 devices"),
+        "{stderr}"
+    );
+    let cluster = std::fs::read_to_string(dir.join("c.toml")).expect("the cluster is written");
+    let gpus = cluster
+        .lines()
+        .find_map(|l| l.strip_prefix("gpu_numa = "))
+        .map_or(0, |list| list.split(',').count());
+    assert_eq!(gpus, 64, "{cluster}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -10,6 +10,7 @@ use super::devices::DeviceFacts;
 use crate::import::k8s_objects::Labels;
 use crate::import::summary::ImportSummary;
 use crate::spec::cluster::DEFAULT_GPU_KIND;
+use crate::spec::limits::MAX_GPUS_PER_SERVER;
 
 /// The AMD resource of whole GPUs.
 pub const AMD_GPU_RESOURCE: &str = "amd.com/gpu";
@@ -123,7 +124,10 @@ pub(super) fn plugin_devices(
             summary.honoured("nodes_with_mig_mixed_strategy_resources", 1);
         }
         let memory_mib = if fraction < 1.0 { None } else { memory };
-        for _ in 0..n {
+        // A server holds at most `MAX_GPUS_PER_SERVER` devices: a count of 2³² − 1 is not
+        // listed one by one (the node keeps the first ones; `nodes` reports the cut).
+        let room = (MAX_GPUS_PER_SERVER as usize).saturating_sub(out.len()) as u64 + 1;
+        for _ in 0..n.min(room) {
             out.push(DeviceFacts {
                 kind: kind.clone(),
                 numa: None,

@@ -92,6 +92,18 @@ pub(super) fn read_nodes(
                 .cloned()
                 .unwrap_or_default(),
         );
+        let most = crate::spec::limits::MAX_GPUS_PER_SERVER as usize;
+        if devices.len() > most {
+            summary.dropped(
+                "devices_beyond_the_64_a_server_holds",
+                (devices.len() - most) as u64,
+            );
+            summary.warn(format!(
+                "node `{}` advertises more than {most} devices; coplan models at most {most} per server, the first {most} are kept",
+                node.name
+            ));
+            devices.truncate(most);
+        }
         let cpus = inventory.cpus.get(&node.name).cloned().unwrap_or_default();
         nvidia_kind.insert(node.name.clone(), nvidia_gpu_kind(labels));
         if alloc.allocatable.contains_key("memory") || alloc.capacity.contains_key("memory") {
