@@ -15,9 +15,9 @@ use std::process::Command;
 use std::time::Instant;
 
 use coplan::report::{json, table};
-use coplan::session::commands::{self, SimulationResult};
 use coplan::session::diff::diff_files;
 use coplan::session::load::{Workload, load_pair};
+use coplan::session::simulate::{self, SimulationResult};
 use coplan::sim::preemption::SimOptions;
 
 const GOAL_S: f64 = 0.1;
@@ -54,7 +54,7 @@ fn simulate(alpha: f64, options: &SimOptions, out: &Path) {
     if let Workload::Preemption(spec) = &mut pair.workload {
         spec.flextopo.alpha = alpha;
     }
-    let result = commands::simulate(&pair, options, &|| {}).expect("the simulation runs");
+    let result = simulate::simulate(&pair, options, &|| {}).expect("the simulation runs");
     let text = match &result {
         SimulationResult::Preemption(r) => json::to_json(r),
         SimulationResult::Colocation(r) => json::to_json(r),

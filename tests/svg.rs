@@ -14,8 +14,9 @@ use std::path::Path;
 use coplan::report::svg::capacity::{CapacityChart, CapacityCurve, CapacityPoint, capacity};
 use coplan::report::svg::error::SvgError;
 use coplan::report::svg::{simulation, sweep, timeline, topology};
-use coplan::session::commands::{self, SimulationResult};
 use coplan::session::load::{Pair, load_pair};
+use coplan::session::simulate::{self as session_simulate, SimulationResult};
+use coplan::session::{timeline as session_timeline, topology as session_topology};
 use coplan::sim::preemption::SimOptions;
 use coplan::sim::sweep::{Row, SweepOutput};
 
@@ -106,7 +107,7 @@ fn simulation_of_a_preemption_workload() {
         "examples/clusters/gpu-2s4n8g-x4.toml",
         "tests/fixtures/valid/sim-small.toml",
     );
-    let result = commands::simulate(&p, &options(&[1, 2], 2, None), &|| {});
+    let result = session_simulate::simulate(&p, &options(&[1, 2], 2, None), &|| {});
     let Ok(SimulationResult::Preemption(sim)) = result else {
         panic!("a preemption simulation");
     };
@@ -120,7 +121,7 @@ fn simulation_of_a_colocation_workload() {
         "tests/fixtures/valid/coloc-trace.toml",
     );
     let planners = ["separate", "mix-rr", "mix-luf", "lemix"];
-    let result = commands::simulate(&p, &options(&[1, 2, 3], 1, Some(&planners)), &|| {});
+    let result = session_simulate::simulate(&p, &options(&[1, 2, 3], 1, Some(&planners)), &|| {});
     let Ok(SimulationResult::Colocation(sim)) = result else {
         panic!("a co-location simulation");
     };
@@ -261,7 +262,7 @@ fn capacity_marks_the_target_and_the_answers() {
 
 #[test]
 fn topology_of_a_cluster_and_of_one_server() {
-    let (cluster, state) = commands::topology(
+    let (cluster, state) = session_topology::topology(
         &root().join("tests/fixtures/valid/tiny-cluster.toml"),
         Some(&root().join("tests/fixtures/valid/tiny-running.toml")),
     )
@@ -284,7 +285,7 @@ fn topology_of_a_cluster_and_of_one_server() {
 #[test]
 fn a_large_cluster_is_cut_to_its_first_servers() {
     let (cluster, _) =
-        commands::topology(&root().join("examples/clusters/paper-4090-x100.toml"), None)
+        session_topology::topology(&root().join("examples/clusters/paper-4090-x100.toml"), None)
             .unwrap_or_else(|e| panic!("{e:?}"));
     let svg = check("topology-large", || {
         topology::topology(&cluster, None, None)
@@ -308,7 +309,7 @@ fn timeline_of_a_colocation_run() {
         "examples/clusters/a100-x16.toml",
         "tests/fixtures/valid/coloc-trace.toml",
     );
-    let t = commands::timeline(&p, "mix-rr", Some(1)).unwrap_or_else(|e| panic!("{e:?}"));
+    let t = session_timeline::timeline(&p, "mix-rr", Some(1)).unwrap_or_else(|e| panic!("{e:?}"));
     snapshot("timeline", || {
         timeline::colocation_run(&t.run, t.nodes, t.stages, "mix-rr on coloc-trace, a100-x16")
     });
@@ -335,14 +336,14 @@ fn empty_inputs_give_a_no_data_picture() {
         "tests/fixtures/valid/sim-small.toml",
     );
     let Ok(SimulationResult::Preemption(mut sim)) =
-        commands::simulate(&p, &options(&[1], 1, Some(&["k8s-default"])), &|| {})
+        session_simulate::simulate(&p, &options(&[1], 1, Some(&["k8s-default"])), &|| {})
     else {
         panic!("a preemption simulation");
     };
     sim.planners.clear();
     let svg = check("simulation-empty", || simulation::preemption(&sim));
     assert!(svg.contains("no data"));
-    let t = commands::timeline(
+    let t = session_timeline::timeline(
         &pair(
             "examples/clusters/a100-x16.toml",
             "tests/fixtures/valid/coloc-trace.toml",

@@ -8,7 +8,7 @@ use std::fmt::Write;
 use coplan::colocate::setup::cluster_findings;
 use coplan::plan::cancel::Cancel;
 use coplan::plan::{PlanStatus, PlannerRole};
-use coplan::session::commands::{PlanResult, plan};
+use coplan::session::plan::{PlanResult, plan};
 use coplan::session::error::SessionError;
 use coplan::session::load::{Pair, Workload};
 use coplan::spec::{self, Expect, SourceFile, Spec};

@@ -5,6 +5,7 @@ pub mod csv;
 pub mod diagnostic;
 pub mod dot;
 pub mod json;
+pub mod render;
 pub mod svg;
 pub mod table;
 pub mod terminal;

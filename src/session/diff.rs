@@ -1,10 +1,59 @@
 //! `coplan diff`: reads two simulate outputs and compares them.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use super::args::{DiffFormat, OutFile};
 use super::error::SessionError;
 use super::load::{located_error, read_source};
 use crate::sim::diff::{self, DiffError, DiffReport, SimulationInput};
+
+/// `coplan diff`'s arguments.
+#[derive(Debug, Clone, clap::Args)]
+pub struct DiffArgs {
+    /// The baseline simulate output (JSON).
+    pub a: PathBuf,
+    /// The simulate output to compare with it (JSON).
+    pub b: PathBuf,
+    /// The output format.
+    #[arg(long, value_enum, default_value_t = DiffFormat::Table)]
+    pub format: DiffFormat,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub out: OutFile,
+    /// Exit with code 3 (after writing the output) when the interval of any planner
+    /// excludes 0 on the worse side for one of these metrics.
+    #[arg(long, value_name = "METRIC[,METRIC]", value_delimiter = ',')]
+    pub fail_on_regression: Vec<String>,
+}
+
+/// A comparison, and how it is to be written.
+pub struct DiffOutcome {
+    /// The comparison.
+    pub report: DiffReport,
+    /// The output format.
+    pub format: DiffFormat,
+    /// Where the output goes (`None`: stdout).
+    pub out: Option<PathBuf>,
+}
+
+impl DiffOutcome {
+    /// Exit status: infeasible (3) when a gated metric regressed.
+    pub fn verdict(&self) -> Result<(), SessionError> {
+        match self.report.regression_message() {
+            Some(message) => Err(SessionError::Infeasible(message)),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Reads both outputs and compares them.
+pub fn run(args: &DiffArgs) -> Result<DiffOutcome, SessionError> {
+    Ok(DiffOutcome {
+        report: diff_files(&args.a, &args.b, &args.fail_on_regression)?,
+        format: args.format,
+        out: args.out.out.clone(),
+    })
+}
 
 /// What `diff` reads, for help lines.
 const DIFF_INPUT_HELP: &str = "diff takes two outputs of `coplan simulate … --format json`";

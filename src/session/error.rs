@@ -3,7 +3,8 @@
 use crate::spec::InvalidSpec;
 
 /// A session failure. The binary maps it to an exit code: `Invalid` and `Input` are the
-/// user's input (2), `Internal` is a bug (1), `Interrupted` a stop request (130).
+/// user's input (2), `Internal` is a bug (1), `Infeasible` an enforced requirement that does not hold (3),
+/// `Interrupted` a stop request (130).
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum SessionError {
     /// Spec or data files with located issues (file, line, column).
@@ -21,6 +22,10 @@ pub enum SessionError {
     /// says what had finished, where that is worth knowing.
     #[error("{0}")]
     Interrupted(String),
+    /// The output was written, but a requirement the user enforced does not hold
+    /// (`--require-all-placed`, `--fail-on-regression`).
+    #[error("infeasible: {0}")]
+    Infeasible(String),
     /// A failure of the library itself.
     #[error("internal error: {0}")]
     Internal(String),

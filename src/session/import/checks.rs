@@ -4,8 +4,6 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::error::SessionError;
-use super::load::{load_spec, located_error, read_azure_trace, read_source, read_text_within};
 use crate::colocate::trace::workload_from_trace;
 use crate::import::alibaba::{self, AlibabaOptions, At, GpuShares};
 use crate::import::build::parse_qos_override;
@@ -14,6 +12,10 @@ use crate::import::k8s;
 pub use crate::import::k8s::Imported;
 use crate::import::limits::MAX_EXPORT_BYTES;
 pub use crate::import::summary::ImportSummary;
+use crate::session::error::SessionError;
+use crate::session::load::{
+    load_spec, located_error, read_azure_trace, read_source, read_text_within,
+};
 use crate::spec::limits::{MAX_PREEMPTORS, MAX_TIMESTAMP_S};
 use crate::spec::{self, ColocationSpec, Expect, SourceFile, Spec};
 use crate::topology::Cluster;

@@ -1,9 +1,9 @@
-//! The binary's progress bars on stderr: the cycle bar of `simulate`, `sweep` and `capacity`,
+//! The progress bars on stderr: the cycle bar of `simulate`, `sweep` and `capacity`,
 //! and the bar of one `plan` / `explain`, fed by the library's progress reports.
 
 use std::io::IsTerminal;
 
-use coplan::plan::cancel::{Progress, ProgressSink};
+use crate::plan::cancel::{Progress, ProgressSink};
 
 /// A progress bar on stderr when it is a terminal; nothing otherwise.
 pub fn progress_bar(total: u64) -> indicatif::ProgressBar {
