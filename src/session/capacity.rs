@@ -39,11 +39,11 @@ impl From<HoldArg> for Hold {
 /// `coplan capacity`'s arguments.
 #[derive(Debug, Clone, clap::Args)]
 pub struct CapacityArgs {
+    /// The cluster and the workload.
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub inputs: Inputs,
+    /// The planners to run.
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub planners: PlannerList,
     /// Co-location: the seed of the probe runs.
     #[arg(long)]
@@ -74,14 +74,14 @@ pub struct CapacityArgs {
     /// The output format.
     #[arg(long, value_enum, default_value_t = CapacityFormat::Table)]
     pub format: CapacityFormat,
+    /// Where the output goes.
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub out: OutFile,
+    /// The chart, when asked for.
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub plot: PlotFile,
+    /// The exact side's backend and the run's time budget.
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub solving: Solving,
 }
 

@@ -72,14 +72,14 @@ pub enum Command {
     /// Turn what you run into specs: a Kubernetes snapshot, the Alibaba GPU trace, the Azure LLM
     /// trace, Vidur's profiles.
     Import {
+        /// The subcommand.
         #[command(subcommand)]
-        #[allow(missing_docs)]
         command: ImportCommand,
     },
     /// Latency profiles of the co-location model.
     Profile {
+        /// The subcommand.
         #[command(subcommand)]
-        #[allow(missing_docs)]
         command: ProfileCommand,
     },
     /// Compare two `coplan simulate --format json` outputs of the same planners and seeds:

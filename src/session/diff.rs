@@ -17,8 +17,8 @@ pub struct DiffArgs {
     /// The output format.
     #[arg(long, value_enum, default_value_t = DiffFormat::Table)]
     pub format: DiffFormat,
+    /// Where the output goes.
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub out: OutFile,
     /// Exit with code 3 (after writing the output) when the interval of any planner
     /// excludes 0 on the worse side for one of these metrics.

@@ -15,8 +15,8 @@ use crate::preempt::explain::{self, ExplainOptions};
 /// `coplan explain`'s arguments.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ExplainArgs {
+    /// The cluster and the workload.
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub inputs: Inputs,
     /// Preemption: the preemptor to explain, its position in the `[[preempt]]` list, from 1.
     #[arg(long, value_name = "N")]
@@ -24,8 +24,8 @@ pub struct ExplainArgs {
     /// Co-location: the task to explain, its id in the plan's events, from 0.
     #[arg(long, value_name = "ID")]
     pub task: Option<u32>,
+    /// The planners to run.
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub planners: PlannerList,
     /// Overrides [fill].seed (the initial fill) of a preemption workload.
     #[arg(long)]
@@ -33,11 +33,11 @@ pub struct ExplainArgs {
     /// The output format.
     #[arg(long, value_enum, default_value_t = ExplainFormat::Table)]
     pub format: ExplainFormat,
+    /// Where the output goes.
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub out: OutFile,
+    /// The exact side's backend and the run's time budget.
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub solving: Solving,
 }
 

@@ -17,11 +17,11 @@ pub struct MergeArgs {
     /// The output format.
     #[arg(long, value_enum, default_value_t = MergeFormat::Table)]
     pub format: MergeFormat,
+    /// Where the output goes.
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub out: OutFile,
+    /// The chart, when asked for.
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub plot: PlotFile,
 }
 

@@ -14,21 +14,21 @@ use crate::preempt::planning::{self, PlanOptions};
 /// `coplan plan`'s arguments.
 #[derive(Debug, Clone, clap::Args)]
 pub struct PlanArgs {
+    /// The cluster and the workload.
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub inputs: Inputs,
     /// The output format.
     #[arg(long, value_enum, default_value_t = PlanFormat::Table)]
     pub format: PlanFormat,
+    /// The planners to run.
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub planners: PlannerList,
     /// Seed of the run: overrides [fill].seed (the initial fill) of a preemption workload
     /// and [planners].seed of a co-location workload.
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Where the output goes.
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub out: OutFile,
     /// Exit with code 3 when no planner places every preemptor.
     #[arg(long)]
@@ -39,8 +39,8 @@ pub struct PlanArgs {
     /// K tasks whose response differs most from `ilp`'s schedule (for `explain --task`).
     #[arg(long, value_name = "K")]
     pub worst: Option<usize>,
+    /// The exact side's backend and the run's time budget.
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub solving: Solving,
     /// Preemption tables: which event lines to print per planner: `none`, `worst` (the
     /// costliest events), `all`. Default: all up to 50 events, else the worst with a note.

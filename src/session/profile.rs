@@ -16,8 +16,8 @@ pub enum ProfileCommand {
     Fit {
         /// The samples CSV (`kind,batch,tokens,stage_s`).
         samples: PathBuf,
+        /// Where the output goes.
         #[command(flatten)]
-        #[allow(missing_docs)]
         out: OutFile,
     },
 }

@@ -17,26 +17,26 @@ const DEFAULT_COLOCATION_SEEDS: u64 = 10;
 /// `coplan simulate`'s arguments.
 #[derive(Debug, Clone, clap::Args)]
 pub struct SimulateArgs {
+    /// The cluster and the workload.
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub inputs: Inputs,
+    /// Seeds and cycles.
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub repeats: Repeats,
+    /// The planners to run.
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub planners: PlannerList,
     /// The output format.
     #[arg(long, value_enum, default_value_t = PlanFormat::Table)]
     pub format: PlanFormat,
+    /// Where the output goes.
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub out: OutFile,
+    /// The chart, when asked for.
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub plot: PlotFile,
+    /// The exact side's backend and the run's time budget.
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub solving: Solving,
 }
 

@@ -24,17 +24,17 @@ use crate::spec::{ColocationSpec, Expect, LoadedSpec, Spec, SpecKind};
 /// `coplan sweep`'s arguments.
 #[derive(Debug, Clone, clap::Args)]
 pub struct SweepArgs {
+    /// The cluster and the workload.
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub inputs: Inputs,
     /// KEY=V1,V2,… (repeatable).
     #[arg(long = "set", value_name = "KEY=V1,V2,…", required = true)]
     pub sets: Vec<String>,
+    /// Seeds and cycles.
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub repeats: Repeats,
+    /// The planners to run.
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub planners: PlannerList,
     /// Run only scenarios k with k mod N = I.
     #[arg(long, value_name = "I/N")]
@@ -45,14 +45,14 @@ pub struct SweepArgs {
     /// The output format.
     #[arg(long, value_enum, default_value_t = LongFormat::Csv)]
     pub format: LongFormat,
+    /// Where the output goes.
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub out: OutFile,
+    /// The chart, when asked for.
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub plot: PlotFile,
+    /// The exact side's backend and the run's time budget.
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub solving: Solving,
 }
 

@@ -12,8 +12,8 @@ use crate::plan::colocation::ColocationRun;
 /// `coplan timeline`'s arguments.
 #[derive(Debug, Clone, clap::Args)]
 pub struct TimelineArgs {
+    /// The cluster and the workload.
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub inputs: Inputs,
     /// The planner whose run is drawn.
     #[arg(long)]
@@ -24,8 +24,8 @@ pub struct TimelineArgs {
     /// Chrome Trace Event JSON (Perfetto), or a static SVG Gantt of the node stages.
     #[arg(long, value_enum, default_value_t = TimelineFormat::ChromeTrace)]
     pub format: TimelineFormat,
+    /// Where the output goes.
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub out: OutFile,
 }
 

@@ -51,8 +51,8 @@ pub struct AlibabaOpenbArgs {
     /// creation order fill the cluster to --fill, the next ones preempt; --at is ignored.
     #[arg(long)]
     pub as_sequence: bool,
+    /// Where the specs and the summary go.
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub outputs: SpecOutputs,
 }
 

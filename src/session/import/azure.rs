@@ -25,8 +25,8 @@ pub struct AzureArgs {
     /// At most N requests (the first N rows).
     #[arg(long)]
     pub limit: Option<usize>,
+    /// Where the output goes.
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub out: OutFile,
 }
 

@@ -53,8 +53,8 @@ pub struct K8sArgs {
     /// server type), e.g. karpenter.sh/nodepool; `capacity --pool` picks one by name.
     #[arg(long, value_name = "KEY")]
     pub pool_label: Option<String>,
+    /// Where the specs and the summary go.
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub outputs: SpecOutputs,
 }
 

@@ -25,8 +25,8 @@ pub struct VidurArgs {
     /// Longest prefill (tokens) to keep.
     #[arg(long, default_value_t = 4096)]
     pub max_tokens: u32,
+    /// Where the output goes.
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub out: OutFile,
 }
 
