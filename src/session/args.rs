@@ -79,6 +79,17 @@ pub struct PlotFile {
     pub plot: Option<PathBuf>,
 }
 
+/// Where the main output goes, and the chart drawn beside it.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Written {
+    /// Where the output goes.
+    #[command(flatten)]
+    pub out: OutFile,
+    /// The chart, when asked for.
+    #[command(flatten)]
+    pub plot: PlotFile,
+}
+
 /// The default of `--time-limit`, seconds.
 pub const DEFAULT_TIME_LIMIT_S: f64 = 10.0;
 

@@ -2,9 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::args::{
-    CapacityFormat, Inputs, OutFile, PlannerList, PlotFile, Solving, cycles_arg, seeds_arg,
-};
+use super::args::{CapacityFormat, Inputs, PlannerList, Solving, Written, cycles_arg, seeds_arg};
 use super::error::SessionError;
 use super::interrupt::cooperative_stop;
 use super::load::{Pair, Workload, load_spec};
@@ -74,12 +72,9 @@ pub struct CapacityArgs {
     /// The output format.
     #[arg(long, value_enum, default_value_t = CapacityFormat::Table)]
     pub format: CapacityFormat,
-    /// Where the output goes.
+    /// Where the output and its chart go.
     #[command(flatten)]
-    pub out: OutFile,
-    /// The chart, when asked for.
-    #[command(flatten)]
-    pub plot: PlotFile,
+    pub written: Written,
     /// The exact side's backend and the run's time budget.
     #[command(flatten)]
     pub solving: Solving,
@@ -100,7 +95,7 @@ pub struct CapacityOutcome {
 /// Loads the inputs, checks the options and searches, with a cycle bar on a terminal.
 pub fn run(args: &CapacityArgs) -> Result<CapacityOutcome, SessionError> {
     let pair = args.inputs.load_solving(&args.solving)?;
-    if args.plot.plot.is_some() && pair.kind() == SpecKind::Colocation {
+    if args.written.plot.plot.is_some() && pair.kind() == SpecKind::Colocation {
         return Err(SessionError::input(
             "`--plot` draws a pool-size search; a co-location capacity searches a rate",
             Some("drop --plot: the JSON output lists every rate probed".into()),
@@ -135,8 +130,8 @@ pub fn run(args: &CapacityArgs) -> Result<CapacityOutcome, SessionError> {
     Ok(CapacityOutcome {
         report,
         format: args.format,
-        out: args.out.out.clone(),
-        plot: args.plot.plot.clone(),
+        out: args.written.out.out.clone(),
+        plot: args.written.plot.plot.clone(),
     })
 }
 

@@ -75,31 +75,32 @@ fn read_output(path: &Path) -> Result<SimulationInput, SessionError> {
         }
         other => other,
     })?;
-    diff::parse(&source.name, &source.text).map_err(|e| match e {
+    diff::parse(&source.name, &source.text).map_err(|e| match &e {
         DiffError::Syntax {
             line,
             column,
             message,
             ..
-        } => located_error(
-            &source,
-            (line, Some(column)),
-            &format!("invalid JSON: {message}"),
-            ("json::syntax", "here"),
-            DIFF_INPUT_HELP,
-        ),
-        DiffError::Shape {
+        }
+        | DiffError::Shape {
             line,
             column,
             message,
             ..
-        } => located_error(
-            &source,
-            (line, Some(column)),
-            &format!("not the shape of a simulate output: {message}"),
-            ("diff::shape", "here"),
-            DIFF_INPUT_HELP,
-        ),
+        } => {
+            let (what, code) = if matches!(e, DiffError::Syntax { .. }) {
+                ("invalid JSON", "json::syntax")
+            } else {
+                ("not the shape of a simulate output", "diff::shape")
+            };
+            located_error(
+                &source,
+                (*line, Some(*column)),
+                &format!("{what}: {message}"),
+                (code, "here"),
+                DIFF_INPUT_HELP,
+            )
+        }
         DiffError::TooLarge {
             line,
             column,
@@ -107,12 +108,12 @@ fn read_output(path: &Path) -> Result<SimulationInput, SessionError> {
             ..
         } => located_error(
             &source,
-            (line, Some(number_start(&source.text, line, column))),
-            &message,
+            (*line, Some(number_start(&source.text, *line, *column))),
+            message,
             ("diff::value", "this value"),
             DIFF_INPUT_HELP,
         ),
-        other => input_error(other),
+        _ => input_error(e),
     })
 }
 

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use super::args::{MergeFormat, OutFile, PlotFile};
+use super::args::{MergeFormat, Written};
 use super::error::SessionError;
 use super::load::{located_error, read_source};
 use crate::sim::merge;
@@ -17,12 +17,9 @@ pub struct MergeArgs {
     /// The output format.
     #[arg(long, value_enum, default_value_t = MergeFormat::Table)]
     pub format: MergeFormat,
-    /// Where the output goes.
+    /// Where the output and its chart go.
     #[command(flatten)]
-    pub out: OutFile,
-    /// The chart, when asked for.
-    #[command(flatten)]
-    pub plot: PlotFile,
+    pub written: Written,
 }
 
 /// Merged rows, and how they are to be written.
@@ -44,8 +41,8 @@ pub fn run(args: &MergeArgs) -> Result<MergeOutcome, SessionError> {
     Ok(MergeOutcome {
         output: merge_files(&args.files)?,
         format: args.format,
-        out: args.out.out.clone(),
-        plot: args.plot.plot.clone(),
+        out: args.written.out.out.clone(),
+        plot: args.written.plot.plot.clone(),
         subject: format!("{} shards merged", args.files.len()),
     })
 }

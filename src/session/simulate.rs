@@ -2,9 +2,7 @@
 
 use std::path::PathBuf;
 
-use super::args::{
-    Inputs, OutFile, PlanFormat, PlannerList, PlotFile, Repeats, Solving, sim_options,
-};
+use super::args::{Inputs, PlanFormat, PlannerList, Repeats, Solving, Written, sim_options};
 use super::error::SessionError;
 use super::load::{Pair, Workload};
 use super::progress::progress_bar;
@@ -29,12 +27,9 @@ pub struct SimulateArgs {
     /// The output format.
     #[arg(long, value_enum, default_value_t = PlanFormat::Table)]
     pub format: PlanFormat,
-    /// Where the output goes.
+    /// Where the output and its chart go.
     #[command(flatten)]
-    pub out: OutFile,
-    /// The chart, when asked for.
-    #[command(flatten)]
-    pub plot: PlotFile,
+    pub written: Written,
     /// The exact side's backend and the run's time budget.
     #[command(flatten)]
     pub solving: Solving,
@@ -62,8 +57,8 @@ pub fn run(args: &SimulateArgs) -> Result<SimulateOutcome, SessionError> {
     Ok(SimulateOutcome {
         result,
         format: args.format,
-        out: args.out.out.clone(),
-        plot: args.plot.plot.clone(),
+        out: args.written.out.out.clone(),
+        plot: args.written.plot.plot.clone(),
     })
 }
 

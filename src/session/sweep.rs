@@ -3,9 +3,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use super::args::{
-    Inputs, LongFormat, OutFile, PlannerList, PlotFile, Repeats, Solving, sim_options,
-};
+use super::args::{Inputs, LongFormat, PlannerList, Repeats, Solving, Written, sim_options};
 use super::error::SessionError;
 use super::load::{
     check_solver_built, event_solver_not_colocation, load_spec, load_trace, planning_error,
@@ -45,12 +43,9 @@ pub struct SweepArgs {
     /// The output format.
     #[arg(long, value_enum, default_value_t = LongFormat::Csv)]
     pub format: LongFormat,
-    /// Where the output goes.
+    /// Where the output and its chart go.
     #[command(flatten)]
-    pub out: OutFile,
-    /// The chart, when asked for.
-    #[command(flatten)]
-    pub plot: PlotFile,
+    pub written: Written,
     /// The exact side's backend and the run's time budget.
     #[command(flatten)]
     pub solving: Solving,
@@ -95,8 +90,8 @@ pub fn run(args: &SweepArgs) -> Result<SweepOutcome, SessionError> {
     Ok(SweepOutcome {
         output,
         format: args.format,
-        out: args.out.out.clone(),
-        plot: args.plot.plot.clone(),
+        out: args.written.out.out.clone(),
+        plot: args.written.plot.plot.clone(),
         subject: args.inputs.subject(),
     })
 }
