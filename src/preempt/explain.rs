@@ -5,7 +5,7 @@
 //! plan's own [`apply`]: nothing is re-derived by a second copy of a planner's rules.
 
 use super::apply::{Applied, apply};
-use super::per_event::{self, IlpPerEvent};
+use super::exact::per_event::{self, IlpPerEvent};
 use super::planner::{AppliedDecision, PreemptionPlanner};
 use super::planning::{run_order, warm_start};
 use super::problem::{Decision, DecisionPoint, Problem};

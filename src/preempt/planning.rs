@@ -5,8 +5,8 @@
 use std::time::Instant;
 
 use super::apply::{Applied, apply};
+use super::exact::optima::{Follower, RunOptima, SharedOptima};
 use super::metrics;
-use super::optima::{Follower, RunOptima, SharedOptima};
 use super::planner::{AppliedDecision, BatchDecision, PreemptionPlanner};
 use super::problem::{DecisionPoint, Problem};
 use super::registry;

@@ -10,7 +10,8 @@
 
 use std::collections::BTreeMap;
 
-use super::model::{BatchSolution, Class, Placed, domains_of, lowest_victim, may_refuse};
+use super::domains::{domains_of, lowest_victim, may_refuse};
+use super::model::{BatchSolution, Class, Placed};
 use crate::plan::preemption::Preemptor;
 use crate::preempt::problem::Problem;
 use crate::topology::state::ClusterState;

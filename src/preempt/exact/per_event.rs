@@ -9,11 +9,11 @@
 
 use super::event_exact::{best_tied_on_server, exact_optimum};
 use super::ilp::{EventOptimum, milp_optimum};
-use super::planner::PreemptionPlanner;
-use super::problem::{Decision, DecisionPoint, Problem};
 use crate::plan::PlannerRole;
 use crate::plan::error::PlanningError;
 use crate::plan::preemption::Preemptor;
+use crate::preempt::planner::PreemptionPlanner;
+use crate::preempt::problem::{Decision, DecisionPoint, Problem};
 use crate::spec::preemption::EventSolver;
 use crate::topology::state::ClusterState;
 

@@ -6,11 +6,11 @@
 //! the reference enumeration ([`decide_reference`]) chooses, and falls back to it where its
 //! preconditions fail.
 
-use super::flextopo_sourcing::decide_by_enumeration;
-pub use super::flextopo_sourcing::{VictimFacts, for_each_subset, for_each_union};
-use super::planner::PreemptionPlanner;
-use super::problem::{Decision, DecisionPoint};
+use super::reference::decide_by_enumeration;
+use super::{exhaustive_classes, imp_pruned};
 use crate::plan::error::PlanningError;
+use crate::preempt::planner::PreemptionPlanner;
+use crate::preempt::problem::{Decision, DecisionPoint};
 
 /// How FlexTopo sources its candidates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,17 +64,17 @@ impl PreemptionPlanner for Flextopo {
             return Ok(decide_by_enumeration(problem, state, p, early_stop));
         }
         Ok(match self.sourcing {
-            Sourcing::IncrementalMinimal => super::imp_pruned::decide(problem, state, p)
+            Sourcing::IncrementalMinimal => imp_pruned::decide(problem, state, p)
                 .unwrap_or_else(|| decide_by_enumeration(problem, state, p, true)),
             // Once the run's budget is spent, the remaining events are sourced as IMP sources
             // them (the smallest victim sets, a subset of the exhaustive candidates) and say
             // so: `truncated`.
             Sourcing::Exhaustive if problem.cancel.out_of_time() => Decision {
                 truncated: true,
-                ..super::imp_pruned::decide(problem, state, p)
+                ..imp_pruned::decide(problem, state, p)
                     .unwrap_or_else(|| decide_by_enumeration(problem, state, p, true))
             },
-            Sourcing::Exhaustive => super::exhaustive_classes::decide(problem, state, p)
+            Sourcing::Exhaustive => exhaustive_classes::decide(problem, state, p)
                 .unwrap_or_else(|| decide_by_enumeration(problem, state, p, false)),
         })
     }

@@ -3,13 +3,15 @@
 //! potential victim and reprieve them most important first while the pod still fits. The
 //! server is chosen by the candidate chain.
 
-use super::planner::PreemptionPlanner;
+use crate::preempt::planner::PreemptionPlanner;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
-use super::flextopo_sourcing::fewest;
-use super::problem::{ChainKey, Decision, DecisionPoint, Problem, more_important, start_key};
 use crate::plan::error::PlanningError;
+use crate::preempt::problem::{
+    ChainKey, Decision, DecisionPoint, Problem, more_important, start_key,
+};
+use crate::preempt::victims::filter::fewest;
 use crate::topology::state::{ClusterState, Resident};
 use crate::topology::{CoreSet, GpuSet, PodId, Request, ServerId, ServerType};
 

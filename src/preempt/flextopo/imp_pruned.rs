@@ -1,35 +1,41 @@
-//! Incremental Minimal Preemption without enumerating every minimal-size subset.
+//! Incremental Minimal Preemption (`flextopo-imp`) without enumerating every minimal-size
+//! subset. [`decide`] decides IMP's victim set: the candidate of the smallest feasible size
+//! with the highest Eq. 1 score, S = α·P + (1 − α)·T ([`eq1`]), ties by the candidate chain
+//! ([`pick_best`]).
 //!
 //! IMP's candidates are the feasible victim subsets of the smallest size `k*` that has any,
 //! on any server (`imp_scope = "cluster"`), or on each server those of its own smallest
-//! feasible size (`"node"`); the reference ([`super::flextopo::decide_reference`])
+//! feasible size (`"node"`); the reference ([`super::planner::decide_reference`])
 //! enumerates all of them and ranks them by Eq. 1, then by the candidate chain. This search
 //! chooses the same candidate:
 //!
-//! 1. `k*`: servers are tried from the smallest counting bound up; a size is settled by the
-//!    first feasible subset found on any server. Under node scope every server's own size is
-//!    found the same way, from its counting bound up.
-//! 2. Every server that could hold a `k*`-candidate gets an optimistic key: the best score any
-//!    of its `k*`-subsets could have (the best level its per-level counting bound allows, the
-//!    lowest priority sum of `k*` of its victims) and the best chain key (the same sum, the
-//!    latest possible earliest start, its name rank).
-//! 3. Servers are evaluated best bound first (all of their `k*`-subsets, as the reference
-//!    does); a server is skipped when its bound cannot reach the best score found, or, once
-//!    that score can no longer rise, when its chain bound is worse than the chain key of a
-//!    candidate already in the top band.
+//! 1. `k*` ([`candidate_sizes`]): servers are tried from the smallest counting bound up; a
+//!    size is settled by the first feasible subset found on any server. Under node scope
+//!    every server's own size is found the same way, from its counting bound up.
+//! 2. Every server that could hold a `k*`-candidate gets an optimistic key ([`bound`]): Eq. 1
+//!    of the best level its per-level counting bound allows and the lowest priority sum of
+//!    `k*` of its victims, and the best chain key (the same sum, the latest possible earliest
+//!    start, its name rank).
+//! 3. Servers are evaluated best bound first ([`source_best_first`]: all of their
+//!    `k*`-subsets, as the reference does); a server is skipped when its bound cannot reach the
+//!    best score found, or, once that score can no longer rise, when its chain bound is worse
+//!    than the chain key of a candidate already in the top band.
 //!
-//! It applies when a candidate's score does not depend on the others: `priority_norm` is
-//! `spec` or `inverse-sum`, or every potential victim in reach has one priority and every
-//! server in reach one candidate size (then every candidate has the same priority sum and
-//! P = 1 under `candidates`). When the per-server budget would cut the reference short, it returns
-//! `None` and the reference decides.
+//! It applies when a candidate's score does not depend on the others ([`search_applies`]):
+//! `priority_norm` is `spec` or `inverse-sum`, or every potential victim in reach has one
+//! priority and every server in reach one candidate size (then every candidate has the same
+//! priority sum and P = 1 under `candidates`). When the per-server budget would cut the
+//! reference short, it returns `None` and the reference decides.
 
-use super::flextopo_sourcing::{
-    BestChain, Filtered, Qualifying, SCORE_EPS, Sink, VictimFacts, candidate_key, candidate_score,
-    decision_of, pick_best, preemptible_priority_range, priority_term, subsets_up_to,
+use super::score::{
+    SCORE_EPS, candidate_key, candidate_score, decision_of, eq1, pick_best,
+    preemptible_priority_range, priority_term,
 };
-use super::problem::{ChainKey, Decision, Problem, QosTest, start_key};
 use crate::plan::preemption::Preemptor;
+use crate::preempt::problem::{ChainKey, Decision, Problem, QosTest, start_key};
+use crate::preempt::victims::candidates::Sink;
+use crate::preempt::victims::filter::{BestChain, Filtered, Qualifying, VictimFacts};
+use crate::preempt::victims::subsets::{for_each_union, subsets_up_to};
 use crate::spec::preemption::{ImpScope, PriorityNorm, ScoreBasis};
 use crate::topology::Level;
 use crate::topology::state::ClusterState;
@@ -44,27 +50,50 @@ struct Bound {
     one_priority: bool,
 }
 
-/// IMP's decision by the pruned search, or `None` when a precondition of the module fails.
+/// IMP's victim set, by the pruned search: the highest Eq. 1 score among the candidates of
+/// the smallest feasible size, ties by the candidate chain. `None` when a precondition of the
+/// module fails (the reference decides then).
 pub fn decide(problem: &Problem<'_>, state: &ClusterState, p: &Preemptor) -> Option<Decision> {
-    let settings = &problem.spec.flextopo;
     let qos = problem.qos_test(p);
     let mut filtered = Filtered::new(problem, &qos, state, p);
     let mut evaluated = 0u64;
-    // Per qualifying server, the size of its candidates (`None`: it holds none): k* on every
-    // server under cluster scope, the server's own smallest feasible size under node scope.
-    let sizes: Vec<Option<usize>> = match settings.imp_scope {
+    let Some(sizes) = candidate_sizes(problem, &qos, state, &filtered, &mut evaluated).ok()? else {
+        let none = Sink::default();
+        return Some(decision_of(
+            problem, &filtered, &none, None, evaluated, false,
+        ));
+    };
+    if !search_applies(problem, &filtered, &sizes) {
+        return None;
+    }
+    let order = BoundOrder::new(problem, &filtered, &sizes);
+    let (sink, scores) = source_best_first(
+        problem,
+        (&qos, state),
+        &mut filtered,
+        &order,
+        &mut evaluated,
+    );
+    let chosen = pick_best(problem, state, &filtered, &sink, &scores);
+    Some(decision_of(
+        problem, &filtered, &sink, chosen, evaluated, false,
+    ))
+}
+
+/// Per qualifying server, the size of its candidates (`None`: it holds none): k* on every
+/// server under cluster scope, the server's own smallest feasible size under node scope.
+/// `Ok(None)`: no server has a feasible subset (cluster scope).
+fn candidate_sizes(
+    problem: &Problem<'_>,
+    qos: &QosTest,
+    state: &ClusterState,
+    filtered: &Filtered,
+    evaluated: &mut u64,
+) -> Result<Option<Vec<Option<usize>>>, OverBudget> {
+    Ok(Some(match problem.spec.flextopo.imp_scope {
         ImpScope::Cluster => {
-            let Some(k) =
-                smallest_feasible_size(problem, &qos, state, &filtered, &mut evaluated).ok()?
-            else {
-                return Some(decision_of(
-                    problem,
-                    &filtered,
-                    &Sink::default(),
-                    None,
-                    evaluated,
-                    false,
-                ));
+            let Some(k) = smallest_feasible_size(problem, qos, state, filtered, evaluated)? else {
+                return Ok(None);
             };
             let in_reach = |q: &Qualifying| q.min_victims <= k && k <= q.victims;
             filtered
@@ -76,72 +105,111 @@ pub fn decide(problem: &Problem<'_>, state: &ClusterState, p: &Preemptor) -> Opt
         ImpScope::Node => filtered
             .servers
             .iter()
-            .map(|q| smallest_feasible_on(problem, &qos, state, q, &mut evaluated))
-            .collect::<Result<_, OverBudget>>()
-            .ok()?,
-    };
+            .map(|q| smallest_feasible_on(problem, qos, state, q, evaluated))
+            .collect::<Result<_, OverBudget>>()?,
+    }))
+}
+
+/// Whether this search chooses what the reference chooses: the reference's enumeration of
+/// every server in reach stays within its budget, and under `priority_norm = "candidates"`
+/// every candidate has the same priority sum (then P = 1 for all).
+fn search_applies(problem: &Problem<'_>, filtered: &Filtered, sizes: &[Option<usize>]) -> bool {
+    let settings = &problem.spec.flextopo;
     let budget = settings.max_subset_evaluations;
     let in_reach = || {
         filtered
             .servers
             .iter()
-            .zip(&sizes)
+            .zip(sizes)
             .filter(|(_, k)| k.is_some())
     };
     if in_reach()
         .any(|(q, k)| k.is_some_and(|k| subsets_up_to(q.victims, q.min_victims, k) > budget))
     {
-        return None;
+        return false;
     }
     if settings.priority_norm == PriorityNorm::Candidates {
-        // Every candidate must have the same priority sum (then P = 1 for all): one priority
-        // among the potential victims in reach, and one size (node scope may mix sizes).
+        // One priority among the potential victims in reach, and one size (node scope may
+        // mix sizes).
         let mut spans = in_reach().filter_map(|(q, _)| q.priorities);
         if let Some((lo, hi)) = spans.next()
             && (lo != hi || spans.any(|s| s != (lo, hi)))
         {
-            return None;
+            return false;
         }
         let mut in_reach_sizes = in_reach().filter_map(|(_, k)| *k);
         if let Some(first) = in_reach_sizes.next()
             && in_reach_sizes.any(|k| k != first)
         {
-            return None;
+            return false;
         }
     }
-    let range = preemptible_priority_range(problem);
-    let bound_of = |scratch: &mut Vec<(i64, f64)>, qi: usize| {
-        sizes[qi].and_then(|k| bound(problem, &filtered, qi, k, range, scratch))
-    };
-    // One pass in server order. With the filter's results kept in the servers' memos this
-    // pass and the filter are bound by memory, not work: on two cores, rayon made them slower.
-    let mut scratch = Vec::new();
-    let mut bounds = Vec::with_capacity(filtered.servers.len());
-    bounds.extend((0..filtered.servers.len()).filter_map(|qi| bound_of(&mut scratch, qi)));
-    // Best bounds first, but only the head is sorted: on large clusters most servers are
-    // skipped whatever their order. Server ranks differ, so no two bounds compare equal and
-    // the unstable selection is deterministic.
-    let best_first = |a: &Bound, b: &Bound| {
-        b.score
-            .total_cmp(&a.score)
-            .then_with(|| a.chain.compare_numeric(&b.chain))
-    };
-    let head = (bounds.len() / 8).clamp(1, 64).min(bounds.len());
-    if head < bounds.len() {
-        bounds.select_nth_unstable_by(head - 1, best_first);
+    true
+}
+
+/// The servers' optimistic keys, best first as far as the search needs them sorted.
+struct BoundOrder {
+    bounds: Vec<Bound>,
+    /// How many of `bounds` are sorted, best first; the rest are in no order.
+    head: usize,
+    /// The best score among the unsorted rest.
+    rest_max: f64,
+}
+
+impl BoundOrder {
+    fn new(problem: &Problem<'_>, filtered: &Filtered, sizes: &[Option<usize>]) -> Self {
+        let range = preemptible_priority_range(problem);
+        let bound_of = |scratch: &mut Vec<(i64, f64)>, qi: usize| {
+            sizes[qi].and_then(|k| bound(problem, filtered, qi, k, range, scratch))
+        };
+        // One pass in server order. With the filter's results kept in the servers' memos this
+        // pass and the filter are bound by memory, not work: on two cores, rayon made them
+        // slower.
+        let mut scratch = Vec::new();
+        let mut bounds = Vec::with_capacity(filtered.servers.len());
+        bounds.extend((0..filtered.servers.len()).filter_map(|qi| bound_of(&mut scratch, qi)));
+        // Best bounds first, but only the head is sorted: on large clusters most servers are
+        // skipped whatever their order. Server ranks differ, so no two bounds compare equal
+        // and the unstable selection is deterministic.
+        let best_first = |a: &Bound, b: &Bound| {
+            b.score
+                .total_cmp(&a.score)
+                .then_with(|| a.chain.compare_numeric(&b.chain))
+        };
+        let head = (bounds.len() / 8).clamp(1, 64).min(bounds.len());
+        if head < bounds.len() {
+            bounds.select_nth_unstable_by(head - 1, best_first);
+        }
+        bounds[..head].sort_unstable_by(best_first);
+        let rest_max = bounds[head..]
+            .iter()
+            .map(|b| b.score)
+            .fold(f64::NEG_INFINITY, f64::max);
+        BoundOrder {
+            bounds,
+            head,
+            rest_max,
+        }
     }
-    bounds[..head].sort_unstable_by(best_first);
-    let rest_max = bounds[head..]
-        .iter()
-        .map(|b| b.score)
-        .fold(f64::NEG_INFINITY, f64::max);
+}
+
+/// Sources the candidates of the servers in `order`, skipping those whose bound cannot win;
+/// returns them with each one's Eq. 1 score, in sink order (a score does not depend on the
+/// other candidates here).
+fn source_best_first(
+    problem: &Problem<'_>,
+    (qos, state): (&QosTest, &ClusterState),
+    filtered: &mut Filtered,
+    order: &BoundOrder,
+    evaluated: &mut u64,
+) -> (Sink, Vec<f64>) {
+    let head = order.head;
     let mut sink = Sink::default();
-    // Each candidate's score, in sink order: it does not depend on the other candidates here.
     let mut scores: Vec<f64> = Vec::new();
     let mut top = f64::NEG_INFINITY;
     // The best numeric chain key among the candidates scoring within SCORE_EPS of `top`.
     let mut leader: Option<ChainKey> = None;
-    for (i, b) in bounds.iter().enumerate() {
+    for (i, b) in order.bounds.iter().enumerate() {
         if b.score < top - SCORE_EPS {
             // In the sorted head every later bound, and the whole rest, is no higher.
             if i < head {
@@ -151,19 +219,19 @@ pub fn decide(problem: &Problem<'_>, state: &ClusterState, p: &Preemptor) -> Opt
         }
         // Once no remaining bound can exceed `top`, `top` is final and a server or subset
         // whose chain key is worse than the leader's cannot win.
-        let remaining_max = if i < head { b.score } else { rest_max };
+        let remaining_max = if i < head { b.score } else { order.rest_max };
         let beat = leader.as_ref().filter(|_| remaining_max <= top);
         if beat.is_some_and(|l| b.chain.compare_numeric(l).is_gt()) {
             continue;
         }
         let first_new = scores.len();
         let k = b.size;
-        evaluated += if b.one_priority && k > 0 {
+        *evaluated += if b.one_priority && k > 0 {
             source_latest_first(
                 problem,
-                &qos,
+                qos,
                 state,
-                &filtered,
+                filtered,
                 b.qualifying,
                 k,
                 beat,
@@ -171,20 +239,20 @@ pub fn decide(problem: &Problem<'_>, state: &ClusterState, p: &Preemptor) -> Opt
             )
         } else {
             filtered
-                .source(problem, &qos, state, b.qualifying, k, u64::MAX, &mut sink)
+                .source(problem, qos, state, b.qualifying, k, u64::MAX, &mut sink)
                 .0
         };
         let old_top = top;
         for c in &sink.candidates[first_new..] {
             let sum = c.priority_sum;
-            let score = candidate_score(problem, &filtered, &sink, c, (sum, sum));
+            let score = candidate_score(problem, filtered, &sink, c, (sum, sum));
             top = top.max(score);
             scores.push(score);
         }
         let fresh = if top == old_top { first_new } else { 0 };
         leader = band_leader(
             problem,
-            &filtered,
+            filtered,
             &sink,
             &scores,
             top,
@@ -192,10 +260,7 @@ pub fn decide(problem: &Problem<'_>, state: &ClusterState, p: &Preemptor) -> Opt
             leader.filter(|_| fresh > 0),
         );
     }
-    let chosen = pick_best(problem, state, &filtered, &sink, &scores);
-    Some(decision_of(
-        problem, &filtered, &sink, chosen, evaluated, false,
-    ))
+    (sink, scores)
 }
 
 /// The size search reached a size whose subsets, with those of the smaller sizes, exceed a
@@ -277,7 +342,7 @@ fn has_feasible_subset(
 ) -> (bool, u64) {
     let base = &state.servers()[q.server.index()];
     let (mut found, mut tried) = (false, 0u64);
-    super::flextopo_sourcing::for_each_union(
+    for_each_union(
         q.facts(),
         k,
         (base.free_gpus(), base.free_cores()),
@@ -290,7 +355,8 @@ fn has_feasible_subset(
     (found, tried)
 }
 
-/// The optimistic key of server `q` at size `k` (`None`: no level is reachable with `k`).
+/// The optimistic key of server `q` at size `k`, its best possible Eq. 1 score the first
+/// (`None`: no level is reachable with `k`).
 fn bound(
     problem: &Problem<'_>,
     filtered: &Filtered,
@@ -335,7 +401,7 @@ fn bound(
         one_priority,
         qualifying: qi,
         size: k,
-        score: settings.alpha * pterm + (1.0 - settings.alpha) * topology,
+        score: eq1(settings.alpha, pterm, topology),
         chain,
     })
 }
@@ -405,22 +471,17 @@ fn source_latest_first(
             base.free_gpus().or(sorted[last].gpus),
             base.free_cores().or(sorted[last].cores),
         );
-        super::flextopo_sourcing::for_each_union(
-            &sorted[..last],
-            k - 1,
-            with_last,
-            &mut |idx, g, c| {
-                tried += 1;
-                if let Some(level) = qos.placed_level(problem.cluster, q.server, g, c) {
-                    members.clear();
-                    members.extend(idx.iter().map(|&i| order[i]));
-                    members.push(order[last]);
-                    members.sort_unstable();
-                    sink.push(qi, &members, level, facts);
-                }
-                true
-            },
-        );
+        for_each_union(&sorted[..last], k - 1, with_last, &mut |idx, g, c| {
+            tried += 1;
+            if let Some(level) = qos.placed_level(problem.cluster, q.server, g, c) {
+                members.clear();
+                members.extend(idx.iter().map(|&i| order[i]));
+                members.push(order[last]);
+                members.sort_unstable();
+                sink.push(qi, &members, level, facts);
+            }
+            true
+        });
     }
     tried
 }

@@ -15,9 +15,8 @@ use std::collections::BTreeSet;
 use rayon::prelude::*;
 
 use super::bounds::ServerBounds;
-use super::model::{
-    BatchSolution, Class, Counts, domain_capacity, lowest_victim, may_refuse, solve_on_server,
-};
+use super::domains::{domain_capacity, lowest_victim, may_refuse};
+use super::model::{BatchSolution, Class, Counts, solve_on_server};
 use super::state_classes::state_classes;
 use crate::plan::PlanStatus;
 use crate::plan::error::PlanningError;
@@ -155,12 +154,13 @@ fn count_vectors(
 /// the best combination needs (see the module header).
 pub fn solve_decomposed(
     problem: &Problem<'_>,
-    initial: &ClusterState,
-    preemptors: &[Preemptor],
-    classes: &[Class],
+    (initial, preemptors, classes): (&ClusterState, &[Preemptor], &[Class]),
     deadline: &Deadline,
 ) -> Result<Option<BatchSolution>, PlanningError> {
     let servers: Vec<ServerId> = problem.servers().collect();
+    let combined = |table: &[Vec<Subproblem>], best: &Combination| {
+        combined_solution(table, best, problem, preemptors.len(), deadline)
+    };
     let mut table: Vec<Vec<Subproblem>> = servers
         .par_iter()
         .map(|&server| {
@@ -206,13 +206,7 @@ pub fn solve_decomposed(
             .filter(|&(s, j)| groups.insert((state_of[s], j)))
             .collect();
         if unsolved.is_empty() {
-            return Ok(Some(combined_solution(
-                &table,
-                &best,
-                problem,
-                preemptors.len(),
-                deadline,
-            )));
+            return Ok(Some(combined(&table, &best)));
         }
         let solved: Vec<Result<Known, PlanningError>> = unsolved
             .par_iter()
@@ -239,13 +233,7 @@ pub fn solve_decomposed(
         // combination costs at least its bounds: it is optimal, and a second pass of the
         // programme would only confirm it.
         if all_met_their_bounds {
-            return Ok(Some(combined_solution(
-                &table,
-                &best,
-                problem,
-                preemptors.len(),
-                deadline,
-            )));
+            return Ok(Some(combined(&table, &best)));
         }
     }
 }
@@ -262,9 +250,7 @@ fn met_its_bound(before: &Known, after: &Known) -> bool {
 /// lazy `solve_decomposed` is tested against.
 pub fn solve_every_subproblem(
     problem: &Problem<'_>,
-    initial: &ClusterState,
-    preemptors: &[Preemptor],
-    classes: &[Class],
+    (initial, preemptors, classes): (&ClusterState, &[Preemptor], &[Class]),
     deadline: &Deadline,
 ) -> Result<Option<BatchSolution>, PlanningError> {
     let servers: Vec<ServerId> = problem.servers().collect();

@@ -5,7 +5,8 @@
 
 use std::collections::BTreeMap;
 
-use super::model::{BatchSolution, Class, Placed, domains_of};
+use super::domains::domains_of;
+use super::model::{BatchSolution, Class, Placed};
 use crate::plan::PlanStatus;
 use crate::plan::preemption::Preemptor;
 use crate::preempt::problem::{Decision, Problem};

@@ -1,6 +1,6 @@
 //! FlexTopo's exhaustive evaluation in one pass per server, keeping one candidate per class.
 //!
-//! The reference ([`super::flextopo::decide_reference`]) enumerates the subsets of each size
+//! The reference ([`super::planner::decide_reference`]) enumerates the subsets of each size
 //! separately (revisiting every smaller prefix once per size) and stores every feasible one
 //! before scoring. Here each server's subsets are visited once, all sizes in one Gray-code
 //! sequence (each subset differs from the previous one by one victim, so the free GPUs and
@@ -17,9 +17,12 @@
 
 use std::cmp::Ordering;
 
-use super::flextopo_sourcing::{Filtered, Qualifying, Sink, VictimFacts, decision, subsets_up_to};
-use super::problem::{Decision, Problem, QosTest, start_key};
+use super::score::decision;
 use crate::plan::preemption::Preemptor;
+use crate::preempt::problem::{Decision, Problem, QosTest, start_key};
+use crate::preempt::victims::candidates::Sink;
+use crate::preempt::victims::filter::{Filtered, Qualifying, VictimFacts};
+use crate::preempt::victims::subsets::subsets_up_to;
 use crate::spec::preemption::ScoreBasis;
 use crate::topology::state::ClusterState;
 use crate::topology::{CoreSet, Domain, GpuSet, Level, ServerType};

@@ -3,16 +3,16 @@
 
 use std::collections::BTreeMap;
 
-use good_lp::{Expression, ProblemVariables, Variable, constraint, variable};
+use good_lp::{Constraint, Expression, ProblemVariables, Variable, constraint, variable};
 
+use super::domains::{domain_capacity, domains_of, inside, lowest_victim, may_refuse, reachable};
 use crate::plan::PlanStatus;
 use crate::plan::error::PlanningError;
 use crate::plan::preemption::Preemptor;
 use crate::preempt::problem::Problem;
 use crate::solver::{self, Deadline, SolveError, SolveStatus};
-use crate::spec::preemption::{Admission, TopologyQos};
 use crate::topology::state::ClusterState;
-use crate::topology::{CoreSet, Domain, GpuSet, Level, PodId, ServerId, ServerType};
+use crate::topology::{Domain, GpuSet, Level, PodId, ServerId};
 
 /// Instances of one workload class, in list order.
 pub struct Class {
@@ -102,73 +102,9 @@ pub fn priced_objective(
         + problem.cost.weights.unplaced * (list_len as f64 - f64::from(instances))
 }
 
-/// Every domain of a server type: NUMA nodes, sockets, then the whole server.
-pub fn domains_of(t: &ServerType) -> Vec<(Level, Domain)> {
-    Level::ALL
-        .iter()
-        .flat_map(|&l| t.domains(l).iter().map(move |d| (l, *d)))
-        .collect()
-}
-
-/// Whether `inner` lies within `outer` (its GPUs and cores both subsets).
-pub fn inside(inner: &Domain, outer: &Domain) -> bool {
-    inner.gpus.is_subset(&outer.gpus) && inner.cores.is_subset(&outer.cores)
-}
-
-/// How many instances of a class fit a domain of an empty server.
-pub fn domain_capacity(d: &Domain, p: &Preemptor, limit: usize) -> u32 {
-    let per = |have: u32, need: u32| have.checked_div(need).unwrap_or(u32::MAX);
-    per(d.gpus.len(), p.request.gpus)
-        .min(per(d.cores.len(), p.request.cores))
-        .min(limit as u32)
-}
-
-/// Whether an instance of `p` may evict on `server` and then be left unplaced there: what the
-/// kubelet does to a guaranteed pod the scheduler placed below its required level (the
-/// default's wasted evictions), so that such sequential plans lie inside the model. Nothing
-/// else is refused: a pod of another QoS, or under `bind` admission, is admitted wherever it
-/// fits, and a pod no server of this type holds is never a candidate here. `lowest_victim`:
-/// the lowest priority of the server's preemptible pods.
-pub fn may_refuse(
-    problem: &Problem<'_>,
-    server: ServerId,
-    p: &Preemptor,
-    lowest_victim: Option<i64>,
-) -> bool {
-    problem.spec.simulation.admission == Admission::Kubelet
-        && p.qos == TopologyQos::Guaranteed
-        && problem.cluster.type_of(server).enforces_alignment()
-        && problem.cluster.type_of(server).fits_empty(p.request)
-        && problem.eligible(server, p)
-        && lowest_victim.is_some_and(|lo| lo < problem.eviction_reach(p))
-}
-
-/// The GPUs and cores of `server` a plan may use: free, or held by a preemptible pod below
-/// `top` (the highest priority of the preemptors considered).
-pub fn reachable(initial: &ClusterState, server: ServerId, top: i64) -> (GpuSet, CoreSet) {
-    let alloc = &initial.servers()[server.index()];
-    alloc
-        .residents()
-        .iter()
-        .filter(|r| r.preemptible && r.priority < top)
-        .fold((alloc.free_gpus(), alloc.free_cores()), |(g, c), r| {
-            (g.or(r.gpus), c.or(r.cores))
-        })
-}
-
-/// The lowest priority of the preemptible pods on `server`, if any.
-pub fn lowest_victim(initial: &ClusterState, server: ServerId) -> Option<i64> {
-    initial.servers()[server.index()]
-        .pods()
-        .iter()
-        .filter_map(|id| initial.pod(*id))
-        .filter(|pod| pod.preemptible)
-        .map(|pod| pod.priority)
-        .min()
-}
-
 /// The model restricted to some servers: either "at most the class sizes" over all servers
 /// (monolithic), or "exactly these counts" on one server (a subproblem).
+#[derive(Clone, Copy)]
 pub enum Counts<'a> {
     /// Each class places at most its size over the servers given (the monolithic model).
     AtMost,
@@ -191,7 +127,7 @@ struct ServerVars {
 pub struct Model {
     vars: ProblemVariables,
     objective: Expression,
-    constraints: Vec<good_lp::Constraint>,
+    constraints: Vec<Constraint>,
     /// Integer: instances of a class placed in a domain of a server.
     pub placements: Vec<(Placed, Variable)>,
     /// Binary: one instance of the class evicts on the server but is not placed.
@@ -240,92 +176,186 @@ const SERVERS_BETWEEN_CHECKS: usize = 256;
 /// model itself takes seconds to build, which the run's budget may not have.
 pub fn build_until(
     problem: &Problem<'_>,
-    (initial, preemptors, classes): (&ClusterState, &[Preemptor], &[Class]),
+    list: (&ClusterState, &[Preemptor], &[Class]),
     servers: &[ServerId],
     counts: Counts<'_>,
     stop: &dyn Fn() -> bool,
 ) -> Option<Model> {
-    let cluster = problem.cluster;
-    let active = |ci: usize| match counts {
-        Counts::AtMost | Counts::Priced(_) => true,
-        Counts::Exactly(k) => k[ci] > 0,
-    };
+    let (initial, preemptors, classes) = list;
     let top_priority = classes
         .iter()
         .enumerate()
-        .filter(|(ci, _)| active(*ci))
+        .filter(|(ci, _)| counts.includes(*ci))
         .map(|(_, c)| problem.eviction_reach(&preemptors[c.rep]))
         .max()
         .unwrap_or(i64::MIN);
     let mut vars = ProblemVariables::new();
-    let mut placements = Vec::new();
-    let mut victims = Vec::new();
-    let mut refusals = Vec::new();
-    for (done, &server) in servers.iter().enumerate() {
-        if done % SERVERS_BETWEEN_CHECKS == 0 && stop() {
-            return None;
-        }
-        let t = cluster.type_of(server);
-        // What any plan can use here: the free GPUs and cores and those of the pods a
-        // preemptor of the list may evict. A domain that cannot hold an instance in them gets
-        // no variable (on a saturated cluster, most of them).
-        let reachable = reachable(initial, server, top_priority);
-        for (ci, class) in classes.iter().enumerate() {
-            if !active(ci) {
-                continue;
-            }
-            let p = &preemptors[class.rep];
-            for (di, (level, d)) in domains_of(t).iter().enumerate() {
-                if !problem.admits(server, p, *level) {
-                    continue;
-                }
-                let within = Domain {
-                    gpus: d.gpus.and(reachable.0).and(t.usable(p.request)),
-                    cores: d.cores.and(reachable.1),
-                };
-                let cap = domain_capacity(&within, p, class.members.len());
-                if cap == 0 {
-                    continue;
-                }
-                let var = vars.add(variable().integer().min(0).max(cap as f64));
-                let placed = Placed {
-                    class: ci,
-                    server,
-                    domain: di,
-                    level: *level,
-                    count: 0,
-                };
-                placements.push((placed, var));
-            }
-        }
-        let lowest_victim = lowest_victim(initial, server);
-        for id in initial.servers()[server.index()].pods() {
-            if let Some(pod) = initial.pod(*id)
-                && pod.preemptible
-                && pod.priority < top_priority
-            {
-                victims.push((*id, vars.add(variable().binary())));
-            }
-        }
-        // A preemptor that is not placed may still have evicted here (a refused pod of the
-        // default): without this, such sequential plans would fall outside the model.
-        for (ci, class) in classes.iter().enumerate() {
-            let p = &preemptors[class.rep];
-            // Refused where the scheduler would have placed it: it fits by counts once every
-            // pod it may evict is gone.
-            let fits = reachable.0.len() >= p.request.gpus && reachable.1.len() >= p.request.cores;
-            if active(ci) && fits && may_refuse(problem, server, p, lowest_victim) {
-                refusals.push(((ci, server), vars.add(variable().binary())));
-            }
+    let columns = Columns::new(
+        problem,
+        list,
+        servers,
+        counts,
+        top_priority,
+        &mut vars,
+        stop,
+    )?;
+    let objective = objective_of(problem, initial, preemptors.len(), counts, &columns);
+    let mut constraints = class_rows(classes, counts, &columns);
+    let on_server = columns.per_server(initial);
+    eviction_rows(problem, list, &columns, &on_server, &mut constraints);
+    budget_rows(initial, &columns, &mut constraints);
+    capacity_rows(problem, list, &columns, &on_server, stop, &mut constraints)?;
+    let Columns {
+        placements,
+        refusals,
+        victims,
+    } = columns;
+    Some(Model {
+        vars,
+        objective,
+        constraints,
+        placements,
+        refusals,
+        victims,
+    })
+}
+
+impl Counts<'_> {
+    /// Whether the model has variables for class `ci` (a subproblem has none for a class it
+    /// places no instance of).
+    fn includes(&self, ci: usize) -> bool {
+        match self {
+            Counts::AtMost | Counts::Priced(_) => true,
+            Counts::Exactly(k) => k[ci] > 0,
         }
     }
+}
+
+/// The model's variables, in the order the solver reads them.
+struct Columns {
+    placements: Vec<(Placed, Variable)>,
+    refusals: Vec<((usize, ServerId), Variable)>,
+    victims: Vec<(PodId, Variable)>,
+}
+
+impl Columns {
+    /// Per server: a placement variable per class and domain that could hold an instance, an
+    /// eviction binary per pod a preemptor of the list may evict, a refusal binary per class
+    /// that may be refused there. `None` once `stop` says so.
+    fn new(
+        problem: &Problem<'_>,
+        (initial, preemptors, classes): (&ClusterState, &[Preemptor], &[Class]),
+        servers: &[ServerId],
+        counts: Counts<'_>,
+        top_priority: i64,
+        vars: &mut ProblemVariables,
+        stop: &dyn Fn() -> bool,
+    ) -> Option<Self> {
+        let cluster = problem.cluster;
+        let mut placements = Vec::new();
+        let mut victims = Vec::new();
+        let mut refusals = Vec::new();
+        for (done, &server) in servers.iter().enumerate() {
+            if done % SERVERS_BETWEEN_CHECKS == 0 && stop() {
+                return None;
+            }
+            let t = cluster.type_of(server);
+            // What any plan can use here: the free GPUs and cores and those of the pods a
+            // preemptor of the list may evict. A domain that cannot hold an instance in them
+            // gets no variable (on a saturated cluster, most of them).
+            let reachable = reachable(initial, server, top_priority);
+            for (ci, class) in classes.iter().enumerate() {
+                if !counts.includes(ci) {
+                    continue;
+                }
+                let p = &preemptors[class.rep];
+                for (di, (level, d)) in domains_of(t).iter().enumerate() {
+                    if !problem.admits(server, p, *level) {
+                        continue;
+                    }
+                    let within = Domain {
+                        gpus: d.gpus.and(reachable.0).and(t.usable(p.request)),
+                        cores: d.cores.and(reachable.1),
+                    };
+                    let cap = domain_capacity(&within, p, class.members.len());
+                    if cap == 0 {
+                        continue;
+                    }
+                    let var = vars.add(variable().integer().min(0).max(cap as f64));
+                    let placed = Placed {
+                        class: ci,
+                        server,
+                        domain: di,
+                        level: *level,
+                        count: 0,
+                    };
+                    placements.push((placed, var));
+                }
+            }
+            let lowest_victim = lowest_victim(initial, server);
+            for id in initial.servers()[server.index()].pods() {
+                if let Some(pod) = initial.pod(*id)
+                    && pod.preemptible
+                    && pod.priority < top_priority
+                {
+                    victims.push((*id, vars.add(variable().binary())));
+                }
+            }
+            // A preemptor that is not placed may still have evicted here (a refused pod of the
+            // default): without this, such sequential plans would fall outside the model.
+            for (ci, class) in classes.iter().enumerate() {
+                let p = &preemptors[class.rep];
+                // Refused where the scheduler would have placed it: it fits by counts once
+                // every pod it may evict is gone.
+                let fits =
+                    reachable.0.len() >= p.request.gpus && reachable.1.len() >= p.request.cores;
+                if counts.includes(ci) && fits && may_refuse(problem, server, p, lowest_victim) {
+                    refusals.push(((ci, server), vars.add(variable().binary())));
+                }
+            }
+        }
+        Some(Columns {
+            placements,
+            refusals,
+            victims,
+        })
+    }
+
+    /// Per server, the positions of its placements, refusals and victims: the rows are per
+    /// server, and a scan of every variable per row would be quadratic in the cluster.
+    fn per_server(&self, initial: &ClusterState) -> BTreeMap<ServerId, ServerVars> {
+        let mut on_server: BTreeMap<ServerId, ServerVars> = BTreeMap::new();
+        for (k, (pl, _)) in self.placements.iter().enumerate() {
+            on_server.entry(pl.server).or_default().placements.push(k);
+        }
+        for (k, ((_, s), _)) in self.refusals.iter().enumerate() {
+            on_server.entry(*s).or_default().refusals.push(k);
+        }
+        for (k, (id, _)) in self.victims.iter().enumerate() {
+            if let Some(pod) = initial.pod(*id) {
+                on_server.entry(pod.server).or_default().victims.push(k);
+            }
+        }
+        on_server
+    }
+}
+
+/// The canonical cost of the model's plan: placements at their level, evictions at their
+/// victim cost, and unplaced instances (counted in the constant, or priced per refusal).
+fn objective_of(
+    problem: &Problem<'_>,
+    initial: &ClusterState,
+    list_len: usize,
+    counts: Counts<'_>,
+    columns: &Columns,
+) -> Expression {
     let unplaced_w = problem.cost.weights.unplaced;
     let mut objective = match counts {
-        Counts::AtMost => Expression::from(unplaced_w * preemptors.len() as f64),
+        Counts::AtMost => Expression::from(unplaced_w * list_len as f64),
         Counts::Exactly(_) | Counts::Priced(_) => Expression::from(0.0),
     };
-    for (pl, var) in &placements {
-        let t = cluster.type_of(pl.server);
+    for (pl, var) in &columns.placements {
+        let t = problem.cluster.type_of(pl.server);
         let unplaced_saving = match counts {
             Counts::AtMost => unplaced_w,
             Counts::Exactly(_) => 0.0,
@@ -333,30 +363,37 @@ pub fn build_until(
         };
         objective += (problem.cost.placement_cost(t, pl.level) - unplaced_saving) * *var;
     }
-    for (id, v) in &victims {
+    for (id, v) in &columns.victims {
         let prio = initial.pod(*id).map_or(0, |p| p.priority);
         objective += problem.cost.victim_cost(prio) * *v;
     }
     // Per server, a refused instance is an unplaced one (in the monolithic model the constant
     // already counts it).
-    for ((ci, _), var) in &refusals {
+    for ((ci, _), var) in &columns.refusals {
         match counts {
             Counts::AtMost => {}
             Counts::Exactly(_) => objective += unplaced_w * *var,
             Counts::Priced(price) => objective += (unplaced_w - price[*ci]) * *var,
         }
     }
+    objective
+}
+
+/// Per class, its instances placed or refused: at most its size, or exactly the count asked.
+fn class_rows(classes: &[Class], counts: Counts<'_>, columns: &Columns) -> Vec<Constraint> {
     let mut constraints = Vec::new();
     for (ci, class) in classes.iter().enumerate() {
-        if !active(ci) {
+        if !counts.includes(ci) {
             continue;
         }
-        let placed: Expression = placements
+        let placed: Expression = columns
+            .placements
             .iter()
             .filter(|(pl, _)| pl.class == ci)
             .map(|(_, v)| Expression::from(*v))
             .chain(
-                refusals
+                columns
+                    .refusals
                     .iter()
                     .filter(|((c, _), _)| *c == ci)
                     .map(|(_, v)| Expression::from(*v)),
@@ -369,22 +406,20 @@ pub fn build_until(
             Counts::Exactly(k) => constraints.push(constraint!(placed == k[ci] as f64)),
         }
     }
-    // Per server, the positions of its placements, refusals and victims: the rows below are
-    // per server, and a scan of every variable per row would be quadratic in the cluster.
-    let mut on_server: BTreeMap<ServerId, ServerVars> = BTreeMap::new();
-    for (k, (pl, _)) in placements.iter().enumerate() {
-        on_server.entry(pl.server).or_default().placements.push(k);
-    }
-    for (k, ((_, s), _)) in refusals.iter().enumerate() {
-        on_server.entry(*s).or_default().refusals.push(k);
-    }
-    for (k, (id, _)) in victims.iter().enumerate() {
-        if let Some(pod) = initial.pod(*id) {
-            on_server.entry(pod.server).or_default().victims.push(k);
-        }
-    }
-    // A pod can be evicted only for an eligible (higher-priority) preemptor on its server.
-    for (id, v) in &victims {
+    constraints
+}
+
+/// A pod can be evicted only for an eligible (higher-priority) preemptor on its server.
+fn eviction_rows(
+    problem: &Problem<'_>,
+    (initial, preemptors, classes): (&ClusterState, &[Preemptor], &[Class]),
+    columns: &Columns,
+    on_server: &BTreeMap<ServerId, ServerVars>,
+    constraints: &mut Vec<Constraint>,
+) {
+    let reaches_above =
+        |ci: usize, priority: i64| problem.eviction_reach(&preemptors[classes[ci].rep]) > priority;
+    for (id, v) in &columns.victims {
         let Some(pod) = initial.pod(*id) else {
             continue;
         };
@@ -394,53 +429,69 @@ pub fn build_until(
         let eligible: Expression = here
             .placements
             .iter()
-            .map(|&k| &placements[k])
-            .filter(|(pl, _)| {
-                problem.eviction_reach(&preemptors[classes[pl.class].rep]) > pod.priority
-            })
+            .map(|&k| &columns.placements[k])
+            .filter(|(pl, _)| reaches_above(pl.class, pod.priority))
             .map(|(_, var)| Expression::from(*var))
             .chain(
                 here.refusals
                     .iter()
-                    .map(|&k| &refusals[k])
-                    .filter(|((c, _), _)| {
-                        problem.eviction_reach(&preemptors[classes[*c].rep]) > pod.priority
-                    })
+                    .map(|&k| &columns.refusals[k])
+                    .filter(|((c, _), _)| reaches_above(*c, pod.priority))
                     .map(|(_, var)| Expression::from(*var)),
             )
             .sum();
         constraints.push(constraint!(*v <= eligible));
     }
-    // Hard PodDisruptionBudgets: no more of a budget's pods than it allows (over the servers
-    // of this model; a model of part of the cluster is a relaxation, checked when enacted).
-    if initial.budgets().hard() {
-        let mut per_budget: BTreeMap<u32, Expression> = BTreeMap::new();
-        for (id, v) in &victims {
-            for &b in initial.pod(*id).map_or(&[][..], |p| &p.budgets) {
-                *per_budget.entry(b).or_default() += *v;
-            }
-        }
-        for (b, taken) in per_budget {
-            let left = initial.budgets().left()[b as usize] as f64;
-            constraints.push(constraint!(taken <= left));
+}
+
+/// Hard PodDisruptionBudgets: no more of a budget's pods than it allows (over the servers of
+/// this model; a model of part of the cluster is a relaxation, checked when enacted).
+fn budget_rows(initial: &ClusterState, columns: &Columns, constraints: &mut Vec<Constraint>) {
+    if !initial.budgets().hard() {
+        return;
+    }
+    let mut per_budget: BTreeMap<u32, Expression> = BTreeMap::new();
+    for (id, v) in &columns.victims {
+        for &b in initial.pod(*id).map_or(&[][..], |p| &p.budgets) {
+            *per_budget.entry(b).or_default() += *v;
         }
     }
-    // Laminar capacities: the demand placed in domains inside D fits what is free in D plus
-    // what the evicted pods free there.
+    for (b, taken) in per_budget {
+        let left = initial.budgets().left()[b as usize] as f64;
+        constraints.push(constraint!(taken <= left));
+    }
+}
+
+/// Laminar capacities: the demand placed in domains inside D fits what is free in D plus what
+/// the evicted pods free there. `None` once `stop` says so.
+fn capacity_rows(
+    problem: &Problem<'_>,
+    (initial, preemptors, classes): (&ClusterState, &[Preemptor], &[Class]),
+    columns: &Columns,
+    on_server: &BTreeMap<ServerId, ServerVars>,
+    stop: &dyn Fn() -> bool,
+    constraints: &mut Vec<Constraint>,
+) -> Option<()> {
     for (done, (&server, indices)) in on_server.iter().enumerate() {
         if done % SERVERS_BETWEEN_CHECKS == 0 && stop() {
             return None;
         }
-        let t = cluster.type_of(server);
+        let t = problem.cluster.type_of(server);
         let doms = domains_of(t);
         let a = &initial.servers()[server.index()];
-        let here: Vec<&(Placed, Variable)> =
-            indices.placements.iter().map(|&k| &placements[k]).collect();
+        let here: Vec<&(Placed, Variable)> = indices
+            .placements
+            .iter()
+            .map(|&k| &columns.placements[k])
+            .collect();
         if here.is_empty() {
             continue;
         }
-        let server_victims: Vec<&(PodId, Variable)> =
-            indices.victims.iter().map(|&k| &victims[k]).collect();
+        let server_victims: Vec<&(PodId, Variable)> = indices
+            .victims
+            .iter()
+            .map(|&k| &columns.victims[k])
+            .collect();
         for (_, outer) in &doms {
             let inner: Vec<&&(Placed, Variable)> = here
                 .iter()
@@ -448,7 +499,7 @@ pub fn build_until(
                 .collect();
             // Cores are one resource; devices one per kind a class here asks for, each
             // class drawing only on the devices of its kind (`usable`).
-            let mut resources: Vec<Option<crate::topology::GpuSet>> = vec![None];
+            let mut resources: Vec<Option<GpuSet>> = vec![None];
             for (pl, _) in &inner {
                 let usable = t.usable(preemptors[classes[pl.class].rep].request);
                 if !resources.contains(&Some(usable)) {
@@ -497,14 +548,7 @@ pub fn build_until(
             }
         }
     }
-    Some(Model {
-        vars,
-        objective,
-        constraints,
-        placements,
-        refusals,
-        victims,
-    })
+    Some(())
 }
 
 /// The batch model of one server alone, solved: a subproblem of the decompositions.

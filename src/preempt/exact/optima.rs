@@ -5,27 +5,27 @@
 //! decision is deterministic), so it takes the earlier run's optimum; and `ilp`'s own
 //! decisions are the optima of the states it faced (its decision carries the optimum's cost).
 
-use super::apply::{Applied, apply};
 use super::ilp::EventOptimum;
 use super::per_event;
-use super::planner::AppliedDecision;
-use super::problem::{Decision, Problem};
 use crate::plan::error::PlanningError;
 use crate::plan::preemption::Preemptor;
+use crate::preempt::apply::{Applied, apply};
+use crate::preempt::planner::AppliedDecision;
+use crate::preempt::problem::{Decision, Problem};
 use crate::topology::state::ClusterState;
 
 /// An excess below this is float noise between two equal costs.
-pub(super) const EXCESS_EPS: f64 = 1e-9;
+pub(crate) const EXCESS_EPS: f64 = 1e-9;
 
 /// The decisions and optima of the runs so far.
 #[derive(Default)]
-pub(super) struct SharedOptima {
+pub(crate) struct SharedOptima {
     runs: Vec<(Vec<AppliedDecision>, Vec<EventOptimum>)>,
 }
 
 /// What one run measured against the per-event optimum at each of its events.
 #[derive(Default)]
-pub(super) struct RunOptima {
+pub(crate) struct RunOptima {
     pub optima: Vec<EventOptimum>,
     /// The optimum's decision applied to the state the planner faced, for each event the
     /// planner lost (only when `plan --worst` asks).
@@ -33,7 +33,7 @@ pub(super) struct RunOptima {
 }
 
 /// One run's walk along the earlier runs: which of them it still agrees with.
-pub(super) struct Follower<'m> {
+pub(crate) struct Follower<'m> {
     shared: &'m SharedOptima,
     agreeing: Vec<bool>,
     keep_optimum_applied: bool,

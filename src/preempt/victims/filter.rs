@@ -33,7 +33,7 @@ pub(crate) struct Qualifying<'s> {
     /// Subsets tried on this server (the budget is per server).
     pub(crate) used: u64,
     /// The server has yielded its candidates (IMP with `imp_scope = "node"`).
-    pub(super) done: bool,
+    pub(crate) done: bool,
 }
 
 /// The filter's result for one server and one preemptor class, kept in the server's scan

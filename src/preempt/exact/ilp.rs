@@ -8,10 +8,10 @@
 
 use good_lp::{Expression, ProblemVariables, Variable, constraint, variable};
 
-use super::flextopo::for_each_subset;
-use super::problem::{ChainKey, Decision, Problem, freed};
 use crate::plan::error::PlanningError;
 use crate::plan::preemption::Preemptor;
+use crate::preempt::problem::{ChainKey, Decision, Problem, freed};
+use crate::preempt::victims::for_each_subset;
 use crate::solver::{self, Deadline, SolveError, SolveStatus};
 use crate::topology::state::ClusterState;
 use crate::topology::{Level, PodId, Request, ServerId, place};

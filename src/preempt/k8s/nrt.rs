@@ -5,10 +5,10 @@
 //! Best-effort and `none` pods fit by counts, as with `k8s-default`. Node choice and tie-breaks
 //! are `k8s-default`'s. This is what a user deploys today instead of FlexTopo.
 
-use super::k8s_default::{dry_run_preemption, dry_run_reference, fits_by_counts};
-use super::planner::PreemptionPlanner;
-use super::problem::{Decision, DecisionPoint};
+use super::default::{dry_run_preemption, dry_run_reference, fits_by_counts};
 use crate::plan::error::PlanningError;
+use crate::preempt::planner::PreemptionPlanner;
+use crate::preempt::problem::{Decision, DecisionPoint};
 use crate::spec::preemption::TopologyQos;
 use crate::topology::{CoreSet, GpuSet, ServerId};
 

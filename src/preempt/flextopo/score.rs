@@ -1,15 +1,26 @@
-//! Eq. 1 scoring and the candidate chain that breaks its ties: how the searches rank the
-//! candidates they source. Every search ranks through these functions, so each chooses what
-//! the reference chooses, to the last floating-point operation.
+//! FlexTopo's Eq. 1, S = α·P + (1 − α)·T ([`eq1`]), and the candidate chain that breaks its
+//! ties: the rule that decides which victim set FlexTopo evicts, IMP's included. P is
+//! [`priority_term`], T is the topology score of the candidate's level
+//! ([`CostModel::topology_score`](crate::preempt::objective::CostModel::topology_score)),
+//! [`pick_best`] takes the highest S (ties by the chain) and [`decision_of`] records the winner
+//! with its terms. Every search ranks through these functions, so each chooses what the
+//! reference chooses, to the last floating-point operation.
 
-use super::candidates::{Candidate, Sink};
-use super::filter::Filtered;
-use crate::preempt::problem::{ChainKey, Problem, ScoreTerms};
+use crate::preempt::problem::{ChainKey, Decision, Problem, ScoreTerms};
+use crate::preempt::victims::candidates::{Candidate, Sink};
+use crate::preempt::victims::filter::Filtered;
 use crate::spec::preemption::{PriorityNorm, ScoreBasis};
 use crate::topology::state::ClusterState;
 use crate::topology::{CoreSet, GpuSet};
 
+/// Scores closer than this tie, and the candidate chain decides between them.
 pub(crate) const SCORE_EPS: f64 = 1e-12;
+
+/// Eq. 1: S = α·P + (1 − α)·T, the score FlexTopo maximises; `priority_term` is P,
+/// `topology_term` is T, both in [0, 1], higher better.
+pub(crate) fn eq1(alpha: f64, priority_term: f64, topology_term: f64) -> f64 {
+    alpha * priority_term + (1.0 - alpha) * topology_term
+}
 
 /// Eq. 1: S = α·P + (1 − α)·T of one candidate; `sums` = the lowest and highest
 /// victim-priority sum among the event's candidates (for `priority_norm = "candidates"`).
@@ -62,7 +73,7 @@ pub(crate) fn candidate_terms(
         priority_term: pterm,
         topology_term: tterm,
         scored_level: level,
-        score: settings.alpha * pterm + (1.0 - settings.alpha) * tterm,
+        score: eq1(settings.alpha, pterm, tterm),
     }
 }
 
@@ -87,9 +98,10 @@ pub(crate) fn candidate_key(
         .map(|&i| (facts[i].priority, facts[i].start_time_s));
     ChainKey::from_facts(problem.cluster, q.server, ids, chain_facts)
 }
+
 /// Eq. 1 over the candidates: highest S wins (P normalised over these candidates), ties by
 /// the candidate chain.
-pub(super) fn best_candidate<'c>(
+fn best_candidate<'c>(
     problem: &Problem<'_>,
     state: &ClusterState,
     filtered: &Filtered,
@@ -171,5 +183,64 @@ pub(crate) fn priority_term(
             1.0 / (1.0 + shifted / (p_hi - p_lo + 1) as f64)
         }
         PriorityNorm::InverseSum => 1.0 / (priority_sum as f64).max(1.0),
+    }
+}
+
+/// The decision for the best of `sink`'s candidates.
+pub(crate) fn decision(
+    problem: &Problem<'_>,
+    state: &ClusterState,
+    filtered: &Filtered,
+    sink: &Sink,
+    evaluated: u64,
+    truncated: bool,
+) -> Decision {
+    decision_of(
+        problem,
+        filtered,
+        sink,
+        best_candidate(problem, state, filtered, sink),
+        evaluated,
+        truncated,
+    )
+}
+
+/// The decision for `chosen`, one of `sink`'s candidates (or none), with its Eq. 1 terms as
+/// the search ranked it (P normalised over the sink's candidates, which is what every search
+/// scored with: the pruned IMP search keeps `priority_norm = "candidates"` only where every
+/// candidate has one priority sum).
+pub(crate) fn decision_of(
+    problem: &Problem<'_>,
+    filtered: &Filtered,
+    sink: &Sink,
+    chosen: Option<&Candidate>,
+    evaluated: u64,
+    truncated: bool,
+) -> Decision {
+    let sums = sink.candidates.iter().map(|c| c.priority_sum).fold(
+        None,
+        |range: Option<(i64, i64)>, s| {
+            Some(range.map_or((s, s), |(lo, hi)| (lo.min(s), hi.max(s))))
+        },
+    );
+    let score = chosen
+        .zip(sums)
+        .map(|(c, sums)| candidate_terms(problem, filtered, sink, c, sums));
+    let (server, victims) = match chosen {
+        Some(c) => {
+            let q = &filtered.servers[c.qualifying];
+            let facts = q.facts();
+            let ids = sink.members(c).iter().map(|&i| facts[i].id).collect();
+            (Some(q.server), ids)
+        }
+        None => (None, Vec::new()),
+    };
+    Decision {
+        server,
+        victims,
+        subsets_evaluated: evaluated,
+        truncated,
+        score,
+        ..Decision::default()
     }
 }
