@@ -58,38 +58,26 @@ impl SharedOptima {
 }
 
 impl Follower<'_> {
-    /// The optimum of event `i` on `state` (the state the run faces before deciding it):
-    /// the run's own decision when that is the optimum, else an agreeing earlier run's, else
-    /// solved.
-    pub fn optimum(
-        &self,
-        problem: &Problem<'_>,
-        state: &ClusterState,
-        p: &Preemptor,
-        i: usize,
-        own: &Decision,
-    ) -> Result<EventOptimum, PlanningError> {
+    /// The optimum of event `i` known without solving: the run's own decision when that is
+    /// the optimum, else an agreeing earlier run's.
+    fn known_optimum(&self, i: usize, own: &Decision) -> Option<EventOptimum> {
         if let Some(cost) = own.optimum_cost {
-            return Ok(EventOptimum {
+            return Some(EventOptimum {
                 cost,
                 decision: own.clone(),
                 proven: !own.unproven,
             });
         }
-        let shared = self
-            .shared
+        self.shared
             .runs
             .iter()
             .zip(&self.agreeing)
             .filter(|(_, agrees)| **agrees)
-            .find_map(|((_, optima), _)| optima.get(i).cloned());
-        match shared {
-            Some(o) => Ok(o),
-            None => per_event::event_optimum(problem, state, p).map_err(|e| e.in_planner("ilp")),
-        }
+            .find_map(|((_, optima), _)| optima.get(i).cloned())
     }
 
-    /// The optimum of event `i` on `state` and, when `--worst` keeps the optimum's decision
+    /// The optimum of event `i` on `state` (the state the run faces before deciding it), known
+    /// or else solved, and, when `--worst` keeps the optimum's decision
     /// applied and that decision is not the run's own, a copy of `state` to apply it to (where
     /// the two choose the same, the run costs the optimum and nothing is copied).
     pub fn measure(
@@ -100,7 +88,10 @@ impl Follower<'_> {
         i: usize,
         own: &Decision,
     ) -> Result<(EventOptimum, Option<ClusterState>), PlanningError> {
-        let optimum = self.optimum(problem, state, p, i, own)?;
+        let optimum = match self.known_optimum(i, own) {
+            Some(o) => o,
+            None => per_event::event_optimum(problem, state, p).map_err(|e| e.in_planner("ilp"))?,
+        };
         let before = (self.keep_optimum_applied && !same_choice(own, &optimum.decision))
             .then(|| state.clone());
         Ok((optimum, before))

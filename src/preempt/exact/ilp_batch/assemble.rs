@@ -5,8 +5,9 @@
 
 use std::collections::BTreeMap;
 
+use super::classes::Class;
 use super::domains::domains_of;
-use super::model::{BatchSolution, Class, Placed};
+use super::model::{BatchSolution, Placed};
 use crate::plan::PlanStatus;
 use crate::plan::preemption::Preemptor;
 use crate::preempt::problem::{Decision, Problem};

@@ -13,8 +13,8 @@
 //!
 //! `None` means the relaxation is infeasible, and so is the subproblem.
 
+use super::classes::Class;
 use super::domains::{domain_capacity, domains_of, may_refuse};
-use super::model::Class;
 use crate::plan::preemption::Preemptor;
 use crate::preempt::problem::Problem;
 use crate::topology::ServerId;

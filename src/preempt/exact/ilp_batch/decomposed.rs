@@ -15,8 +15,9 @@ use std::collections::BTreeSet;
 use rayon::prelude::*;
 
 use super::bounds::ServerBounds;
+use super::classes::{Class, Counts};
 use super::domains::{domain_capacity, lowest_victim, may_refuse};
-use super::model::{BatchSolution, Class, Counts, solve_on_server};
+use super::model::{BatchSolution, solve_on_server};
 use super::state_classes::state_classes;
 use crate::plan::PlanStatus;
 use crate::plan::error::PlanningError;

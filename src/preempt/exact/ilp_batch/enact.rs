@@ -3,8 +3,9 @@
 //! sequential plan, measured against the model's bound.
 
 use super::assemble::assemble;
+use super::classes::Class;
 use super::incumbent::measured_against;
-use super::model::{BatchSolution, Class};
+use super::model::BatchSolution;
 use super::needed::{Enacted, enact_needed};
 use crate::plan::PlanStatus;
 use crate::plan::preemption::Preemptor;
@@ -50,44 +51,28 @@ pub fn as_enacted(
     measured_against(best.decisions, best.objective, bound, deadline)
 }
 
-/// The batch's decision kept within hard PodDisruptionBudgets: a plan whose servers, priced
-/// apart, together take more of a budget than it allows gives way to the best sequential plan
-/// (which respects them); its bound still holds, as the model it came from is a relaxation.
-pub fn within_hard_budgets(
-    problem: &Problem<'_>,
-    (initial, preemptors, classes): (&ClusterState, &[Preemptor], &[Class]),
-    decision: BatchDecision,
-    sequential: Option<BatchSolution>,
-    deadline: &Deadline,
-) -> BatchDecision {
+/// Whether the batch's decision keeps within hard PodDisruptionBudgets: a plan whose servers,
+/// priced apart, together take more of a budget than it allows must give way to the best
+/// sequential plan (which respects them); its bound still holds, as the model it came from is
+/// a relaxation.
+pub fn keeps_hard_budgets(initial: &ClusterState, decision: &BatchDecision) -> bool {
     let victims = decision
         .decisions
         .iter()
         .flat_map(|d| d.victims.iter().copied());
-    if !initial.budgets().hard() || initial.budgets_allow(victims) {
-        return decision;
-    }
-    sequential_instead(
-        problem,
-        (initial, preemptors, classes),
-        &decision,
-        sequential,
-        deadline,
-    )
+    !initial.budgets().hard() || initial.budgets_allow(victims)
 }
 
-/// The batch's decision kept to device kinds and claim constraints. The model counts devices
-/// per kind but ignores `matchAttribute` (a relaxation: every real plan lies inside it, so its
-/// bound holds); a plan whose placements assembly could not keep in one group as each claim
-/// demands gives way to the best sequential plan.
-pub fn within_device_rules(
+/// Whether the batch's decision keeps to device kinds and claim constraints. The model counts
+/// devices per kind but ignores `matchAttribute` (a relaxation: every real plan lies inside
+/// it, so its bound holds); a plan whose placements assembly could not keep in one group as
+/// each claim demands must give way to the best sequential plan.
+pub fn keeps_device_rules(
     problem: &Problem<'_>,
-    (initial, preemptors, classes): (&ClusterState, &[Preemptor], &[Class]),
-    decision: BatchDecision,
-    sequential: Option<BatchSolution>,
-    deadline: &Deadline,
-) -> BatchDecision {
-    let kept = decision.decisions.iter().zip(preemptors).all(|(d, p)| {
+    preemptors: &[Preemptor],
+    decision: &BatchDecision,
+) -> bool {
+    decision.decisions.iter().zip(preemptors).all(|(d, p)| {
         let Some(server) = d.server else {
             return true;
         };
@@ -101,22 +86,12 @@ pub fn within_device_rules(
                 Some((gpus, _)) => t.device_rule_holds(p.request, gpus),
                 None => counted_exactly,
             }
-    });
-    if kept {
-        return decision;
-    }
-    sequential_instead(
-        problem,
-        (initial, preemptors, classes),
-        &decision,
-        sequential,
-        deadline,
-    )
+    })
 }
 
 /// The best sequential plan in place of a batch decision that breaks a rule the model
 /// relaxes, measured against the model's bound (still a bound: the model is a relaxation).
-fn sequential_instead(
+pub fn sequential_instead(
     problem: &Problem<'_>,
     (initial, preemptors, classes): (&ClusterState, &[Preemptor], &[Class]),
     decision: &BatchDecision,

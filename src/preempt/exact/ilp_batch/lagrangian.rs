@@ -30,7 +30,8 @@ use good_lp::{Expression, ProblemVariables, Variable, constraint, variable};
 use rayon::prelude::*;
 
 use super::assemble::{assemble, solution_of};
-use super::model::{BatchSolution, Class, Counts, priced_objective, solve_on_server};
+use super::classes::{Class, Counts};
+use super::model::{BatchSolution, priced_objective, solve_on_server};
 use super::needed::enact_needed;
 use super::state_classes::{Member, StateClass};
 use crate::plan::PlanStatus;

@@ -1,10 +1,11 @@
 //! A batch too large to decompose exactly: the Lagrangian decomposition for a bound and a
 //! plan, then the monolithic MILP warm-started from the best plan known.
 
+use super::classes::Class;
 use super::incumbent::{better_of, proven};
 use super::lagrangian::{lagrangian, reaches};
 use super::list::ListStructure;
-use super::model::{BatchSolution, Class};
+use super::model::BatchSolution;
 use super::monolithic::solve_monolithic;
 use crate::plan::PlanStatus;
 use crate::plan::error::PlanningError;

@@ -1,8 +1,8 @@
 //! What the batch knows of its list before any MILP of the whole batch: its servers grouped by
 //! identical state, their floors, and the proven bounds that need no such MILP.
 
+use super::classes::{Class, classes};
 use super::lagrangian::lagrangian;
-use super::model::{Class, classes};
 use super::placement_floor::{placement_floor, server_floor};
 use super::state_classes::{StateClass, state_classes};
 use crate::plan::error::PlanningError;

@@ -20,6 +20,7 @@
 
 pub mod assemble;
 pub mod bounds;
+pub mod classes;
 pub mod decomposed;
 pub mod domains;
 pub mod enact;

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use good_lp::{Constraint, Expression, ProblemVariables, Variable, constraint, variable};
 
+pub use super::classes::{Class, Counts, classes};
 use super::domains::{domain_capacity, domains_of, inside, lowest_victim, may_refuse, reachable};
 use crate::plan::PlanStatus;
 use crate::plan::error::PlanningError;
@@ -14,35 +15,10 @@ use crate::solver::{self, Deadline, SolveError, SolveStatus};
 use crate::topology::state::ClusterState;
 use crate::topology::{Domain, GpuSet, Level, PodId, ServerId};
 
-/// Instances of one workload class, in list order.
-pub struct Class {
-    /// Indices into the preemptor list.
-    pub members: Vec<usize>,
-    /// The first member, whose request and priority stand for the class.
-    pub rep: usize,
-}
-
-/// Groups the preemptors by workload class, in order of first appearance.
-pub fn classes(preemptors: &[Preemptor]) -> Vec<Class> {
-    let mut out: Vec<Class> = Vec::new();
-    let mut of_workload: BTreeMap<usize, usize> = BTreeMap::new();
-    for (i, p) in preemptors.iter().enumerate() {
-        let c = *of_workload.entry(p.workload).or_insert_with(|| {
-            out.push(Class {
-                members: Vec::new(),
-                rep: i,
-            });
-            out.len() - 1
-        });
-        out[c].members.push(i);
-    }
-    out
-}
-
 /// `count` instances of `class` placed in domain `domain` of `server`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Placed {
-    /// Index of the class in the list from [`classes`].
+    /// Index of the class in the list from [`classes`](super::classes::classes).
     pub class: usize,
     /// The server.
     pub server: ServerId,
@@ -100,19 +76,6 @@ pub fn priced_objective(
             .map(|pod| problem.cost.victim_cost(pod.priority))
             .sum::<f64>()
         + problem.cost.weights.unplaced * (list_len as f64 - f64::from(instances))
-}
-
-/// The model restricted to some servers: either "at most the class sizes" over all servers
-/// (monolithic), or "exactly these counts" on one server (a subproblem).
-#[derive(Clone, Copy)]
-pub enum Counts<'a> {
-    /// Each class places at most its size over the servers given (the monolithic model).
-    AtMost,
-    /// Each class places (or refuses) exactly `k[class]` instances on the one server given.
-    Exactly(&'a [u32]),
-    /// At most the class sizes on the servers given, each instance placed or refused priced
-    /// `-λ[class]` on top of its cost: a Lagrangian subproblem (`lagrangian`).
-    Priced(&'a [f64]),
 }
 
 /// Positions of one server's variables in the model's lists.
@@ -218,17 +181,6 @@ pub fn build_until(
         refusals,
         victims,
     })
-}
-
-impl Counts<'_> {
-    /// Whether the model has variables for class `ci` (a subproblem has none for a class it
-    /// places no instance of).
-    fn includes(&self, ci: usize) -> bool {
-        match self {
-            Counts::AtMost | Counts::Priced(_) => true,
-            Counts::Exactly(k) => k[ci] > 0,
-        }
-    }
 }
 
 /// The model's variables, in the order the solver reads them.

@@ -1,7 +1,8 @@
 //! Exact solution of the batch as one MILP over every server, warm-started from the best plan
 //! known (used when the class-count space is too large to decompose).
 
-use super::model::{BatchSolution, Class, Counts, build_until, solve_model};
+use super::classes::{Class, Counts};
+use super::model::{BatchSolution, build_until, solve_model};
 use super::warm_start::warm_values;
 use crate::plan::error::PlanningError;
 use crate::plan::preemption::Preemptor;

@@ -16,8 +16,8 @@
 //! nowhere even with every evictable pod gone: a batch whose incumbent reaches it is proven
 //! optimal without a MILP.
 
+use super::classes::Class;
 use super::domains::reachable;
-use super::model::Class;
 use crate::plan::preemption::Preemptor;
 use crate::preempt::problem::Problem;
 use crate::topology::state::ClusterState;

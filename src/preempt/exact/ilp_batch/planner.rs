@@ -2,13 +2,13 @@
 //! [`super`]), solved by decomposition when the count space is small, else by the large-batch
 //! route, then enacted within the rules the model relaxes.
 
+use super::classes::classes;
 use super::decomposed::{decomposition_size, solve_decomposed};
-use super::enact::{as_enacted, within_device_rules, within_hard_budgets};
+use super::enact::{as_enacted, keeps_device_rules, keeps_hard_budgets, sequential_instead};
 use super::incumbent::{better_of, proven, with_floor};
 use super::lagrangian::reaches;
 use super::large::solve_large;
 use super::list::ListStructure;
-use super::model::classes;
 use super::warm_start::warm_solution;
 use crate::plan::error::PlanningError;
 use crate::plan::preemption::Preemptor;
@@ -89,10 +89,18 @@ impl PreemptionPlanner for IlpBatch {
             });
         };
         let list = (initial, preemptors, classes.as_slice());
+        let instead =
+            |d: &BatchDecision| sequential_instead(problem, list, d, warm.clone(), &deadline);
         let decision = as_enacted(problem, list, &solution, warm.clone(), &deadline);
-        let decision = within_device_rules(problem, list, decision, warm.clone(), &deadline);
-        Ok(within_hard_budgets(
-            problem, list, decision, warm, &deadline,
-        ))
+        let decision = if keeps_device_rules(problem, preemptors, &decision) {
+            decision
+        } else {
+            instead(&decision)
+        };
+        Ok(if keeps_hard_budgets(initial, &decision) {
+            decision
+        } else {
+            instead(&decision)
+        })
     }
 }

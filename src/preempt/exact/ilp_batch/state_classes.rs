@@ -10,8 +10,9 @@
 
 use std::collections::BTreeMap;
 
+use super::classes::Class;
 use super::domains::{domains_of, lowest_victim, may_refuse};
-use super::model::{BatchSolution, Class, Placed};
+use super::model::{BatchSolution, Placed};
 use crate::plan::preemption::Preemptor;
 use crate::preempt::problem::Problem;
 use crate::topology::state::ClusterState;

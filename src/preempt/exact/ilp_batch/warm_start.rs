@@ -8,7 +8,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use good_lp::Variable;
 
 use super::assemble::solution_of;
-use super::model::{BatchSolution, Class, Model, priced_objective};
+use super::classes::Class;
+use super::model::{BatchSolution, Model, priced_objective};
 use crate::plan::PlanStatus;
 use crate::plan::preemption::Preemptor;
 use crate::preempt::planner::AppliedDecision;
