@@ -305,8 +305,8 @@ fn paired_default_and_nrt(cluster: &Cluster, problem: &Problem<'_>, seeds: usize
 /// exact searches and of `milp_repeats` MILP solves. Checks that both reach the same cost,
 /// counts the decisions that differ (ties) and the servers the exact search handed to the MILP.
 fn per_event_solvers(problem: &Problem<'_>, seeds: usize, repeats: usize, milp_repeats: usize) {
-    use coplan::preempt::event_exact::{NODE_BUDGET, exact_optimum_with_stats};
-    use coplan::preempt::per_event::milp_event_optimum as milp_optimum;
+    use coplan::preempt::exact::event_exact::{NODE_BUDGET, exact_optimum_with_stats};
+    use coplan::preempt::exact::per_event::milp_event_optimum as milp_optimum;
     let median = |mut v: Vec<f64>| {
         v.sort_by(f64::total_cmp);
         percentile(&v, 0.5)

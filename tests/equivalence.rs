@@ -11,10 +11,10 @@
 
 use coplan::preempt::apply::apply;
 use coplan::preempt::flextopo::{Sourcing, decide_reference};
+use coplan::preempt::k8s::{default as k8s_default, nrt as k8s_nrt};
 use coplan::preempt::problem::Decision;
 use coplan::preempt::problem::{DecisionPoint, Problem};
 use coplan::preempt::scenario;
-use coplan::preempt::{k8s_default, k8s_nrt};
 use coplan::spec::preemption::{
     Admission, FillAllocator, FillSpec, ImpScope, LevelScores, PreemptEntry, PreemptionSpec,
     PriorityNorm, ScoreBasis, TopologyQos, TopologyScore, TopologyScoreName, WorkloadClass,

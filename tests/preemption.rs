@@ -502,8 +502,8 @@ fn a_batch_optimum_that_over_evicts_is_a_bound_not_a_plan() {
 /// server's subproblem moves onto another of its group with the matching pods.
 #[test]
 fn identical_servers_form_one_group_and_share_solutions() {
-    use coplan::preempt::ilp_batch::model::{self as batch_model, Counts};
-    use coplan::preempt::ilp_batch::state_classes::state_classes;
+    use coplan::preempt::exact::ilp_batch::model::{self as batch_model, Counts};
+    use coplan::preempt::exact::ilp_batch::state_classes::state_classes;
     use coplan::preempt::problem::Problem;
     use coplan::preempt::scenario;
     use coplan::solver::Deadline;

@@ -5,7 +5,7 @@
 //! plan's own [`apply`]: nothing is re-derived by a second copy of a planner's rules.
 
 use super::apply::{Applied, apply};
-use super::per_event::{self, IlpPerEvent};
+use super::exact::per_event::{self, IlpPerEvent};
 use super::planner::{AppliedDecision, PreemptionPlanner};
 use super::planning::{run_order, warm_start};
 use super::problem::{Decision, DecisionPoint, Problem};
@@ -111,19 +111,13 @@ fn explain_events_within(
     } else {
         preemptors.len().saturating_sub(1)
     };
+    let run_through = |planner: &dyn PreemptionPlanner, through, warm| {
+        faced_decisions(&problem, planner, &initial, &preemptors, through, warm)
+            .map_err(|e| e.in_planner(planner.name()))
+    };
     let mut runs: Vec<(&str, Option<Vec<Faced>>)> = Vec::with_capacity(planners.len());
     for planner in sequential {
-        let fail = |e: PlanningError| e.in_planner(planner.name());
-        let run = faced_decisions(
-            &problem,
-            planner,
-            &initial,
-            &preemptors,
-            sequential_last,
-            None,
-        )
-        .map_err(fail)?;
-        runs.push((planner.name(), run));
+        runs.push((planner.name(), run_through(planner, sequential_last, None)?));
     }
     let plans: Vec<(f64, Vec<AppliedDecision>)> = runs
         .iter()
@@ -135,17 +129,7 @@ fn explain_events_within(
         .collect();
     let best = warm_start(plans.iter().map(|(o, ids)| (*o, ids.as_slice())));
     for planner in joint {
-        let fail = |e: PlanningError| e.in_planner(planner.name());
-        let run = faced_decisions(
-            &problem,
-            planner,
-            &initial,
-            &preemptors,
-            last,
-            best.as_deref(),
-        )
-        .map_err(fail)?;
-        runs.push((planner.name(), run));
+        runs.push((planner.name(), run_through(planner, last, best.as_deref())?));
     }
     // Back to the order asked.
     runs.sort_by_key(|(name, _)| names.iter().position(|n| n == name));

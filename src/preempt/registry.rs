@@ -2,11 +2,11 @@
 //! list (`PREEMPTION_PLANNERS`), which validation checks `[planners].run` against; adding a
 //! planner = one file + its name in that list + one line here.
 
-use super::flextopo::{Flextopo, Sourcing};
-use super::ilp_batch::IlpBatch;
-use super::k8s_default::K8sDefault;
-use super::k8s_nrt::K8sNrt;
-use super::per_event::IlpPerEvent;
+use super::exact::ilp_batch::IlpBatch;
+use super::exact::per_event::IlpPerEvent;
+use super::flextopo::planner::{Flextopo, Sourcing};
+use super::k8s::default::K8sDefault;
+use super::k8s::nrt::K8sNrt;
 use super::planner::PreemptionPlanner;
 use crate::plan::error::PlanningError;
 use crate::spec::preemption::PREEMPTION_PLANNERS;

@@ -2,7 +2,7 @@
 //! difference between two decisions: what `explain` shows and `plan --worst` lists.
 
 use super::apply::Applied;
-use super::optima::EXCESS_EPS;
+use super::exact::optima::EXCESS_EPS;
 use super::problem::Problem;
 use crate::plan::explain::{CostTerms, TermDifference};
 
