@@ -62,6 +62,7 @@ pub fn files(dir: &str) -> Vec<(PathBuf, String)> {
     out
 }
 
+/// Compares a transcript with the snapshot `name`, timings redacted.
 pub fn snapshot(name: &str, text: &str) {
     // Timings vary run to run: redacted, with the padding they cause.
     let timings = [

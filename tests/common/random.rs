@@ -1,5 +1,6 @@
-//! What the property tests share: how many cases, where their failures are kept, and random
-//! clusters of two server types.
+//! What the property tests share: how many cases, where their failures are kept, random
+//! clusters of two server types and the QoS classes, fill allocators and preemptors their
+//! workloads draw from.
 
 use coplan::spec::preemption::{FillAllocator, PreemptEntry, TopologyQos};
 use coplan::spec::{ClusterSpec, Penalty, PoolSpec, ServerTypeSpec};
@@ -14,9 +15,8 @@ pub fn cases() -> u32 {
 }
 
 /// A property's configuration: `cases` cases, its recorded failures replayed from
-/// `<source file stem>.proptest-regressions` beside the test's file. (Proptest's default looks
-/// for a sibling `proptest-regressions/` folder of the nearest folder holding a `main.rs`: the
-/// test binary's own folder here.)
+/// `<source file stem>.proptest-regressions` beside the test's file. (Proptest's default would
+/// keep them in `tests/proptest-regressions/`, beside the folder of the binary's `main.rs`.)
 pub fn proptest_config(cases: u32) -> ProptestConfig {
     ProptestConfig {
         cases,
