@@ -7,7 +7,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use super::{run, snapshot};
+use crate::support::{run, snapshot};
 
 /// A scratch folder of this test binary's own, emptied first.
 fn scratch(name: &str) -> PathBuf {
@@ -94,7 +94,8 @@ fn a_syntax_error_at_column_70_000_is_drawn_as_a_window() {
 #[test]
 fn a_value_error_at_column_70_000_is_drawn_as_a_window() {
     let dir = scratch("long-value");
-    let cluster = std::fs::read_to_string(super::root().join(TINY_CLUSTER)).expect("fixture");
+    let cluster =
+        std::fs::read_to_string(crate::common::root().join(TINY_CLUSTER)).expect("fixture");
     let text = cluster.replace(
         "gpu_numa = [0, 1, 2, 3]",
         &format!("gpu_numa = [{}0, 1, 2, 9]", " ".repeat(70_000)),
