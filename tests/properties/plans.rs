@@ -15,17 +15,17 @@ use coplan::plan::explain::ColumnKind;
 use coplan::plan::preemption::EventOutcome as Outcome;
 use coplan::plan::preemption::{PreemptionPlan as PlanReport, Preemptor, enactment_order};
 use coplan::preempt::apply::apply;
-use coplan::preempt::explain::explain_events;
 use coplan::preempt::exact::ilp_batch::bounds::ServerBounds;
 use coplan::preempt::exact::ilp_batch::list_bounds;
 use coplan::preempt::exact::ilp_batch::{decomposed, model as batch_model};
 use coplan::preempt::exact::{event_exact, ilp, per_event};
+use coplan::preempt::explain::explain_events;
 use coplan::preempt::flextopo::{Flextopo, Sourcing};
-use coplan::preempt::victims::for_each_subset;
 use coplan::preempt::planner::PreemptionPlanner;
 use coplan::preempt::planning::{self as engine, PlanOptions};
 use coplan::preempt::problem::{DecisionPoint, Problem};
 use coplan::preempt::scenario;
+use coplan::preempt::victims::for_each_subset;
 use coplan::solver::{Deadline, SolverSettings};
 use coplan::spec::preemption::{
     Admission, DisruptionBudget, EventSolver, FillSpec, ImpScope, PreemptEntry, PreemptionSpec,
