@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use super::setup::Setup;
 use crate::plan::colocation::{
+    slo_met,
     ColocationMetrics, ColocationRun, OpKind, TaskKind, TaskOutcome, slo_key,
 };
 use crate::spec::colocation::ColocationObjective;
@@ -26,7 +27,7 @@ pub fn compute(run: &ColocationRun, setup: &Setup) -> ColocationMetrics {
         setup.spec.inference.warmup_s,
     );
     let weights = &setup.spec.objective;
-    let tau = slo_factor * slo_base;
+    let tau = setup.slo_s();
     let window = steady_window(run, warmup_s);
     let first = run
         .outcomes
@@ -71,7 +72,7 @@ pub fn compute(run: &ColocationRun, setup: &Setup) -> ColocationMetrics {
     let met = |k: f64| {
         inference
             .iter()
-            .filter(|o| response(o).is_some_and(|r| r <= k * slo_base + 1e-12))
+            .filter(|o| response(o).is_some_and(|r| slo_met(r, k * slo_base)))
             .count()
     };
     let share = |k: f64| {
@@ -217,7 +218,7 @@ pub fn objective_term(o: &TaskOutcome, tau: f64, weights: &ColocationObjective) 
     let mut term = 0.0;
     if !o.training
         && o.prefill_end_s
-            .is_none_or(|e| e - o.arrival_s > tau + 1e-12)
+            .is_none_or(|e| !slo_met(e - o.arrival_s, tau))
     {
         term += weights.slo_miss;
     }

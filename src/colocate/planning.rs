@@ -146,7 +146,7 @@ pub fn plan_cancellable(
         cancel,
         ..setup(cluster, spec, trace, seed)
     };
-    let tau = spec.inference.slo_factor * s.slo_base_s;
+    let tau = s.slo_s();
     let mut runs: Vec<(&str, PlannerRole, RunOutcome)> = Vec::new();
     // Candidates first: the references' horizon must cover their schedules.
     let (references, candidates): (Vec<&dyn ColocationPlanner>, Vec<&dyn ColocationPlanner>) =
@@ -246,11 +246,7 @@ pub fn plan_cancellable(
                 released_s: o.released_s,
                 start_s: o.start_s,
                 end_s: o.end_s,
-                slo_met: (!o.training).then(|| {
-                    !o.dropped
-                        && o.prefill_end_s
-                            .is_some_and(|e| e - o.arrival_s <= tau + 1e-12)
-                }),
+                slo_met: o.slo_met(tau),
                 dropped: o.dropped,
                 offloaded: o.offloaded,
             })

@@ -464,7 +464,7 @@ pub fn solve(setup: &Setup) -> SearchOutcome {
     let planners = &setup.spec.planners;
     // The memory floors: a task that never fits pays its waits and transfers at every node.
     let floors = memory_task_floors(setup);
-    let tau = (setup.spec.inference.slo_factor * setup.slo_base_s).max(1e-12);
+    let tau = setup.objective_unit_s();
     // The time limit counts from here, the engine's set-up included.
     let deadline = setup.deadline(SolverSettings {
         backend: planners.solver,
