@@ -4,8 +4,7 @@ use std::collections::BTreeMap;
 
 use super::setup::Setup;
 use crate::plan::colocation::{
-    slo_met,
-    ColocationMetrics, ColocationRun, OpKind, TaskKind, TaskOutcome, slo_key,
+    ColocationMetrics, ColocationRun, OpKind, TaskKind, TaskOutcome, slo_key, slo_met,
 };
 use crate::spec::colocation::ColocationObjective;
 

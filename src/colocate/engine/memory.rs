@@ -73,8 +73,8 @@ impl<'a> DiscreteEventEngine<'a> {
             let st = &self.nodes[node].stages[stage];
             let used = st.mem_mib + st.reserved_mib;
             if used + need > self.cfg.threshold_mib {
-                let deadline = q.ready_at + self.cfg.max_wait_s;
-                if self.now + 1e-12 >= deadline {
+                let deadline = self.cfg.memory_deadline_s(q.ready_at);
+                if self.cfg.memory_wait_over(self.now, deadline) {
                     return Ok(match self.cfg.on_timeout {
                         MemoryTimeout::Offload => (true, false),
                         MemoryTimeout::Drop => (false, true),

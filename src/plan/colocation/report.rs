@@ -182,4 +182,3 @@ pub struct BoundReport {
     /// Redacted in snapshots.
     pub runtime_ms: f64,
 }
-

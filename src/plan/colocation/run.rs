@@ -82,4 +82,3 @@ pub struct RunBounds {
     /// Activations per token of an in-flight training task, per stage, in MiB.
     pub activation_mib_per_token: f64,
 }
-

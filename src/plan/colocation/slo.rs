@@ -10,4 +10,3 @@ pub fn slo_met(latency_s: f64, slo_s: f64) -> bool {
 pub fn slo_key(k: f64) -> String {
     format!("{k}x")
 }
-

@@ -51,6 +51,17 @@ impl Task {
         matches!(self.kind, TaskKind::Training { .. })
     }
 
+    /// (prompt, output) tokens of an inference request; `None` for a training task.
+    pub fn inference_tokens(&self) -> Option<(u32, u32)> {
+        match self.kind {
+            TaskKind::Inference {
+                prompt_tokens,
+                output_tokens,
+            } => Some((prompt_tokens, output_tokens)),
+            TaskKind::Training { .. } => None,
+        }
+    }
+
     /// (batch, tokens) of the task's forward pass.
     pub fn forward_shape(&self) -> (u32, u32) {
         match self.kind {
