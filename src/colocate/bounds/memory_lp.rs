@@ -18,6 +18,17 @@ type Way = (f64, f64, bool);
 /// stage 0).
 type Share = (usize, Variable, bool);
 
+/// The LP's variables by task and the interval ends they complete by, on N nodes.
+#[derive(Clone, Copy)]
+struct Grid<'a> {
+    /// Per task, its shares.
+    x: &'a [Vec<Share>],
+    /// The interval ends t_i.
+    points: &'a [f64],
+    /// N, as a factor of the rows' right-hand sides.
+    nodes: f64,
+}
+
 /// (f) The memory LP: the interval-indexed LP of (c) over every task (training too, from its
 /// submission), each completing in one of three ways — on GPU memory at stage 0 (`held`),
 /// offloaded at stage 0 (`moved`: after the memory wait, its transfers on stage 0's GPU; only
@@ -91,8 +102,13 @@ pub fn memory_lp(setup: &Setup, horizon_s: f64, settings: SolverSettings) -> LpB
         x.push(own);
     }
     let nodes = setup.config.nodes.max(1) as f64;
-    constraints.extend(compute_rows(setup, &costs, &x, &points, nodes));
-    constraints.extend(memory_rows(setup, &floors, &costs, &x, &points, nodes));
+    let grid = Grid {
+        x: &x,
+        points: &points,
+        nodes,
+    };
+    constraints.extend(compute_rows(setup, &costs, &grid));
+    constraints.extend(memory_rows(setup, &floors, &costs, &grid));
     let deadline = setup.deadline(settings);
     match solver::minimise(vars, objective, constraints, &[], &deadline, None) {
         Ok(solved) if solved.status == SolveStatus::Optimal => LpBound::Value(solved.objective),
@@ -141,19 +157,14 @@ fn ways_to_complete(
 
 /// The compute rows: per interval end t_i, the work of the tasks completed by t_i fits in
 /// N · t_i.
-fn compute_rows(
-    setup: &Setup,
-    costs: &[MemoryCost],
-    x: &[Vec<Share>],
-    points: &[f64],
-    nodes: f64,
-) -> Vec<Constraint> {
+fn compute_rows(setup: &Setup, costs: &[MemoryCost], grid: &Grid<'_>) -> Vec<Constraint> {
+    let Grid { x, points, nodes } = *grid;
     let last = points.len() - 1;
     let mut constraints = Vec::new();
     // Every stage's work is the same (`work_jobs` counts a forward, a backward and a decode
     // share alike on each), and stage 0 also runs the transfers of the tasks moved there:
     // its rows imply the other stages'.
-    let jobs = work_jobs(setup, 0, &costs, None);
+    let jobs = work_jobs(setup, 0, costs, None);
     for (i, &end) in points.iter().enumerate().take(last) {
         let done: Expression = x
             .iter()
@@ -186,10 +197,9 @@ fn memory_rows(
     setup: &Setup,
     floors: &[TaskFloor],
     costs: &[MemoryCost],
-    x: &[Vec<Share>],
-    points: &[f64],
-    nodes: f64,
+    grid: &Grid<'_>,
 ) -> Vec<Constraint> {
+    let Grid { x, points, nodes } = *grid;
     let last = points.len() - 1;
     let mut constraints = Vec::new();
     let room = memory_room_mib(setup) * (1.0 + 1e-9);

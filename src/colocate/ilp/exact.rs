@@ -4,7 +4,8 @@
 //! limit: `optimal` when the tree is exhausted within `ilp_time_limit_s`, else `time_limit`
 //! with the incumbent.
 
-use super::{Search, SearchOutcome, Step, SyncPoints, Tree};
+use super::answers::{SearchOutcome, Step, SyncPoints};
+use super::tree::{Search, Tree, run_cost};
 use crate::colocate::bounds::TaskFloor;
 use crate::colocate::engine::DiscreteEventEngine;
 use crate::colocate::setup::Setup;
@@ -14,8 +15,6 @@ use crate::solver::Deadline;
 
 struct ExactSearch<'s> {
     tree: Tree<'s>,
-    deadline: Deadline,
-    timed_out: bool,
 }
 
 impl<'s, 'a> Search<'s, 'a> for ExactSearch<'s> {
@@ -34,16 +33,7 @@ impl<'s, 'a> Search<'s, 'a> for ExactSearch<'s> {
         let t = &self.tree;
         offer
             .is_none()
-            .then(|| super::run_cost(t.setup, t.tau, engine.outcomes()))
-    }
-
-    /// After the first complete dive, the time limit stops the search.
-    fn out_of_time(&mut self) -> bool {
-        if !self.tree.best_path.is_empty() && self.deadline.expired() {
-            self.timed_out = true;
-            return true;
-        }
-        false
+            .then(|| run_cost(t.setup, t.tau, engine.outcomes()))
     }
 }
 
@@ -58,23 +48,19 @@ pub(super) fn search(
     incumbent: Option<(f64, Vec<Step>)>,
 ) -> SearchOutcome {
     let points = SyncPoints::of(setup);
-    let mut tree = Tree::new(setup, floors, tau);
+    let mut tree = Tree::new(setup, floors, tau, deadline);
     tree.syncs = points.as_ref();
     if let Some((cost, path)) = incumbent {
         tree.best = cost;
         tree.best_path = path;
     }
-    let mut search = ExactSearch {
-        tree,
-        deadline,
-        timed_out: false,
-    };
+    let mut search = ExactSearch { tree };
     engine.quiet();
     search.explore(engine, first);
     SearchOutcome {
         choices: search.tree.best_path,
         objective: search.tree.best,
-        status: if search.timed_out {
+        status: if search.tree.timed_out {
             PlanStatus::TimeLimit
         } else {
             PlanStatus::Optimal

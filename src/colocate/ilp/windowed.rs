@@ -10,7 +10,9 @@
 use crate::plan::cancel::Progress;
 use std::collections::HashMap;
 
-use super::{NoSync, Search, SearchOutcome, Step, Tree, least_backlog};
+use super::answers::{NoSync, SearchOutcome, Step};
+use super::order::least_backlog;
+use super::tree::{Search, Tree};
 use crate::colocate::bounds::TaskFloor;
 use crate::colocate::engine::{Assignment, DiscreteEventEngine};
 use crate::colocate::metrics::objective_term;
@@ -35,9 +37,6 @@ struct WindowSearch<'s> {
     node_costs: NodeCosts,
     /// Per node, the number of rounds that committed a placement on it.
     versions: Vec<u64>,
-    deadline: Deadline,
-    /// Whether the time limit cut this window's search.
-    timed_out: bool,
 }
 
 impl WindowSearch<'_> {
@@ -91,15 +90,6 @@ impl<'s, 'a> Search<'s, 'a> for WindowSearch<'s> {
         (offer.is_none() || self.tree.path.len() >= self.offers).then(|| self.drained_cost(engine))
     }
 
-    /// After the window's first dive, the time limit stops its search.
-    fn out_of_time(&mut self) -> bool {
-        if !self.tree.best_path.is_empty() && self.deadline.expired() {
-            self.timed_out = true;
-            return true;
-        }
-        false
-    }
-
     fn enter(&mut self, n: usize, id: TaskId, at: u64) {
         self.placed.push((n, id, at));
     }
@@ -150,20 +140,18 @@ pub(super) fn search<'a>(
         let window = k;
         let history = engine.take_history();
         let mut search = WindowSearch {
-            tree: Tree::new(setup, floors, tau),
+            tree: Tree::new(setup, floors, tau, deadline),
             offers: window,
             placed: Vec::new(),
             node_costs: std::mem::take(&mut node_costs),
             versions: versions.clone(),
-            deadline,
-            timed_out: false,
         };
         let mut root = engine.clone();
         root.quiet();
         search.explore(root, Some(id));
         engine.restore_history(history);
         expanded += search.tree.expanded;
-        timed_out |= search.timed_out;
+        timed_out |= search.tree.timed_out;
         let path = search.tree.best_path;
         node_costs = search.node_costs;
         let mut next = Some(id);
