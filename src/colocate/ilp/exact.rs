@@ -13,27 +13,21 @@ use crate::plan::PlanStatus;
 use crate::plan::colocation::TaskId;
 use crate::solver::Deadline;
 
-struct ExactSearch<'s> {
-    tree: Tree<'s>,
-}
+/// Every question to the end of the run: no state beside the tree.
+struct ExactSearch;
 
-impl<'s, 'a> Search<'s, 'a> for ExactSearch<'s> {
+impl<'a> Search<'a> for ExactSearch {
     const PLACED_ONLY: bool = false;
     const DEFERS: bool = true;
 
-    fn tree(&mut self) -> &mut Tree<'s> {
-        &mut self.tree
+    /// The end of the run.
+    fn is_leaf(&self, _tree: &Tree<'_>, offer: Option<TaskId>) -> bool {
+        offer.is_none()
     }
 
-    fn leaf_cost(
-        &mut self,
-        engine: &DiscreteEventEngine<'a>,
-        offer: Option<TaskId>,
-    ) -> Option<f64> {
-        let t = &self.tree;
-        offer
-            .is_none()
-            .then(|| run_cost(t.setup, t.tau, engine.outcomes()))
+    /// Every task's term.
+    fn leaf_cost(&mut self, tree: &Tree<'_>, engine: &DiscreteEventEngine<'a>) -> f64 {
+        run_cost(tree.setup, tree.tau, engine.outcomes())
     }
 }
 
@@ -54,17 +48,16 @@ pub(super) fn search(
         tree.best = cost;
         tree.best_path = path;
     }
-    let mut search = ExactSearch { tree };
     engine.quiet();
-    search.explore(engine, first);
+    tree.explore(&mut ExactSearch, engine, first);
     SearchOutcome {
-        choices: search.tree.best_path,
-        objective: search.tree.best,
-        status: if search.tree.timed_out {
+        choices: tree.best_path,
+        objective: tree.best,
+        status: if tree.timed_out {
             PlanStatus::TimeLimit
         } else {
             PlanStatus::Optimal
         },
-        expanded: search.tree.expanded,
+        expanded: tree.expanded,
     }
 }

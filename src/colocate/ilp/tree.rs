@@ -66,96 +66,74 @@ impl<'s> Tree<'s> {
         }
     }
 
+    /// Whether the search must stop before expanding another state: after its first
+    /// complete dive (or the incumbent it started with), at the deadline.
+    fn out_of_time(&mut self) -> bool {
+        if !self.best_path.is_empty() && self.deadline.expired() {
+            self.timed_out = true;
+            return true;
+        }
+        false
+    }
+
     fn leaf(&mut self, cost: f64) {
         if cost < self.best - EPS {
             self.best = cost;
             self.best_path = self.path.clone();
         }
     }
-}
-
-/// What tells the exact search and a window apart: which states are leaves and what they
-/// cost, which tasks the floor counts, and what is tracked along the path. Each search keeps
-/// its own state; the walk (`explore`) is the same.
-pub(super) trait Search<'s, 'a> {
-    /// Whether the floor counts only the tasks placed so far (a window's leaves drain those
-    /// alone).
-    const PLACED_ONLY: bool;
-
-    /// Whether deferral is searched (a window scores placed tasks only, so it would defer
-    /// for free).
-    const DEFERS: bool;
-
-    fn tree(&mut self) -> &mut Tree<'s>;
-
-    /// The cost of `engine` at `offer` when it is a leaf, else `None`. The end of the run
-    /// (`offer` is `None`) must be a leaf: `explore` has nothing to branch on there.
-    fn leaf_cost(&mut self, engine: &DiscreteEventEngine<'a>, offer: Option<TaskId>)
-    -> Option<f64>;
-
-    /// Whether the search must stop before expanding another state: after its first
-    /// complete dive (or the incumbent it started with), at the deadline.
-    fn out_of_time(&mut self) -> bool {
-        let tree = self.tree();
-        if !tree.best_path.is_empty() && tree.deadline.expired() {
-            tree.timed_out = true;
-            return true;
-        }
-        false
-    }
-
-    /// Task `id` goes to node `n` on the current path (offered at `at`, as bits).
-    fn enter(&mut self, _n: usize, _id: TaskId, _at: u64) {}
-
-    /// Undoes the last `enter`.
-    fn leave(&mut self) {}
-
-    fn explore(&mut self, engine: DiscreteEventEngine<'a>, offer: Option<TaskId>) {
-        if let Some(cost) = self.leaf_cost(&engine, offer) {
-            self.tree().leaf(cost);
+    /// Walks the tree below `engine` (positioned at `offer`) the way `search` tells leaves
+    /// apart and scores them.
+    pub(super) fn explore<'a, S: Search<'a>>(
+        &mut self,
+        search: &mut S,
+        engine: DiscreteEventEngine<'a>,
+        offer: Option<TaskId>,
+    ) {
+        if search.is_leaf(self, offer) {
+            let cost = search.leaf_cost(self, &engine);
+            self.leaf(cost);
             return;
         }
-        // Not reached: the end of the run is a leaf (`leaf_cost`).
+        // Not reached: the end of the run is a leaf (`is_leaf`).
         let Some(id) = offer else { return };
-        let tree = self.tree();
-        let floor = partial_floor(tree.setup, tree.floors, &engine, Self::PLACED_ONLY);
-        if floor >= tree.best - EPS {
+        let floor = partial_floor(self.setup, self.floors, &engine, S::PLACED_ONLY);
+        if floor >= self.best - EPS {
             return;
         }
         if self.out_of_time() {
             return;
         }
-        let tree = self.tree();
-        tree.expanded += 1;
-        if tree.expanded % PROGRESS_EVERY == 0 {
-            tree.setup.cancel.report(&Progress {
+        self.expanded += 1;
+        if self.expanded % PROGRESS_EVERY == 0 {
+            self.setup.cancel.report(&Progress {
                 planner: "ilp",
-                done: tree.expanded,
+                done: self.expanded,
                 total: 0,
-                best: tree.best.is_finite().then_some(tree.best),
+                best: self.best.is_finite().then_some(self.best),
                 bound: None,
             });
         }
-        let task = tree.setup.tasks[id.index()];
+        let task = self.setup.tasks[id.index()];
         let at = engine.now().to_bits();
-        for answer in branches(&engine, &task, Self::DEFERS) {
+        for answer in branches(&engine, &task, S::DEFERS) {
             let mut placed = engine.clone();
             placed.place(id, answer, None);
-            self.tree().path.push(Step::Offer(answer));
+            self.path.push(Step::Offer(answer));
             if let Assignment::Node(n) = answer {
-                self.enter(n, id, at);
+                search.enter(n, id, at);
             }
-            match self.tree().syncs {
-                Some(points) => self.expand_syncs(&placed, points, &[]),
+            match self.syncs {
+                Some(points) => self.expand_syncs(search, &placed, points, &[]),
                 None => {
                     let next = placed.advance(&mut NoSync);
-                    self.explore(placed, next);
+                    self.explore(search, placed, next);
                 }
             }
             if let Assignment::Node(_) = answer {
-                self.leave();
+                search.leave();
             }
-            self.tree().path.pop();
+            self.path.pop();
         }
     }
 
@@ -163,8 +141,9 @@ pub(super) trait Search<'s, 'a> {
     /// run with every sync point past `script` answered "no", then, for each of those
     /// points, the runs that answer "yes" there (each searched the same way). Every string
     /// of answers is run once.
-    fn expand_syncs(
+    fn expand_syncs<'a, S: Search<'a>>(
         &mut self,
+        search: &mut S,
         placed: &DiscreteEventEngine<'a>,
         points: &SyncPoints,
         script: &[bool],
@@ -178,16 +157,42 @@ pub(super) trait Search<'s, 'a> {
         let next = child.advance(&mut syncs);
         let given = syncs.given;
         for &b in &given {
-            self.tree().path.push(Step::Sync(b));
+            self.path.push(Step::Sync(b));
         }
-        self.explore(child, next);
+        self.explore(search, child, next);
         for _ in &given {
-            self.tree().path.pop();
+            self.path.pop();
         }
         for j in script.len()..given.len() {
             let mut flipped = given[..j].to_vec();
             flipped.push(true);
-            self.expand_syncs(placed, points, &flipped);
+            self.expand_syncs(search, placed, points, &flipped);
         }
     }
+}
+
+/// What tells the exact search and a window apart: which states are leaves and what they
+/// cost, which tasks the floor counts, and what is tracked along the path. Each search keeps
+/// its own state beside the tree; the walk (`Tree::explore`) is the same.
+pub(super) trait Search<'a> {
+    /// Whether the floor counts only the tasks placed so far (a window's leaves drain those
+    /// alone).
+    const PLACED_ONLY: bool;
+
+    /// Whether deferral is searched (a window scores placed tasks only, so it would defer
+    /// for free).
+    const DEFERS: bool;
+
+    /// Whether the state at `offer` is a leaf of `tree`. The end of the run (`offer` is
+    /// `None`) must be one: `explore` has nothing to branch on there.
+    fn is_leaf(&self, tree: &Tree<'_>, offer: Option<TaskId>) -> bool;
+
+    /// What the leaf `engine` costs.
+    fn leaf_cost(&mut self, tree: &Tree<'_>, engine: &DiscreteEventEngine<'a>) -> f64;
+
+    /// Task `id` goes to node `n` on the current path (offered at `at`, as bits).
+    fn enter(&mut self, _n: usize, _id: TaskId, _at: u64) {}
+
+    /// Undoes the last `enter`.
+    fn leave(&mut self) {}
 }

@@ -24,9 +24,8 @@ use crate::solver::Deadline;
 /// Drained cost of a node by (node, version, window placements on it).
 type NodeCosts = HashMap<(usize, u64, Vec<(TaskId, u64)>), f64>;
 
-/// One window's search.
-struct WindowSearch<'s> {
-    tree: Tree<'s>,
+/// One window's search, beside its tree.
+struct WindowSearch {
     /// K: offers per window.
     offers: usize,
     /// (node, task, offer time) of each placement on the current path.
@@ -39,12 +38,12 @@ struct WindowSearch<'s> {
     versions: Vec<u64>,
 }
 
-impl WindowSearch<'_> {
+impl WindowSearch {
     /// The cost of the placed tasks when nothing more arrives: node by node, each node
     /// drained once per distinct set of window placements on it.
-    fn drained_cost(&mut self, engine: &DiscreteEventEngine<'_>) -> f64 {
+    fn drained_cost(&mut self, tree: &Tree<'_>, engine: &DiscreteEventEngine<'_>) -> f64 {
         let mut cost = 0.0;
-        for n in 0..self.tree.setup.config.nodes {
+        for n in 0..tree.setup.config.nodes {
             let key: Vec<(TaskId, u64)> = self
                 .placed
                 .iter()
@@ -61,7 +60,7 @@ impl WindowSearch<'_> {
                         .outcomes()
                         .iter()
                         .filter(|o| o.node == Some(n))
-                        .map(|o| objective_term(o, self.tree.tau, &self.tree.setup.spec.objective))
+                        .map(|o| objective_term(o, tree.tau, &tree.setup.spec.objective))
                         .sum();
                     self.node_costs.insert(key, c);
                     c
@@ -73,21 +72,18 @@ impl WindowSearch<'_> {
     }
 }
 
-impl<'s, 'a> Search<'s, 'a> for WindowSearch<'s> {
+impl<'a> Search<'a> for WindowSearch {
     const PLACED_ONLY: bool = true;
     const DEFERS: bool = false;
 
-    fn tree(&mut self) -> &mut Tree<'s> {
-        &mut self.tree
+    /// The end of the run or of the window.
+    fn is_leaf(&self, tree: &Tree<'_>, offer: Option<TaskId>) -> bool {
+        offer.is_none() || tree.path.len() >= self.offers
     }
 
-    /// The end of the run or of the window.
-    fn leaf_cost(
-        &mut self,
-        engine: &DiscreteEventEngine<'a>,
-        offer: Option<TaskId>,
-    ) -> Option<f64> {
-        (offer.is_none() || self.tree.path.len() >= self.offers).then(|| self.drained_cost(engine))
+    /// The placed tasks' terms once their nodes drain.
+    fn leaf_cost(&mut self, tree: &Tree<'_>, engine: &DiscreteEventEngine<'a>) -> f64 {
+        self.drained_cost(tree, engine)
     }
 
     fn enter(&mut self, n: usize, id: TaskId, at: u64) {
@@ -139,8 +135,8 @@ pub(super) fn search<'a>(
         // is what bounds it on large windows and many nodes.
         let window = k;
         let history = engine.take_history();
+        let mut tree = Tree::new(setup, floors, tau, deadline);
         let mut search = WindowSearch {
-            tree: Tree::new(setup, floors, tau, deadline),
             offers: window,
             placed: Vec::new(),
             node_costs: std::mem::take(&mut node_costs),
@@ -148,11 +144,11 @@ pub(super) fn search<'a>(
         };
         let mut root = engine.clone();
         root.quiet();
-        search.explore(root, Some(id));
+        tree.explore(&mut search, root, Some(id));
         engine.restore_history(history);
-        expanded += search.tree.expanded;
-        timed_out |= search.tree.timed_out;
-        let path = search.tree.best_path;
+        expanded += tree.expanded;
+        timed_out |= tree.timed_out;
+        let path = tree.best_path;
         node_costs = search.node_costs;
         let mut next = Some(id);
         let mut committed: Vec<Vec<(TaskId, u64)>> = vec![Vec::new(); setup.config.nodes];
