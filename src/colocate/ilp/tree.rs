@@ -105,7 +105,7 @@ impl<'s> Tree<'s> {
             return;
         }
         self.expanded += 1;
-        if self.expanded % PROGRESS_EVERY == 0 {
+        if self.expanded.is_multiple_of(PROGRESS_EVERY) {
             self.setup.cancel.report(&Progress {
                 planner: "ilp",
                 done: self.expanded,

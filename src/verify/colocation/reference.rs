@@ -69,7 +69,7 @@ impl TaskOps {
     }
 }
 
-/// 0. Every task's time counts from its submission.
+/// (0) Every task's time counts from its submission.
 fn check_arrivals(tasks: &[Task], run: &ColocationRun) -> Result<(), String> {
     for (o, t) in run.outcomes.iter().zip(tasks) {
         if o.arrival_s.to_bits() != t.arrival_s.to_bits() {
@@ -82,7 +82,7 @@ fn check_arrivals(tasks: &[Task], run: &ColocationRun) -> Result<(), String> {
     Ok(())
 }
 
-/// 1. One op at a time per GPU.
+/// (1) One op at a time per GPU.
 fn check_one_op_at_a_time(cfg: &RunBounds, run: &ColocationRun) -> Result<(), String> {
     let mut per_gpu: BTreeMap<(usize, usize), Vec<Span>> = BTreeMap::new();
     for op in &run.ops {
@@ -136,9 +136,9 @@ fn check_reloads(run: &ColocationRun, ops: &TaskOps) -> Result<(), String> {
     Ok(())
 }
 
-/// 2. Pipeline order per task, on one node: its forwards run through every stage in order on one node, after its arrival
-/// and release; a training task's backwards follow in reverse order, and a request decodes
-/// one iteration per token.
+/// (2) Pipeline order per task, on one node: its forwards run through every stage in order,
+/// after its arrival and release; a training task's backwards follow in reverse order, and a
+/// request decodes one iteration per token.
 fn check_pipeline_order(
     cfg: &RunBounds,
     tasks: &[Task],
@@ -206,7 +206,7 @@ fn check_pipeline_order(
     Ok(())
 }
 
-/// 3. Memory at every forward start stays within the GPU (a replay of allocations).
+/// (3) Memory at every forward start stays within the GPU (a replay of allocations).
 fn check_memory(
     cfg: &RunBounds,
     tasks: &[Task],
@@ -262,7 +262,7 @@ fn check_memory(
     Ok(())
 }
 
-/// 4. Outcomes agree with the timeline.
+/// (4) Outcomes agree with the timeline.
 fn check_outcomes(run: &ColocationRun) -> Result<(), String> {
     for (i, o) in run.outcomes.iter().enumerate() {
         if o.dropped && o.end_s.is_some() {
