@@ -4,7 +4,7 @@
 //!
 //! Handles `AppTimeout` (to `training.rs`), `OpDone` (to `stages.rs`, or done in place here
 //! for a kept decode-op end) and `Wake` (a node's decode batch and stage queues are
-//! re-examined). An `Arrive` is handed out by `advance` (`mod.rs`); `handle` sees one only
+//! re-examined). An `Arrive` is handed out by `advance` (`simulator.rs`); `handle` sees one only
 //! after `close_arrivals`, and drops it. The in-place handlers (`pass_decode_on`,
 //! `end_iteration_in_place`) repeat steps of `stages.rs` and `decode.rs` for one case each:
 //! a change there must be made here too (the equivalence test in `tests/colocation.rs`

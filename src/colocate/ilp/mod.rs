@@ -9,7 +9,7 @@
 //!   workload has that many): sync SEPARATE's serving nodes or not (what `separate` does).
 //!
 //! `ilp` searches that tree depth first, cloning the engine at each question (the walk,
-//! `Search::explore`, is shared):
+//! `Tree::explore` in `tree.rs`, is shared):
 //! - the first incumbent is the best of the candidate planners' schedules (each planner's
 //!   answers recorded and replayed as a path of the tree, so it is a leaf like any other), or
 //!   the first dive, which follows the least-backlog node, when none is better;
