@@ -140,7 +140,7 @@ fn run_all(s: Setup, names: &[String], with_ilp: bool) -> Result<Runs, PlanningE
             outcome: Err("`ilp` is not among the planners asked".into()),
         },
     };
-    let tau = s.spec.inference.slo_factor * s.slo_base_s;
+    let tau = s.slo_s();
     Ok(Runs {
         setup: s,
         tau,
@@ -286,11 +286,7 @@ pub fn task_run(o: &TaskOutcome, tau: f64, weights: &ColocationObjective) -> Tas
         tokens_decoded: o.token_times.len(),
         completion_s: o.end_s,
         // As the plan's events count it.
-        slo_met: (!o.training).then(|| {
-            !o.dropped
-                && o.prefill_end_s
-                    .is_some_and(|e| e - o.arrival_s <= tau + 1e-12)
-        }),
+        slo_met: o.slo_met(tau),
         dropped: o.dropped,
         offloaded: o.offloaded,
         deferrals: o.deferrals,

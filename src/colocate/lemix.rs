@@ -470,7 +470,7 @@ impl LemixPlanner {
             c.latency,
             c.nodes,
             c.stages,
-            spec.inference.slo_factor * setup.slo_base_s,
+            setup.slo_s(),
             setup.mean_prompt.round() as u32,
         )
     }

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use super::setup::Setup;
 use crate::plan::colocation::{
-    ColocationMetrics, ColocationRun, OpKind, TaskKind, TaskOutcome, slo_key,
+    ColocationMetrics, ColocationRun, OpKind, TaskKind, TaskOutcome, slo_key, slo_met,
 };
 use crate::spec::colocation::ColocationObjective;
 
@@ -19,27 +19,16 @@ fn percentile(sorted: &[f64], q: f64) -> Option<f64> {
 /// Canonical objective: Σ_inference slo_miss·[R > τ_R] + Σ_dropped dropped +
 /// Σ_completed (completion − arrival) / τ_R. A dropped request pays `dropped`, not `slo_miss`.
 pub fn compute(run: &ColocationRun, setup: &Setup) -> ColocationMetrics {
-    let (tasks, nodes, stages) = (&setup.tasks, setup.config.nodes, setup.config.stages);
+    let (nodes, stages) = (setup.config.nodes, setup.config.stages);
     let slo_base = setup.slo_base_s;
     let (slo_factor, warmup_s) = (
         setup.spec.inference.slo_factor,
         setup.spec.inference.warmup_s,
     );
     let weights = &setup.spec.objective;
-    let tau = slo_factor * slo_base;
+    let tau = setup.slo_s();
     let window = steady_window(run, warmup_s);
-    let first = run
-        .outcomes
-        .iter()
-        .map(|o| o.arrival_s)
-        .fold(f64::INFINITY, f64::min);
-    let last = run
-        .outcomes
-        .iter()
-        .filter_map(|o| o.end_s)
-        .chain(run.ops.iter().map(|o| o.end_s))
-        .fold(f64::NEG_INFINITY, f64::max);
-    let makespan = if last > first { last - first } else { 0.0 };
+    let makespan = makespan_s(run);
     let per_s = |x: f64| if makespan > 0.0 { x / makespan } else { 0.0 };
     let completed = run
         .outcomes
@@ -53,25 +42,11 @@ pub fn compute(run: &ColocationRun, setup: &Setup) -> ColocationMetrics {
         .copied()
         .filter(|o| o.arrival_s >= window.0 - 1e-12 && o.arrival_s <= window.1 + 1e-12)
         .collect();
-    let response = |o: &TaskOutcome| {
-        if o.dropped {
-            None
-        } else {
-            o.prefill_end_s.map(|e| e - o.arrival_s)
-        }
-    };
-    let mut tokens = 0.0;
-    for o in &all_inference {
-        if let (Some(_), TaskKind::Inference { prompt_tokens, .. }) =
-            (o.prefill_end_s, tasks[o.task.index()].kind)
-        {
-            tokens += prompt_tokens as f64 + o.token_times.len() as f64;
-        }
-    }
+    let tokens = tokens_served(&all_inference, setup);
     let met = |k: f64| {
         inference
             .iter()
-            .filter(|o| response(o).is_some_and(|r| r <= k * slo_base + 1e-12))
+            .filter(|o| response_s(o).is_some_and(|r| slo_met(r, k * slo_base)))
             .count()
     };
     let share = |k: f64| {
@@ -81,48 +56,15 @@ pub fn compute(run: &ColocationRun, setup: &Setup) -> ColocationMetrics {
             met(k) as f64 / inference.len() as f64
         }
     };
-    let mut ttft: Vec<f64> = inference.iter().filter_map(|o| response(o)).collect();
+    let mut ttft: Vec<f64> = inference.iter().filter_map(|o| response_s(o)).collect();
     ttft.sort_by(f64::total_cmp);
-    // Time between tokens, per generated token: each token's gap from the previous one (the
-    // first from the prefill's end).
-    let mut tbt: Vec<f64> = inference
-        .iter()
-        .filter(|o| !o.dropped)
-        .filter_map(|o| Some((o.prefill_end_s?, &o.token_times)))
-        .flat_map(|(start, times)| {
-            std::iter::once(start)
-                .chain(times.iter().copied())
-                .zip(times.iter().copied())
-                .map(|(a, b)| b - a)
-        })
-        .collect();
-    tbt.sort_by(f64::total_cmp);
-    // Per GPU: busy time (compute and transfers apart), span and gaps. Busy times are summed
-    // per GPU, then over GPUs in order, so that they do not depend on how the log interleaves
-    // the ops of different GPUs.
-    // (spans, compute busy, transfer busy) per GPU.
-    type GpuTimes = (Vec<(f64, f64)>, f64, f64);
-    let mut per_gpu: BTreeMap<(usize, usize), GpuTimes> = BTreeMap::new();
-    for op in &run.ops {
-        let g = per_gpu.entry((op.node, op.stage)).or_default();
-        g.0.push((op.start_s, op.end_s));
-        if is_compute(op.kind) {
-            g.1 += op.end_s - op.start_s;
-        } else {
-            g.2 += op.end_s - op.start_s;
-        }
-    }
-    let busy: f64 = per_gpu.values().map(|g| g.1).sum();
-    let transfer: f64 = per_gpu.values().map(|g| g.2).sum();
-    let (mut gaps, mut spans) = (0.0, 0.0);
-    for (ops, _, _) in per_gpu.values_mut() {
-        ops.sort_by(|a, b| a.0.total_cmp(&b.0));
-        spans += ops.last().map_or(0.0, |l| l.1) - ops.first().map_or(0.0, |f| f.0);
-        gaps += ops
-            .windows(2)
-            .map(|w| (w[1].0 - w[0].1).max(0.0))
-            .sum::<f64>();
-    }
+    let tbt = sorted_token_gaps(&inference);
+    let GpuTimes {
+        busy,
+        transfer,
+        gaps,
+        spans,
+    } = gpu_times(run);
     let active = active_spans(run);
     let active_sum: f64 = active.values().sum();
     let nodes_used = run
@@ -194,6 +136,110 @@ pub fn compute(run: &ColocationRun, setup: &Setup) -> ColocationMetrics {
     }
 }
 
+/// First arrival to the last op or task end, in seconds (0 for an empty run).
+fn makespan_s(run: &ColocationRun) -> f64 {
+    let first = run
+        .outcomes
+        .iter()
+        .map(|o| o.arrival_s)
+        .fold(f64::INFINITY, f64::min);
+    let last = run
+        .outcomes
+        .iter()
+        .filter_map(|o| o.end_s)
+        .chain(run.ops.iter().map(|o| o.end_s))
+        .fold(f64::NEG_INFINITY, f64::max);
+    if last > first { last - first } else { 0.0 }
+}
+
+/// A request's response R, arrival to the end of its prefill; `None` when it was dropped or
+/// never prefilled.
+fn response_s(o: &TaskOutcome) -> Option<f64> {
+    if o.dropped {
+        None
+    } else {
+        o.prefill_end_s.map(|e| e - o.arrival_s)
+    }
+}
+
+/// Prompt and decoded tokens of the requests that were prefilled.
+fn tokens_served(requests: &[&TaskOutcome], setup: &Setup) -> f64 {
+    let mut tokens = 0.0;
+    for o in requests {
+        if let (Some(_), TaskKind::Inference { prompt_tokens, .. }) =
+            (o.prefill_end_s, setup.tasks[o.task.index()].kind)
+        {
+            tokens += prompt_tokens as f64 + o.token_times.len() as f64;
+        }
+    }
+    tokens
+}
+
+/// Time between tokens, per generated token: each token's gap from the previous one (the
+/// first from the prefill's end), sorted.
+fn sorted_token_gaps(requests: &[&TaskOutcome]) -> Vec<f64> {
+    let mut tbt: Vec<f64> = requests
+        .iter()
+        .filter(|o| !o.dropped)
+        .filter_map(|o| Some((o.prefill_end_s?, &o.token_times)))
+        .flat_map(|(start, times)| {
+            std::iter::once(start)
+                .chain(times.iter().copied())
+                .zip(times.iter().copied())
+                .map(|(a, b)| b - a)
+        })
+        .collect();
+    tbt.sort_by(f64::total_cmp);
+    tbt
+}
+
+/// What the GPUs did over a run, summed over GPUs.
+struct GpuTimes {
+    /// Compute busy time (forward, backward, decode).
+    busy: f64,
+    /// Transfer busy time (offloads, reloads, syncs).
+    transfer: f64,
+    /// Idle gaps between consecutive ops of a GPU.
+    gaps: f64,
+    /// Each GPU's first op start to last op end.
+    spans: f64,
+}
+
+/// Per GPU: busy time (compute and transfers apart), span and gaps. Busy times are summed
+/// per GPU, then over GPUs in order, so that they do not depend on how the log interleaves
+/// the ops of different GPUs.
+fn gpu_times(run: &ColocationRun) -> GpuTimes {
+    // (spans, compute busy, transfer busy) per GPU.
+    type PerGpu = (Vec<(f64, f64)>, f64, f64);
+    let mut per_gpu: BTreeMap<(usize, usize), PerGpu> = BTreeMap::new();
+    for op in &run.ops {
+        let g = per_gpu.entry((op.node, op.stage)).or_default();
+        g.0.push((op.start_s, op.end_s));
+        if is_compute(op.kind) {
+            g.1 += op.end_s - op.start_s;
+        } else {
+            g.2 += op.end_s - op.start_s;
+        }
+    }
+    let busy: f64 = per_gpu.values().map(|g| g.1).sum();
+    let transfer: f64 = per_gpu.values().map(|g| g.2).sum();
+    let (mut gaps, mut spans) = (0.0, 0.0);
+    for (ops, _, _) in per_gpu.values_mut() {
+        ops.sort_by(|a, b| a.0.total_cmp(&b.0));
+        spans += ops.last().map_or(0.0, |l| l.1) - ops.first().map_or(0.0, |f| f.0);
+        gaps += ops
+            .windows(2)
+            .map(|w| (w[1].0 - w[0].1).max(0.0))
+            .sum::<f64>();
+    }
+    GpuTimes {
+        busy,
+        transfer,
+        gaps,
+        spans,
+    }
+}
+
 /// Requests of the window that met the SLO, per second from the window's start to the last
 /// response of its requests: the rate at which they were served, over a span that always
 /// covers their service (a burst arriving within 20 ms is not a rate of hundreds per second).
@@ -217,7 +263,7 @@ pub fn objective_term(o: &TaskOutcome, tau: f64, weights: &ColocationObjective) 
     let mut term = 0.0;
     if !o.training
         && o.prefill_end_s
-            .is_none_or(|e| e - o.arrival_s > tau + 1e-12)
+            .is_none_or(|e| !slo_met(e - o.arrival_s, tau))
     {
         term += weights.slo_miss;
     }

@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use super::bounds::best_bound;
+use super::bounds::{BoundPart, Bounds, best_bound};
 use super::capacity::resolve_load;
 use super::explain::furthest_from;
 use super::metrics;
@@ -34,6 +34,9 @@ struct VerifiedRun {
 
 /// A verified run, or the status and reason of a planner that produced none.
 type RunOutcome = Result<VerifiedRun, (PlanStatus, String)>;
+
+/// A planner's name, role and outcome.
+type Run = (&'static str, PlannerRole, RunOutcome);
 
 fn last_end(run: &ColocationRun) -> f64 {
     run.ops.iter().map(|o| o.end_s).fold(0.0, f64::max)
@@ -146,8 +149,57 @@ pub fn plan_cancellable(
         cancel,
         ..setup(cluster, spec, trace, seed)
     };
-    let tau = spec.inference.slo_factor * s.slo_base_s;
-    let mut runs: Vec<(&str, PlannerRole, RunOutcome)> = Vec::new();
+    let (runs, horizon) = run_all(&chosen, &s)?;
+    let worst = worst
+        .map(|k| worst_tasks(cluster, spec, &s, &runs, k))
+        .transpose()?;
+    let mut reports = Vec::new();
+    for name in &names {
+        let Some((_, role, outcome)) = runs.iter().find(|(n, _, _)| n == name) else {
+            continue;
+        };
+        reports.push(planner_report(name, *role, outcome, &s)?);
+    }
+    // Every gap is against the best proven lower bound (DESIGN §10.3), or, when `ilp` proved
+    // its schedule optimal over every decision a planner can make, against that optimum: the
+    // distance is then exact.
+    let settings = SolverSettings {
+        backend: spec.planners.solver,
+        mip_gap: spec.planners.ilp_mip_gap,
+    };
+    let bounds = best_bound(&s, horizon, settings);
+    let (bound, bound_source, exact) = gap_reference(&reports, &bounds)?;
+    for r in &mut reports {
+        if let Some(o) = r.objective {
+            r.gap = Some((o - bound) / bound.abs().max(1.0));
+            r.gap_is_bound = !exact;
+        }
+    }
+    Ok(ColocationPlan {
+        schema_version: 1,
+        kind: "colocation",
+        cluster: cluster.name.clone(),
+        workload: spec.name.clone(),
+        seed: s.seed,
+        nodes: s.config.nodes,
+        stages: s.config.stages,
+        slo_s: s.slo_s(),
+        slo_factor: spec.inference.slo_factor,
+        bound: Some(bound),
+        bound_source,
+        bounds: bounds.parts.into_iter().map(bound_report).collect(),
+        planners: reports,
+        worst,
+    })
+}
+
+/// Runs every chosen planner on `s`, candidates first (the references' horizon must cover
+/// their schedules), each run verified; with the references' horizon.
+fn run_all(
+    chosen: &[Box<dyn ColocationPlanner>],
+    s: &Setup,
+) -> Result<(Vec<Run>, f64), PlanningError> {
+    let mut runs: Vec<(&'static str, PlannerRole, RunOutcome)> = Vec::new();
     // Candidates first: the references' horizon must cover their schedules.
     let (references, candidates): (Vec<&dyn ColocationPlanner>, Vec<&dyn ColocationPlanner>) =
         chosen
@@ -169,7 +221,7 @@ pub fn plan_cancellable(
         runs.push((
             planner.name(),
             planner.role(),
-            run_verified(planner, &s, 0.0)?,
+            run_verified(planner, s, 0.0)?,
         ));
     }
     // The references' horizon (and the LP bound's): the latest end of the candidates' runs.
@@ -181,7 +233,7 @@ pub fn plan_cancellable(
     {
         Some(h) => h,
         // No candidate ran: the round-robin schedule stands in for them.
-        None => match candidate_run("mix-rr", &s)? {
+        None => match candidate_run("mix-rr", s)? {
             Some(run) => last_end(&run),
             None => 0.0,
         },
@@ -191,98 +243,96 @@ pub fn plan_cancellable(
         runs.push((
             planner.name(),
             planner.role(),
-            run_verified(planner, &s, horizon)?,
+            run_verified(planner, s, horizon)?,
         ));
     }
-    let worst = worst
-        .map(|k| worst_tasks(cluster, spec, &s, &runs, k))
-        .transpose()?;
-    let mut reports = Vec::new();
-    for name in &names {
-        let Some((_, role, outcome)) = runs.iter().find(|(n, _, _)| n == name) else {
-            continue;
-        };
-        let role = *role;
-        let verified = match outcome {
-            Ok(v) => v,
-            Err((status, reason)) => {
-                reports.push(ColocationPlannerReport {
-                    name: name.clone(),
-                    role,
-                    status: *status,
-                    objective: None,
-                    gap: None,
-                    gap_is_bound: false,
-                    bound: None,
-                    runtime_ms: 0.0,
-                    skipped: Some(reason.clone()),
-                    metrics: None,
-                    events: Vec::new(),
-                });
-                continue;
-            }
-        };
-        let run = &verified.run;
-        let m = metrics::compute(run, &s);
-        let expected = MetricBasis {
-            tau_s: tau,
-            stages: s.config.stages,
-            warmup_s: spec.inference.warmup_s,
-            weights: &spec.objective,
-        };
-        verify_metrics(run, &m, &expected).map_err(|reason| PlanningError::Verification {
-            planner: name.clone(),
-            at: "metrics".into(),
-            reason,
-        })?;
-        let events = run
-            .outcomes
-            .iter()
-            .map(|o| TaskEvent {
-                task: o.task.0,
-                kind: if o.training { "training" } else { "inference" },
-                node: o.node,
-                arrival_s: o.arrival_s,
-                released_s: o.released_s,
-                start_s: o.start_s,
-                end_s: o.end_s,
-                slo_met: (!o.training).then(|| {
-                    !o.dropped
-                        && o.prefill_end_s
-                            .is_some_and(|e| e - o.arrival_s <= tau + 1e-12)
-                }),
-                dropped: o.dropped,
-                offloaded: o.offloaded,
-            })
-            .collect();
-        reports.push(ColocationPlannerReport {
-            name: name.clone(),
-            role,
-            status: verified.status,
-            objective: Some(m.objective),
-            gap: None,
-            gap_is_bound: false,
-            bound: verified.bound,
-            runtime_ms: verified.runtime_ms,
-            skipped: None,
-            metrics: Some(m),
-            events,
-        });
-    }
-    // Every gap is against the best proven lower bound (DESIGN §10.3), or, when `ilp` proved
-    // its schedule optimal over every decision a planner can make, against that optimum: the
-    // distance is then exact.
-    let settings = SolverSettings {
-        backend: spec.planners.solver,
-        mip_gap: spec.planners.ilp_mip_gap,
+    Ok((runs, horizon))
+}
+
+/// One planner's report: its measured run, verified again through its metrics, or why it
+/// has none.
+fn planner_report(
+    name: &str,
+    role: PlannerRole,
+    outcome: &RunOutcome,
+    s: &Setup,
+) -> Result<ColocationPlannerReport, PlanningError> {
+    let (spec, tau) = (&s.spec, s.slo_s());
+    let verified = match outcome {
+        Ok(v) => v,
+        Err((status, reason)) => {
+            return Ok(ColocationPlannerReport {
+                name: name.to_string(),
+                role,
+                status: *status,
+                objective: None,
+                gap: None,
+                gap_is_bound: false,
+                bound: None,
+                runtime_ms: 0.0,
+                skipped: Some(reason.clone()),
+                metrics: None,
+                events: Vec::new(),
+            });
+        }
     };
-    let bounds = best_bound(&s, horizon, settings);
+    let run = &verified.run;
+    let m = metrics::compute(run, s);
+    let expected = MetricBasis {
+        tau_s: tau,
+        stages: s.config.stages,
+        warmup_s: spec.inference.warmup_s,
+        weights: &spec.objective,
+    };
+    verify_metrics(run, &m, &expected).map_err(|reason| PlanningError::Verification {
+        planner: name.to_string(),
+        at: "metrics".into(),
+        reason,
+    })?;
+    let events = run
+        .outcomes
+        .iter()
+        .map(|o| TaskEvent {
+            task: o.task.0,
+            kind: if o.training { "training" } else { "inference" },
+            node: o.node,
+            arrival_s: o.arrival_s,
+            released_s: o.released_s,
+            start_s: o.start_s,
+            end_s: o.end_s,
+            slo_met: o.slo_met(tau),
+            dropped: o.dropped,
+            offloaded: o.offloaded,
+        })
+        .collect();
+    Ok(ColocationPlannerReport {
+        name: name.to_string(),
+        role,
+        status: verified.status,
+        objective: Some(m.objective),
+        gap: None,
+        gap_is_bound: false,
+        bound: verified.bound,
+        runtime_ms: verified.runtime_ms,
+        skipped: None,
+        metrics: Some(m),
+        events,
+    })
+}
+
+/// What every gap is measured against: the best proven lower bound (DESIGN §10.3), or, when
+/// `ilp` proved its schedule optimal over every decision a planner can make, that optimum
+/// (the distance is then exact); with its source and whether it is exact.
+fn gap_reference(
+    reports: &[ColocationPlannerReport],
+    bounds: &Bounds,
+) -> Result<(f64, &'static str, bool), PlanningError> {
     let optimum = reports
         .iter()
         .find(|r| r.role == PlannerRole::ScheduleOptimum && r.status == PlanStatus::Optimal)
         .and_then(|r| r.objective);
     let tolerance = |x: f64| 1e-9 * x.abs().max(1.0);
-    let (bound, bound_source, exact) = match optimum {
+    Ok(match optimum {
         Some(o) => {
             // Two proofs meet here: the optimum cannot lie below the bound, nor any planner
             // below the optimum.
@@ -309,38 +359,17 @@ pub fn plan_cancellable(
             (o, "ilp", true)
         }
         None => (bounds.best, bounds.source, false),
-    };
-    for r in &mut reports {
-        if let Some(o) = r.objective {
-            r.gap = Some((o - bound) / bound.abs().max(1.0));
-            r.gap_is_bound = !exact;
-        }
-    }
-    Ok(ColocationPlan {
-        schema_version: 1,
-        kind: "colocation",
-        cluster: cluster.name.clone(),
-        workload: spec.name.clone(),
-        seed: s.seed,
-        nodes: s.config.nodes,
-        stages: s.config.stages,
-        slo_s: tau,
-        slo_factor: spec.inference.slo_factor,
-        bound: Some(bound),
-        bound_source,
-        bounds: bounds
-            .parts
-            .into_iter()
-            .map(|p| BoundReport {
-                name: p.name,
-                value: p.value.as_ref().ok().copied(),
-                reason: p.value.err(),
-                runtime_ms: p.runtime_ms,
-            })
-            .collect(),
-        planners: reports,
-        worst,
     })
+}
+
+/// A bound as the plan reports it.
+fn bound_report(part: BoundPart) -> BoundReport {
+    BoundReport {
+        name: part.name,
+        value: part.value.as_ref().ok().copied(),
+        reason: part.value.err(),
+        runtime_ms: part.runtime_ms,
+    }
 }
 
 /// `plan --worst K`: per candidate, the K tasks whose response differs most from `ilp`'s
@@ -349,7 +378,7 @@ fn worst_tasks(
     cluster: &Cluster,
     spec: &ColocationSpec,
     s: &Setup,
-    runs: &[(&str, PlannerRole, RunOutcome)],
+    runs: &[Run],
     k: usize,
 ) -> Result<WorstTasks, PlanningError> {
     let exact = runs

@@ -33,6 +33,17 @@ pub struct Setup {
 }
 
 impl Setup {
+    /// τ_R, the response-time SLO: `slo_factor` × the SLO base, in seconds.
+    pub fn slo_s(&self) -> f64 {
+        self.spec.inference.slo_factor * self.slo_base_s
+    }
+
+    /// τ_R as the objective's unit of time, which the bounds and the exact search divide by:
+    /// kept above zero so that every quotient stays finite.
+    pub fn objective_unit_s(&self) -> f64 {
+        self.slo_s().max(1e-12)
+    }
+
     /// A solver deadline of this run: `ilp_time_limit_s` from now at most (the cap of one
     /// solve or search), ending with the run's budget (`--time-limit`) and at a stop request,
     /// solved with `settings`. Every solve, bound and search of a co-location run takes its

@@ -10,7 +10,7 @@
 //! to s, and X's own task waits until then. Per op, the cheaper of the two alternatives at
 //! every start time the op could take is a lower bound on what it adds.
 
-use super::task_floor::{TaskFloor, tau};
+use super::task_floor::TaskFloor;
 use crate::colocate::engine::{DiscreteEventEngine, StageLoad};
 use crate::colocate::setup::Setup;
 use crate::plan::colocation::{TaskId, TaskKind};
@@ -122,10 +122,7 @@ fn decodings(
         // The group's context never exceeds every member's final context.
         let mut largest = 0.0;
         for &id in group {
-            if let TaskKind::Inference {
-                prompt_tokens,
-                output_tokens,
-            } = setup.tasks[id.index()].kind
+            if let Some((prompt_tokens, output_tokens)) = setup.tasks[id.index()].inference_tokens()
             {
                 largest += f64::from(prompt_tokens) + f64::from(output_tokens);
             }
@@ -137,10 +134,7 @@ fn decodings(
             if !decoding_at_floor[id.index()] || floors[id.index()].never_fits {
                 continue;
             }
-            let TaskKind::Inference {
-                prompt_tokens,
-                output_tokens,
-            } = setup.tasks[id.index()].kind
+            let Some((prompt_tokens, output_tokens)) = setup.tasks[id.index()].inference_tokens()
             else {
                 continue;
             };
@@ -175,7 +169,7 @@ fn on_stage(
 ) -> StageInterference {
     let cfg = &setup.config;
     let stages = cfg.stages;
-    let tau = tau(setup);
+    let tau = setup.objective_unit_s();
     let now = engine.now();
     let outcomes = engine.outcomes();
     // The last counted iteration reaches the stage after its passes over the stages before.

@@ -75,6 +75,24 @@ impl EngineConfig {
         }
     }
 
+    /// When a forward ready for its stage at `ready_at_s` stops waiting for memory:
+    /// `max_wait_s` later.
+    pub fn memory_deadline_s(&self, ready_at_s: f64) -> f64 {
+        ready_at_s + self.max_wait_s
+    }
+
+    /// Whether a memory wait is over at `now_s`. Event times carry rounding, so a wait ends a
+    /// hair before its deadline.
+    pub fn memory_wait_over(&self, now_s: f64, deadline_s: f64) -> bool {
+        now_s + 1e-12 >= deadline_s
+    }
+
+    /// The least a forward has waited for memory when its wait is over: `max_wait_s` less a
+    /// margin wider than the hair `memory_wait_over` allows, so that the bounds may count it.
+    pub fn least_memory_wait_s(&self) -> f64 {
+        (self.max_wait_s - 1e-9).max(0.0)
+    }
+
     /// The shape and memory model the run verifier checks a run against.
     pub fn bounds(&self) -> RunBounds {
         RunBounds {

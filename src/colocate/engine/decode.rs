@@ -5,58 +5,9 @@
 //! its prefill's end (`prefill_done`) and its finish (`finish_request`: its memory freed, a
 //! `Wake` of its node).
 
-use std::collections::VecDeque;
-
-use super::DiscreteEventEngine;
-use super::Pending;
-use super::memory::slot;
-use crate::plan::colocation::{LoggedTasks, TaskId, TaskKind};
-
-/// The requests of one decode micro-batch: each of its iterations serves all of them (at
-/// most `batch_max`), one iteration in flight at a time.
-#[derive(Debug, Clone, Default)]
-pub(super) struct DecodeGroup {
-    pub(super) members: Vec<TaskId>,
-    pub(super) in_flight: Option<u64>,
-    /// Of the iteration in flight, fixed at its launch (its members and their tokens do not
-    /// change until it ends), so that each of its stage ops reads them instead of recomputing.
-    /// Derived, and stale while no iteration is in flight: not part of a group's state.
-    pub(super) flight: Flight,
-}
-
-impl PartialEq for DecodeGroup {
-    fn eq(&self, other: &Self) -> bool {
-        self.members == other.members && self.in_flight == other.in_flight
-    }
-}
-
-/// What every stage op of a decode iteration reads besides its batch (the group's members):
-/// the batch's context tokens (the op's duration), its smallest task id (its `task-id` queue
-/// key), and whether any member has KV on the host (then each op reloads it first).
-#[derive(Debug, Clone, PartialEq, Default)]
-pub(super) struct Flight {
-    pub(super) context_tokens: u64,
-    pub(super) task_key: i64,
-    pub(super) reloads: bool,
-    /// The batch as the op log stores it, once its first op is logged (the stage ops of the
-    /// iteration share it).
-    pub(super) logged: Option<LoggedTasks>,
-}
-
-/// Continuous batching on a node: up to one group per pipeline stage, so that while one
-/// group's iteration is on stage s another's can run on stage s − 1 (pipelined decode).
-#[derive(Debug, Clone, PartialEq, Default)]
-pub(super) struct Decode {
-    pub(super) waiting: VecDeque<TaskId>,
-    pub(super) groups: Vec<DecodeGroup>,
-    pub(super) collect_until: Option<f64>,
-}
-
-impl Decode {
-    pub(super) fn active(&self) -> usize {
-        self.groups.iter().map(|g| g.members.len()).sum()
-    }
-}
+use super::simulator::DiscreteEventEngine;
+use super::state::{DecodeGroup, Flight, Pending, slot};
+use crate::plan::colocation::{TaskId, TaskKind};
 
 impl<'a> DiscreteEventEngine<'a> {
     /// The requests of decode iteration `iter` on `node`: the members of its group, which do

@@ -3,8 +3,8 @@
 //! so a planner file depends on this file and `EngineConfig` (`view.config`) alone. Handles no event: the planner answers the
 //! `Arrive` that `advance` hands out.
 
-use super::Node;
 use super::config::EngineConfig;
+use super::state::Node;
 use crate::plan::colocation::{Task, TaskId};
 use crate::plan::explain_colocation::OfferRecord;
 

@@ -4,7 +4,7 @@
 //!
 //! Handles `AppTimeout` (to `training.rs`), `OpDone` (to `stages.rs`, or done in place here
 //! for a kept decode-op end) and `Wake` (a node's decode batch and stage queues are
-//! re-examined). An `Arrive` is handed out by `advance` (`mod.rs`); `handle` sees one only
+//! re-examined). An `Arrive` is handed out by `advance` (`simulator.rs`); `handle` sees one only
 //! after `close_arrivals`, and drops it. The in-place handlers (`pass_decode_on`,
 //! `end_iteration_in_place`) repeat steps of `stages.rs` and `decode.rs` for one case each:
 //! a change there must be made here too (the equivalence test in `tests/colocation.rs`
@@ -12,64 +12,11 @@
 
 use std::cmp::Reverse;
 
-use super::DiscreteEventEngine;
 use super::dispatch::{Dispatcher, NoDispatch};
-use super::{Pending, Queued, Running};
-use crate::plan::colocation::{OpKind, TaskId};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) enum Event {
-    Arrive(TaskId),
-    /// A-PP's timeout for the `offer`-th offer of a training task.
-    AppTimeout {
-        task: TaskId,
-        offer: u32,
-    },
-    OpDone {
-        node: usize,
-        stage: usize,
-    },
-    Wake {
-        node: usize,
-    },
-}
-
-/// An event's place in the order of events, (time by `total_cmp`, sequence number), as two
-/// integers: the time's bits mapped so that unsigned order is `total_cmp`'s. Sequence numbers
-/// are unique, so no two events share a key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) struct EventKey {
-    pub(super) time_bits: u64,
-    pub(super) seq: u64,
-}
-
-impl EventKey {
-    const SIGN: u64 = 1 << 63;
-    /// After every event.
-    const LAST: EventKey = EventKey {
-        time_bits: u64::MAX,
-        seq: u64::MAX,
-    };
-
-    fn new(at: f64, seq: u64) -> Self {
-        let b = at.to_bits();
-        let time_bits = if b & Self::SIGN != 0 {
-            !b
-        } else {
-            b | Self::SIGN
-        };
-        EventKey { time_bits, seq }
-    }
-
-    fn time(&self) -> f64 {
-        let b = self.time_bits;
-        f64::from_bits(if b & Self::SIGN != 0 {
-            b & !Self::SIGN
-        } else {
-            !b
-        })
-    }
-}
+use super::event::{Event, EventKey};
+use super::simulator::DiscreteEventEngine;
+use super::state::{Pending, Queued, Running};
+use crate::plan::colocation::OpKind;
 
 impl<'a> DiscreteEventEngine<'a> {
     pub(super) fn push(&mut self, at: f64, e: Event) {

@@ -6,25 +6,10 @@
 //! slot (`training.rs`), which releases the next one (`Arrive`, `AppTimeout`). A drop frees
 //! memory without a `Wake`: the stage whose queue dropped it goes on to its next op at once.
 
-use super::DiscreteEventEngine;
-use super::{Pending, Queued};
+use super::simulator::DiscreteEventEngine;
+use super::state::{Pending, Queued, slot};
 use crate::plan::colocation::{OpKind, TaskId, TaskKind};
 use crate::spec::colocation::MemoryTimeout;
-
-/// Index of (task, stage) in the flat per-task vectors of `Held`.
-pub(super) fn slot(stages: usize, id: TaskId, stage: usize) -> usize {
-    id.index() * stages + stage
-}
-
-/// Per task, per stage (flat, task-major: cloning an engine copies three vectors, not one
-/// per task): memory held, KV reserved for the tokens a request has still to decode
-/// (released as they come), and MiB moved to the host by an offload.
-#[derive(Debug, Clone, Default)]
-pub(super) struct Held {
-    pub(super) mib: Vec<f64>,
-    pub(super) reserved: Vec<f64>,
-    pub(super) offloaded: Vec<f64>,
-}
 
 impl<'a> DiscreteEventEngine<'a> {
     pub(super) fn forward_need_mib(&self, id: TaskId) -> f64 {
@@ -73,8 +58,8 @@ impl<'a> DiscreteEventEngine<'a> {
             let st = &self.nodes[node].stages[stage];
             let used = st.mem_mib + st.reserved_mib;
             if used + need > self.cfg.threshold_mib {
-                let deadline = q.ready_at + self.cfg.max_wait_s;
-                if self.now + 1e-12 >= deadline {
+                let deadline = self.cfg.memory_deadline_s(q.ready_at);
+                if self.cfg.memory_wait_over(self.now, deadline) {
                     return Ok(match self.cfg.on_timeout {
                         MemoryTimeout::Offload => (true, false),
                         MemoryTimeout::Drop => (false, true),

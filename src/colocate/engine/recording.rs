@@ -2,7 +2,7 @@
 //! recording off in its clones and takes the history out before cloning, so that recording
 //! costs the plain run only. Handles no event.
 
-use super::DiscreteEventEngine;
+use super::simulator::DiscreteEventEngine;
 use crate::plan::colocation::{OpKind, OpLog, TaskId};
 
 /// What a run has recorded so far and no decision depends on: the op log and the token

@@ -6,8 +6,9 @@
 //! decode iteration passes on (or ends its iteration); the freed stage takes its next op.
 
 use super::dispatch::Dispatcher;
-use super::events::Event;
-use super::{DiscreteEventEngine, Pending, Queued, Running};
+use super::event::Event;
+use super::simulator::DiscreteEventEngine;
+use super::state::{Pending, Queued, Running};
 use crate::plan::colocation::OpKind;
 use crate::spec::colocation::QueueOrder;
 

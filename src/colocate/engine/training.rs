@@ -3,10 +3,10 @@
 //! released (`Arrive`). Also LeMix's deferral queue and a training task's completion (with
 //! SEPARATE's weight syncs).
 
-use super::DiscreteEventEngine;
-use super::Pending;
 use super::dispatch::Dispatcher;
-use super::events::Event;
+use super::event::Event;
+use super::simulator::DiscreteEventEngine;
+use super::state::Pending;
 use crate::plan::colocation::TaskId;
 
 impl<'a> DiscreteEventEngine<'a> {

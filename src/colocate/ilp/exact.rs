@@ -4,7 +4,8 @@
 //! limit: `optimal` when the tree is exhausted within `ilp_time_limit_s`, else `time_limit`
 //! with the incumbent.
 
-use super::{Search, SearchOutcome, Step, SyncPoints, Tree};
+use super::answers::{SearchOutcome, Step, SyncPoints};
+use super::tree::{Search, Tree, run_cost};
 use crate::colocate::bounds::TaskFloor;
 use crate::colocate::engine::DiscreteEventEngine;
 use crate::colocate::setup::Setup;
@@ -12,38 +13,21 @@ use crate::plan::PlanStatus;
 use crate::plan::colocation::TaskId;
 use crate::solver::Deadline;
 
-struct ExactSearch<'s> {
-    tree: Tree<'s>,
-    deadline: Deadline,
-    timed_out: bool,
-}
+/// Every question to the end of the run: no state beside the tree.
+struct ExactSearch;
 
-impl<'s, 'a> Search<'s, 'a> for ExactSearch<'s> {
+impl<'a> Search<'a> for ExactSearch {
     const PLACED_ONLY: bool = false;
     const DEFERS: bool = true;
 
-    fn tree(&mut self) -> &mut Tree<'s> {
-        &mut self.tree
+    /// The end of the run.
+    fn is_leaf(&self, _tree: &Tree<'_>, offer: Option<TaskId>) -> bool {
+        offer.is_none()
     }
 
-    fn leaf_cost(
-        &mut self,
-        engine: &DiscreteEventEngine<'a>,
-        offer: Option<TaskId>,
-    ) -> Option<f64> {
-        let t = &self.tree;
-        offer
-            .is_none()
-            .then(|| super::run_cost(t.setup, t.tau, engine.outcomes()))
-    }
-
-    /// After the first complete dive, the time limit stops the search.
-    fn out_of_time(&mut self) -> bool {
-        if !self.tree.best_path.is_empty() && self.deadline.expired() {
-            self.timed_out = true;
-            return true;
-        }
-        false
+    /// Every task's term.
+    fn leaf_cost(&mut self, tree: &Tree<'_>, engine: &DiscreteEventEngine<'a>) -> f64 {
+        run_cost(tree.setup, tree.tau, engine.outcomes())
     }
 }
 
@@ -58,27 +42,22 @@ pub(super) fn search(
     incumbent: Option<(f64, Vec<Step>)>,
 ) -> SearchOutcome {
     let points = SyncPoints::of(setup);
-    let mut tree = Tree::new(setup, floors, tau);
+    let mut tree = Tree::new(setup, floors, tau, deadline);
     tree.syncs = points.as_ref();
     if let Some((cost, path)) = incumbent {
         tree.best = cost;
         tree.best_path = path;
     }
-    let mut search = ExactSearch {
-        tree,
-        deadline,
-        timed_out: false,
-    };
     engine.quiet();
-    search.explore(engine, first);
+    tree.explore(&mut ExactSearch, engine, first);
     SearchOutcome {
-        choices: search.tree.best_path,
-        objective: search.tree.best,
-        status: if search.timed_out {
+        choices: tree.best_path,
+        objective: tree.best,
+        status: if tree.timed_out {
             PlanStatus::TimeLimit
         } else {
             PlanStatus::Optimal
         },
-        expanded: search.tree.expanded,
+        expanded: tree.expanded,
     }
 }

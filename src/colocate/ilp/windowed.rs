@@ -10,7 +10,9 @@
 use crate::plan::cancel::Progress;
 use std::collections::HashMap;
 
-use super::{NoSync, Search, SearchOutcome, Step, Tree, least_backlog};
+use super::answers::{NoSync, SearchOutcome, Step};
+use super::order::least_backlog;
+use super::tree::{Search, Tree};
 use crate::colocate::bounds::TaskFloor;
 use crate::colocate::engine::{Assignment, DiscreteEventEngine};
 use crate::colocate::metrics::objective_term;
@@ -22,9 +24,8 @@ use crate::solver::Deadline;
 /// Drained cost of a node by (node, version, window placements on it).
 type NodeCosts = HashMap<(usize, u64, Vec<(TaskId, u64)>), f64>;
 
-/// One window's search.
-struct WindowSearch<'s> {
-    tree: Tree<'s>,
+/// One window's search, beside its tree.
+struct WindowSearch {
     /// K: offers per window.
     offers: usize,
     /// (node, task, offer time) of each placement on the current path.
@@ -35,17 +36,14 @@ struct WindowSearch<'s> {
     node_costs: NodeCosts,
     /// Per node, the number of rounds that committed a placement on it.
     versions: Vec<u64>,
-    deadline: Deadline,
-    /// Whether the time limit cut this window's search.
-    timed_out: bool,
 }
 
-impl WindowSearch<'_> {
+impl WindowSearch {
     /// The cost of the placed tasks when nothing more arrives: node by node, each node
     /// drained once per distinct set of window placements on it.
-    fn drained_cost(&mut self, engine: &DiscreteEventEngine<'_>) -> f64 {
+    fn drained_cost(&mut self, tree: &Tree<'_>, engine: &DiscreteEventEngine<'_>) -> f64 {
         let mut cost = 0.0;
-        for n in 0..self.tree.setup.config.nodes {
+        for n in 0..tree.setup.config.nodes {
             let key: Vec<(TaskId, u64)> = self
                 .placed
                 .iter()
@@ -62,7 +60,7 @@ impl WindowSearch<'_> {
                         .outcomes()
                         .iter()
                         .filter(|o| o.node == Some(n))
-                        .map(|o| objective_term(o, self.tree.tau, &self.tree.setup.spec.objective))
+                        .map(|o| objective_term(o, tree.tau, &tree.setup.spec.objective))
                         .sum();
                     self.node_costs.insert(key, c);
                     c
@@ -74,30 +72,18 @@ impl WindowSearch<'_> {
     }
 }
 
-impl<'s, 'a> Search<'s, 'a> for WindowSearch<'s> {
+impl<'a> Search<'a> for WindowSearch {
     const PLACED_ONLY: bool = true;
     const DEFERS: bool = false;
 
-    fn tree(&mut self) -> &mut Tree<'s> {
-        &mut self.tree
-    }
-
     /// The end of the run or of the window.
-    fn leaf_cost(
-        &mut self,
-        engine: &DiscreteEventEngine<'a>,
-        offer: Option<TaskId>,
-    ) -> Option<f64> {
-        (offer.is_none() || self.tree.path.len() >= self.offers).then(|| self.drained_cost(engine))
+    fn is_leaf(&self, tree: &Tree<'_>, offer: Option<TaskId>) -> bool {
+        offer.is_none() || tree.path.len() >= self.offers
     }
 
-    /// After the window's first dive, the time limit stops its search.
-    fn out_of_time(&mut self) -> bool {
-        if !self.tree.best_path.is_empty() && self.deadline.expired() {
-            self.timed_out = true;
-            return true;
-        }
-        false
+    /// The placed tasks' terms once their nodes drain.
+    fn leaf_cost(&mut self, tree: &Tree<'_>, engine: &DiscreteEventEngine<'a>) -> f64 {
+        self.drained_cost(tree, engine)
     }
 
     fn enter(&mut self, n: usize, id: TaskId, at: u64) {
@@ -149,22 +135,20 @@ pub(super) fn search<'a>(
         // is what bounds it on large windows and many nodes.
         let window = k;
         let history = engine.take_history();
+        let mut tree = Tree::new(setup, floors, tau, deadline);
         let mut search = WindowSearch {
-            tree: Tree::new(setup, floors, tau),
             offers: window,
             placed: Vec::new(),
             node_costs: std::mem::take(&mut node_costs),
             versions: versions.clone(),
-            deadline,
-            timed_out: false,
         };
         let mut root = engine.clone();
         root.quiet();
-        search.explore(root, Some(id));
+        tree.explore(&mut search, root, Some(id));
         engine.restore_history(history);
-        expanded += search.tree.expanded;
-        timed_out |= search.timed_out;
-        let path = search.tree.best_path;
+        expanded += tree.expanded;
+        timed_out |= tree.timed_out;
+        let path = tree.best_path;
         node_costs = search.node_costs;
         let mut next = Some(id);
         let mut committed: Vec<Vec<(TaskId, u64)>> = vec![Vec::new(); setup.config.nodes];

@@ -213,19 +213,11 @@ pub fn certify_scanning_halves_from(
     } else {
         scan(cfg, known, run, 0..n)
     };
-    let Some(Scan {
-        forward,
-        backward,
-        decode_iters,
-        decode_tasks,
-        offloaded,
-        reloads,
-        ..
-    }) = scanned
-    else {
+    let Some(found) = scanned else {
         return false;
     };
-    for &k in &reloads {
+    let (forward, backward, offloaded) = (&found.forward, &found.backward, &found.offloaded);
+    for &k in &found.reloads {
         let Some(op) = run.ops.get(k) else {
             return false;
         };
@@ -283,7 +275,7 @@ pub fn certify_scanning_halves_from(
         if let TaskKind::Inference { output_tokens, .. } = task.kind
             && !o.dropped
             && o.end_s.is_some()
-            && decode_iters[i] != output_tokens
+            && found.decode_iters[i] != output_tokens
         {
             return false;
         }
@@ -294,9 +286,9 @@ pub fn certify_scanning_halves_from(
         return false;
     }
     let slots = Slots {
-        forward: &forward,
-        backward: &backward,
-        offloaded: &offloaded,
+        forward,
+        backward,
+        offloaded,
     };
-    certify_memory(cfg, tasks, run, &slots, &decode_tasks, known)
+    certify_memory(cfg, tasks, run, &slots, &found.decode_tasks, known)
 }

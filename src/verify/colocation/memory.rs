@@ -35,61 +35,11 @@ pub(super) fn certify_memory(
     decode_tasks: &[TaskId],
     known: usize,
 ) -> bool {
-    let Slots {
-        forward,
-        backward,
-        offloaded,
-    } = *slots;
     let stages = cfg.stages;
     let gpus = cfg.nodes * stages;
     let kv = cfg.kv_mib_per_token;
-    // The GPUs whose memory a task's tokens grow: its forwards not offloaded.
-    let grows = |i: usize| {
-        (0..stages).filter_map(move |s| {
-            let k = i * stages + s;
-            match forward[k] {
-                Some((n, _, _)) if !offloaded[k] => Some(n * stages + s),
-                _ => None,
-            }
-        })
-    };
-    let mut others: Vec<Vec<(f64, f64)>> = vec![Vec::new(); gpus];
-    let mut tokens_total = 0usize;
-    // (Zipped: the first `known` tasks and outcomes.)
-    for (i, (task, o)) in tasks.iter().zip(&run.outcomes).enumerate() {
-        for s in 0..stages {
-            let k = i * stages + s;
-            let Some((n, start, _)) = forward[k] else {
-                continue;
-            };
-            if offloaded[k] {
-                continue;
-            }
-            let list = &mut others[n * stages + s];
-            let (mib, free_at) = match task.kind {
-                TaskKind::Inference { prompt_tokens, .. } => {
-                    tokens_total += o.token_times.len();
-                    if let Some(end) = o.end_s {
-                        list.push((end, -kv * o.token_times.len() as f64));
-                    }
-                    (kv * prompt_tokens as f64, o.end_s)
-                }
-                TaskKind::Training { tokens, batch } => (
-                    cfg.activation_mib_per_token * tokens as f64 * batch as f64,
-                    backward[k].map(|b| b.2),
-                ),
-            };
-            list.push((start, mib));
-            if let Some(t) = free_at {
-                list.push((t, -mib));
-            }
-        }
-    }
-    let by_time_then_mib =
-        |a: &(f64, f64), b: &(f64, f64)| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1));
-    for list in &mut others {
-        list.sort_unstable_by(by_time_then_mib);
-    }
+    let grows = |i: usize| slots.grows(stages, i);
+    let (others, tokens_total) = other_entries(cfg, tasks, run, slots);
     let capacity = cfg.gpu_memory_mib * 1.0 + 1e-6;
     // Per GPU: the running sum, how many of its other entries are in, and the last token time.
     let mut used = vec![cfg.weights_mib; gpus];
@@ -151,29 +101,7 @@ pub(super) fn certify_memory(
         }
     }
     if !in_order {
-        // Every GPU's token entries, then each GPU's whole list sorted as the reference does.
-        let mut lists = others;
-        for list in &mut lists {
-            list.reserve(tokens_total / gpus.max(1));
-        }
-        for (i, (task, o)) in tasks.iter().zip(&run.outcomes).enumerate() {
-            if !matches!(task.kind, TaskKind::Inference { .. }) {
-                continue;
-            }
-            for &time in &o.token_times {
-                for g in grows(i) {
-                    lists[g].push((time, kv));
-                }
-            }
-        }
-        return lists.iter_mut().all(|list| {
-            list.sort_unstable_by(by_time_then_mib);
-            let mut u = cfg.weights_mib;
-            list.iter().all(|&(_, d)| {
-                u += d;
-                !(u > capacity && d > 0.0)
-            })
-        });
+        return replay_sorted(cfg, tasks, run, slots, others, tokens_total);
     }
     for g in 0..gpus {
         for &(_, d) in &others[g][next[g]..] {
@@ -184,4 +112,115 @@ pub(super) fn certify_memory(
         }
     }
     true
+}
+
+/// The order of the reference's sort of a GPU's entries: by time, then by MiB (frees first).
+fn by_time_then_mib(a: &(f64, f64), b: &(f64, f64)) -> std::cmp::Ordering {
+    a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1))
+}
+
+impl Slots<'_> {
+    /// The GPUs whose memory task `i`'s tokens grow: its forwards not offloaded.
+    #[inline]
+    fn grows(&self, stages: usize, i: usize) -> impl Iterator<Item = usize> + '_ {
+        (0..stages).filter_map(move |s| {
+            let k = i * stages + s;
+            match self.forward[k] {
+                Some((n, _, _)) if !self.offloaded[k] => Some(n * stages + s),
+                _ => None,
+            }
+        })
+    }
+}
+
+/// Per GPU, its prompt, activation and free entries as (time, MiB), sorted as the reference
+/// sorts them; with the number of decoded tokens whose entries are left out.
+#[inline]
+fn other_entries(
+    cfg: &RunBounds,
+    tasks: &[Task],
+    run: &ColocationRun,
+    slots: &Slots<'_>,
+) -> (Vec<Vec<(f64, f64)>>, usize) {
+    let Slots {
+        forward,
+        backward,
+        offloaded,
+    } = *slots;
+    let stages = cfg.stages;
+    let kv = cfg.kv_mib_per_token;
+    let mut others: Vec<Vec<(f64, f64)>> = vec![Vec::new(); cfg.nodes * stages];
+    let mut tokens_total = 0usize;
+    // (Zipped: the first `known` tasks and outcomes.)
+    for (i, (task, o)) in tasks.iter().zip(&run.outcomes).enumerate() {
+        for s in 0..stages {
+            let k = i * stages + s;
+            let Some((n, start, _)) = forward[k] else {
+                continue;
+            };
+            if offloaded[k] {
+                continue;
+            }
+            let list = &mut others[n * stages + s];
+            let (mib, free_at) = match task.kind {
+                TaskKind::Inference { prompt_tokens, .. } => {
+                    tokens_total += o.token_times.len();
+                    if let Some(end) = o.end_s {
+                        list.push((end, -kv * o.token_times.len() as f64));
+                    }
+                    (kv * prompt_tokens as f64, o.end_s)
+                }
+                TaskKind::Training { tokens, batch } => (
+                    cfg.activation_mib_per_token * tokens as f64 * batch as f64,
+                    backward[k].map(|b| b.2),
+                ),
+            };
+            list.push((start, mib));
+            if let Some(t) = free_at {
+                list.push((t, -mib));
+            }
+        }
+    }
+    for list in &mut others {
+        list.sort_unstable_by(by_time_then_mib);
+    }
+    (others, tokens_total)
+}
+
+/// The replay with token entries out of time order: every GPU's token entries added, then
+/// each GPU's whole list sorted as the reference does.
+#[cold]
+fn replay_sorted(
+    cfg: &RunBounds,
+    tasks: &[Task],
+    run: &ColocationRun,
+    slots: &Slots<'_>,
+    others: Vec<Vec<(f64, f64)>>,
+    tokens_total: usize,
+) -> bool {
+    let (stages, kv) = (cfg.stages, cfg.kv_mib_per_token);
+    let gpus = cfg.nodes * stages;
+    let capacity = cfg.gpu_memory_mib * 1.0 + 1e-6;
+    let mut lists = others;
+    for list in &mut lists {
+        list.reserve(tokens_total / gpus.max(1));
+    }
+    for (i, (task, o)) in tasks.iter().zip(&run.outcomes).enumerate() {
+        if !matches!(task.kind, TaskKind::Inference { .. }) {
+            continue;
+        }
+        for &time in &o.token_times {
+            for g in slots.grows(stages, i) {
+                lists[g].push((time, kv));
+            }
+        }
+    }
+    lists.iter_mut().all(|list| {
+        list.sort_unstable_by(by_time_then_mib);
+        let mut u = cfg.weights_mib;
+        list.iter().all(|&(_, d)| {
+            u += d;
+            !(u > capacity && d > 0.0)
+        })
+    })
 }

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::plan::colocation::{ColocationMetrics, ColocationRun, OpKind};
+use crate::plan::colocation::{ColocationMetrics, ColocationRun, OpKind, slo_met};
 use crate::spec::colocation::ColocationObjective;
 
 /// What the metrics of a run are defined against.
@@ -47,7 +47,7 @@ pub fn verify_metrics(
         }
         if !o.training {
             let r = o.prefill_end_s.map(|e| e - o.arrival_s);
-            if r.is_none_or(|r| r > tau_s + 1e-12) {
+            if r.is_none_or(|r| !slo_met(r, tau_s)) {
                 objective += weights.slo_miss;
             }
         }

@@ -18,7 +18,59 @@ pub fn verify_run_reference(
     tasks: &[Task],
     run: &ColocationRun,
 ) -> Result<(), String> {
-    // 0. Every task's time counts from its submission.
+    check_arrivals(tasks, run)?;
+    check_one_op_at_a_time(cfg, run)?;
+    let ops = TaskOps::of(cfg, run);
+    check_reloads(run, &ops)?;
+    check_pipeline_order(cfg, tasks, run, &ops)?;
+    check_memory(cfg, tasks, run, &ops)?;
+    check_outcomes(run)
+}
+
+/// Per task, the ops that name it: its forwards and backwards as (node, stage, start, end),
+/// its decode iterations (counted on the last stage), and the stages it was offloaded on.
+#[derive(Default)]
+struct TaskOps {
+    forward: BTreeMap<usize, Vec<StageOp>>,
+    backward: BTreeMap<usize, Vec<StageOp>>,
+    decode_iters: BTreeMap<usize, u32>,
+    offloaded: BTreeMap<(usize, usize), ()>,
+}
+
+/// (node, stage, start, end) of one forward or backward.
+type StageOp = (usize, usize, f64, f64);
+
+impl TaskOps {
+    fn of(cfg: &RunBounds, run: &ColocationRun) -> Self {
+        let mut ops = TaskOps::default();
+        let TaskOps {
+            forward,
+            backward,
+            decode_iters,
+            offloaded,
+        } = &mut ops;
+        for op in &run.ops {
+            for t in op.tasks {
+                let rec = (op.node, op.stage, op.start_s, op.end_s);
+                match op.kind {
+                    OpKind::Forward => forward.entry(t.index()).or_default().push(rec),
+                    OpKind::Backward => backward.entry(t.index()).or_default().push(rec),
+                    OpKind::Decode if op.stage == cfg.stages - 1 => {
+                        *decode_iters.entry(t.index()).or_default() += 1
+                    }
+                    OpKind::Offload => {
+                        offloaded.insert((t.index(), op.stage), ());
+                    }
+                    _ => {}
+                }
+            }
+        }
+        ops
+    }
+}
+
+/// (0) Every task's time counts from its submission.
+fn check_arrivals(tasks: &[Task], run: &ColocationRun) -> Result<(), String> {
     for (o, t) in run.outcomes.iter().zip(tasks) {
         if o.arrival_s.to_bits() != t.arrival_s.to_bits() {
             return Err(format!(
@@ -27,7 +79,11 @@ pub fn verify_run_reference(
             ));
         }
     }
-    // 1. One op at a time per GPU.
+    Ok(())
+}
+
+/// (1) One op at a time per GPU.
+fn check_one_op_at_a_time(cfg: &RunBounds, run: &ColocationRun) -> Result<(), String> {
     let mut per_gpu: BTreeMap<(usize, usize), Vec<Span>> = BTreeMap::new();
     for op in &run.ops {
         if op.node >= cfg.nodes || op.stage >= cfg.stages {
@@ -59,32 +115,16 @@ pub fn verify_run_reference(
             }
         }
     }
-    // 2. Pipeline order per task, on one node.
-    let mut forward: BTreeMap<usize, Vec<(usize, usize, f64, f64)>> = BTreeMap::new();
-    let mut backward: BTreeMap<usize, Vec<(usize, usize, f64, f64)>> = BTreeMap::new();
-    let mut decode_iters: BTreeMap<usize, u32> = BTreeMap::new();
-    let mut offloaded: BTreeMap<(usize, usize), ()> = BTreeMap::new();
-    for op in &run.ops {
-        for t in op.tasks {
-            let rec = (op.node, op.stage, op.start_s, op.end_s);
-            match op.kind {
-                OpKind::Forward => forward.entry(t.index()).or_default().push(rec),
-                OpKind::Backward => backward.entry(t.index()).or_default().push(rec),
-                OpKind::Decode if op.stage == cfg.stages - 1 => {
-                    *decode_iters.entry(t.index()).or_default() += 1
-                }
-                OpKind::Offload => {
-                    offloaded.insert((t.index(), op.stage), ());
-                }
-                _ => {}
-            }
-        }
-    }
+    Ok(())
+}
+
+/// Every reload brings back what an offload moved out on its stage.
+fn check_reloads(run: &ColocationRun, ops: &TaskOps) -> Result<(), String> {
     for op in run.ops.iter().filter(|o| o.kind == OpKind::Reload) {
         if let Some(t) = op
             .tasks
             .iter()
-            .find(|t| !offloaded.contains_key(&(t.index(), op.stage)))
+            .find(|t| !ops.offloaded.contains_key(&(t.index(), op.stage)))
         {
             return Err(format!(
                 "task {}: a reload on stage {} of nothing offloaded",
@@ -93,7 +133,19 @@ pub fn verify_run_reference(
             ));
         }
     }
-    for (i, fw) in &forward {
+    Ok(())
+}
+
+/// (2) Pipeline order per task, on one node: its forwards run through every stage in order,
+/// after its arrival and release; a training task's backwards follow in reverse order, and a
+/// request decodes one iteration per token.
+fn check_pipeline_order(
+    cfg: &RunBounds,
+    tasks: &[Task],
+    run: &ColocationRun,
+    ops: &TaskOps,
+) -> Result<(), String> {
+    for (i, fw) in &ops.forward {
         let task = &tasks[*i];
         let name = format!("task {i}");
         let mut fw = fw.clone();
@@ -125,7 +177,7 @@ pub fn verify_run_reference(
             return Err(format!("{name}: starts before A-PP releases it"));
         }
         if task.is_training() && !run.outcomes[*i].dropped {
-            let mut bw = backward.get(i).cloned().unwrap_or_default();
+            let mut bw = ops.backward.get(i).cloned().unwrap_or_default();
             bw.sort_by_key(|r| std::cmp::Reverse(r.1));
             if bw.len() != cfg.stages {
                 return Err(format!(
@@ -143,7 +195,7 @@ pub fn verify_run_reference(
             && !run.outcomes[*i].dropped
             && run.outcomes[*i].end_s.is_some()
         {
-            let iters = decode_iters.get(i).copied().unwrap_or(0);
+            let iters = ops.decode_iters.get(i).copied().unwrap_or(0);
             if iters != output_tokens {
                 return Err(format!(
                     "{name}: {iters} decode iterations for {output_tokens} tokens"
@@ -151,13 +203,22 @@ pub fn verify_run_reference(
             }
         }
     }
-    // 3. Memory at every forward start stays within the GPU (a replay of allocations).
+    Ok(())
+}
+
+/// (3) Memory at every forward start stays within the GPU (a replay of allocations).
+fn check_memory(
+    cfg: &RunBounds,
+    tasks: &[Task],
+    run: &ColocationRun,
+    ops: &TaskOps,
+) -> Result<(), String> {
     let mut allocs: Vec<(f64, usize, usize, f64)> = Vec::new(); // (time, node, stage, +/- MiB)
-    for (i, fw) in &forward {
+    for (i, fw) in &ops.forward {
         let task = &tasks[*i];
         let o = &run.outcomes[*i];
         for &(n, s, start, _) in fw {
-            if offloaded.contains_key(&(*i, s)) {
+            if ops.offloaded.contains_key(&(*i, s)) {
                 continue;
             }
             let (mib, free_at) = match task.kind {
@@ -174,7 +235,7 @@ pub fn verify_run_reference(
                 }
                 TaskKind::Training { tokens, batch } => (
                     cfg.activation_mib_per_token * tokens as f64 * batch as f64,
-                    backward
+                    ops.backward
                         .get(i)
                         .and_then(|b| b.iter().find(|r| r.1 == s).map(|r| r.3)),
                 ),
@@ -198,7 +259,11 @@ pub fn verify_run_reference(
             ));
         }
     }
-    // 4. Outcomes agree with the timeline.
+    Ok(())
+}
+
+/// (4) Outcomes agree with the timeline.
+fn check_outcomes(run: &ColocationRun) -> Result<(), String> {
     for (i, o) in run.outcomes.iter().enumerate() {
         if o.dropped && o.end_s.is_some() {
             return Err(format!("task {i}: dropped and completed"));
