@@ -12,7 +12,8 @@ use serde_saphyr::Spanned;
 use crate::calendar::rfc3339_seconds;
 use crate::import::dra_objects::{DRA_KINDS, DraObject};
 use crate::import::error::ImportError;
-use crate::import::k8s_objects::{Object, Quantity, ignored_fields};
+use crate::import::fields::ignored_fields;
+use crate::import::k8s_objects::{Object, Quantity};
 use crate::import::limits::{MAX_CLOCK_SPAN_S, MAX_QUANTITY};
 use crate::import::summary::ImportSummary;
 use crate::import::tree::{Node, Sink, Value, from_tree};
@@ -289,12 +290,15 @@ pub(super) struct Snapshot {
     pub(super) nrts: BTreeMap<String, (Origin, usize, Object)>,
     pub(super) pods: Vec<(PodObject, usize)>,
     /// PriorityClass objects by name: value and preemption policy.
-    pub(super) priority_classes: BTreeMap<String, (Option<i64>, Option<String>)>,
+    pub(super) priority_classes: PriorityClasses,
     /// PodDisruptionBudget objects by `namespace/name`.
     pub(super) budgets: BTreeMap<String, (Origin, Object)>,
     /// The DRA objects.
     pub(super) dra: DraObjects,
 }
+
+/// PriorityClass objects by name: value and preemption policy.
+pub(super) type PriorityClasses = BTreeMap<String, (Option<i64>, Option<String>)>;
 
 /// A DRA object with its name (`namespace/name` for the namespaced
 /// kinds).

@@ -18,8 +18,9 @@
 //! next one is read in full keeps the order of what a file with several faults reports.
 
 use crate::import::error::ImportError;
-use crate::import::k8s_objects::{MapWant, Want};
+use crate::import::fields::{MapWant, Want};
 use crate::import::limits::MAX_NESTING;
+use crate::import::scan::{ONES, run_end};
 use crate::import::tree::{Node, Pos, Sink, Value};
 
 /// How far this reader got.
@@ -591,25 +592,11 @@ fn ascii(bytes: &[u8]) -> String {
 
 /// The first index from `i` of a byte outside printable ASCII (a newline among them), or the
 /// length: eight bytes at a time.
-fn printable_run(b: &[u8], mut i: usize) -> usize {
-    const ONES: u64 = u64::from_le_bytes([1; 8]);
-    const HIGH: u64 = ONES << 7;
-    while let Some(chunk) = b.get(i..i + 8) {
-        let Ok(bytes) = <[u8; 8]>::try_from(chunk) else {
-            break;
-        };
-        let w = u64::from_le_bytes(bytes);
+fn printable_run(b: &[u8], i: usize) -> usize {
+    let alarm = |w: u64| {
         let del = w ^ (ONES * 0x7f);
-        // Below 0x20, 0x80 and above, or 0x7f: never missed; a false alarm only sends the
-        // bytes to the loop below.
-        let found = (w.wrapping_sub(ONES * 0x20) & !w) | w | (del.wrapping_sub(ONES) & !del);
-        if found & HIGH != 0 {
-            break;
-        }
-        i += 8;
-    }
-    while b.get(i).is_some_and(|c| (0x20..0x7f).contains(c)) {
-        i += 1;
-    }
-    i
+        // Below 0x20, 0x80 and above, or 0x7f.
+        (w.wrapping_sub(ONES * 0x20) & !w) | w | (del.wrapping_sub(ONES) & !del)
+    };
+    run_end(b, i, alarm, |c| (0x20..0x7f).contains(&c))
 }
