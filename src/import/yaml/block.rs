@@ -175,10 +175,7 @@ impl Reader<'_> {
             if key == "items" && items.is_none() && self.is_sequence(l, after)? {
                 items = Some(self.streamed(l, after, sink)?);
             } else {
-                let mode = match want.key(&key) {
-                    Some(w) => Mode::Build(w),
-                    None => Mode::Skip,
-                };
+                let mode = want.key(&key).map_or(Mode::Skip, Mode::Build);
                 let v = self.value(l, after, 0, 1, mode)?;
                 if let Mode::Build(_) = mode {
                     want.read(&key, &v);
@@ -408,10 +405,7 @@ impl Reader<'_> {
             let (key, after) = self.key(l, l.start, want.is_some())?.ok_or(Stop::Bail)?;
             match (&mut want, key) {
                 (Some(want), Some(key)) => {
-                    let m = match want.key(&key) {
-                        Some(w) => Mode::Build(w),
-                        None => Mode::Skip,
-                    };
+                    let m = want.key(&key).map_or(Mode::Skip, Mode::Build);
                     let v = self.value(l, after, indent, depth + 1, m)?;
                     if let Mode::Build(_) = m {
                         want.read(&key, &v);
