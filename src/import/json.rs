@@ -7,6 +7,7 @@
 mod tokens;
 
 use self::tokens::{number_end, plain_run, string_end};
+use super::document::DocumentMap;
 use super::error::ImportError;
 use super::fields::{MapWant, Want};
 use super::limits::{MAX_NESTING, check_nesting};
@@ -152,35 +153,18 @@ impl Parser<'_> {
         at: Pos,
         sink: &mut dyn Sink,
     ) -> Result<(), ImportError> {
-        self.i += 1; // `{`
-        let mut rest = Vec::new();
-        let mut items = None;
-        let mut want = MapWant::new(Want::Object);
-        self.skip_ws();
-        if self.bytes.get(self.i) == Some(&b'}') {
-            self.i += 1;
-        } else {
-            loop {
-                self.skip_ws();
-                let key = self.key()?;
-                self.expect(b':', "`:` after the key")?;
-                self.skip_ws();
-                if key == "items" && items.is_none() && self.bytes.get(self.i) == Some(&b'[') {
-                    items = Some(self.streamed_items(document, sink)?);
-                } else {
-                    let value = self.entry(1, &mut want, &key)?;
-                    rest.push((key, value));
-                }
-                if self.closed_after(b'}', "a value")? {
-                    break;
-                }
+        let mut top = DocumentMap::new();
+        self.object_entries(|p, key| {
+            p.skip_ws();
+            if top.streams(&key) && p.bytes.get(p.i) == Some(&b'[') {
+                top.streamed(p.streamed_items(document, sink)?);
+            } else {
+                let value = p.entry(1, &mut top.want, &key)?;
+                top.keep(key, value);
             }
-        }
-        let node = Node {
-            at,
-            value: Value::Map(rest),
-        };
-        sink.document(document, node, items)
+            Ok(())
+        })?;
+        top.end(document, at, sink)
     }
 
     fn streamed_items(
@@ -188,19 +172,55 @@ impl Parser<'_> {
         document: usize,
         sink: &mut dyn Sink,
     ) -> Result<usize, ImportError> {
-        self.i += 1; // `[`
         let mut n = 0;
+        self.array_items("an item", |p| {
+            let item = p.value(2, Want::Object)?;
+            n += 1;
+            sink.item(document, n, item)
+        })?;
+        Ok(n)
+    }
+
+    /// The entries of the object whose `{` is at `i`: each key is handed to `entry`, which
+    /// reads its value.
+    fn object_entries(
+        &mut self,
+        mut entry: impl FnMut(&mut Self, String) -> Result<(), ImportError>,
+    ) -> Result<(), ImportError> {
+        self.i += 1; // `{`
+        self.skip_ws();
+        if self.bytes.get(self.i) == Some(&b'}') {
+            self.i += 1;
+            return Ok(());
+        }
+        loop {
+            self.skip_ws();
+            let key = self.key()?;
+            self.expect(b':', "`:` after the key")?;
+            entry(self, key)?;
+            if self.closed_after(b'}', "a value")? {
+                return Ok(());
+            }
+        }
+    }
+
+    /// The items of the array whose `[` is at `i`, each read by `item`; `what` names an item
+    /// in the errors after one.
+    fn array_items(
+        &mut self,
+        what: &str,
+        mut item: impl FnMut(&mut Self) -> Result<(), ImportError>,
+    ) -> Result<(), ImportError> {
+        self.i += 1; // `[`
         self.skip_ws();
         if self.bytes.get(self.i) == Some(&b']') {
             self.i += 1;
-            return Ok(0);
+            return Ok(());
         }
         loop {
-            let item = self.value(2, Want::Object)?;
-            n += 1;
-            sink.item(document, n, item)?;
-            if self.closed_after(b']', "an item")? {
-                return Ok(n);
+            item(self)?;
+            if self.closed_after(b']', what)? {
+                return Ok(());
             }
         }
     }
@@ -353,41 +373,22 @@ impl Parser<'_> {
         let value = match self.bytes.get(self.i) {
             Some(b'{') => {
                 self.nesting(depth, at)?;
-                self.i += 1;
                 let mut entries = Vec::new();
                 let mut want = MapWant::new(want);
-                self.skip_ws();
-                if self.bytes.get(self.i) == Some(&b'}') {
-                    self.i += 1;
-                } else {
-                    loop {
-                        self.skip_ws();
-                        let key = self.key()?;
-                        self.expect(b':', "`:` after the key")?;
-                        let v = self.entry(depth + 1, &mut want, &key)?;
-                        entries.push((key, v));
-                        if self.closed_after(b'}', "a value")? {
-                            break;
-                        }
-                    }
-                }
+                self.object_entries(|p, key| {
+                    let v = p.entry(depth + 1, &mut want, &key)?;
+                    entries.push((key, v));
+                    Ok(())
+                })?;
                 Value::Map(entries)
             }
             Some(b'[') => {
                 self.nesting(depth, at)?;
-                self.i += 1;
                 let mut items = Vec::new();
-                self.skip_ws();
-                if self.bytes.get(self.i) == Some(&b']') {
-                    self.i += 1;
-                } else {
-                    loop {
-                        items.push(self.value(depth + 1, want.items())?);
-                        if self.closed_after(b']', "a value")? {
-                            break;
-                        }
-                    }
-                }
+                self.array_items("a value", |p| {
+                    items.push(p.value(depth + 1, want.items())?);
+                    Ok(())
+                })?;
                 Value::Seq(items)
             }
             Some(b'"') => Value::Scalar {

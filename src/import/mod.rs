@@ -4,6 +4,7 @@
 
 pub mod alibaba;
 pub mod build;
+mod document;
 pub mod dra_objects;
 pub mod error;
 pub mod fields;

@@ -14,6 +14,7 @@ use std::collections::HashMap;
 
 use saphyr_parser_bw::{Event, Parser, ScalarStyle, ScanError, Span, StrInput};
 
+use super::document::DocumentMap;
 use super::error::ImportError;
 use super::fields::{MapWant, Want};
 use super::limits::{MAX_ALIAS_VALUES, check_nesting};
@@ -145,19 +146,14 @@ impl<'a> Reader<'a> {
         at: Pos,
         sink: &mut dyn Sink,
     ) -> Result<(), ImportError> {
-        let mut rest = Vec::new();
-        let mut items = None;
-        let mut want = MapWant::new(Want::Object);
+        let mut top = DocumentMap::new();
         loop {
             let (event, span) = self.next()?;
             if matches!(event, Event::MappingEnd) {
                 break;
             }
             let key = self.key(event, span)?;
-            let streams = key == "items"
-                && items.is_none()
-                && matches!(self.peek()?.0, Event::SequenceStart(0, _));
-            if streams {
+            if top.streams(&key) && matches!(self.peek()?.0, Event::SequenceStart(0, _)) {
                 self.next()?;
                 let mut n = 0;
                 loop {
@@ -171,21 +167,14 @@ impl<'a> Reader<'a> {
                         sink.item(document, n, item)?;
                     }
                 }
-                items = Some(n);
+                top.streamed(n);
             } else {
                 let (event, span) = self.next()?;
-                let value = self.entry(event, span, 1, &mut want, &key)?;
-                rest.push((key, value));
+                let value = self.entry(event, span, 1, &mut top.want, &key)?;
+                top.keep(key, value);
             }
         }
-        sink.document(
-            document,
-            Node {
-                at,
-                value: Value::Map(rest),
-            },
-            items,
-        )
+        top.end(document, at, sink)
     }
 
     /// A map key: a scalar, or an alias of one.

@@ -17,6 +17,7 @@
 //! finds there would come before that item's own errors; holding the item back until the
 //! next one is read in full keeps the order of what a file with several faults reports.
 
+use crate::import::document::DocumentMap;
 use crate::import::error::ImportError;
 use crate::import::fields::{MapWant, Want};
 use crate::import::limits::MAX_NESTING;
@@ -163,36 +164,26 @@ impl Reader<'_> {
             return Err(Stop::Bail);
         }
         let at = self.pos(first, first.start);
-        let mut rest = Vec::new();
-        let mut items = None;
-        let mut want = MapWant::new(Want::Object);
+        let mut top = DocumentMap::new();
         while let Some(l) = self.current()? {
             if l.indent != 0 {
                 return Err(Stop::Bail);
             }
             let (key, after) = self.key(l, l.start, true)?.ok_or(Stop::Bail)?;
             let key = key.ok_or(Stop::Bail)?;
-            if key == "items" && items.is_none() && self.is_sequence(l, after)? {
-                items = Some(self.streamed(l, after, sink)?);
+            if top.streams(&key) && self.is_sequence(l, after)? {
+                top.streamed(self.streamed(l, after, sink)?);
             } else {
-                let mode = want.key(&key).map_or(Mode::Skip, Mode::Build);
+                let mode = top.want.key(&key).map_or(Mode::Skip, Mode::Build);
                 let v = self.value(l, after, 0, 1, mode)?;
                 if let Mode::Build(_) = mode {
-                    want.read(&key, &v);
+                    top.want.read(&key, &v);
                 }
-                rest.push((key, v));
+                top.keep(key, v);
             }
         }
         self.hand_on(sink, None)?;
-        sink.document(
-            1,
-            Node {
-                at,
-                value: Value::Map(rest),
-            },
-            items,
-        )
-        .map_err(Stop::Sink)
+        top.end(1, at, sink).map_err(Stop::Sink)
     }
 
     /// Whether the value after a key's `:` (at `after` on line `l`) is a sequence.
