@@ -4,9 +4,13 @@
 //! is never held as a whole. Every value keeps its line and column (counted in characters,
 //! incrementally, so that a one-line file of a gigabyte costs no more than an indented one).
 
+mod tokens;
+
+use self::tokens::{number_end, plain_run, string_end};
+use super::document::DocumentMap;
 use super::error::ImportError;
-use super::k8s_objects::{MapWant, Want};
-use super::limits::MAX_NESTING;
+use super::fields::{MapWant, Want};
+use super::limits::{MAX_NESTING, check_nesting};
 use super::tree::{Node, Pos, Sink, Value};
 
 /// Reads every document of the JSON text of the `file`-th input into `sink`.
@@ -149,46 +153,18 @@ impl Parser<'_> {
         at: Pos,
         sink: &mut dyn Sink,
     ) -> Result<(), ImportError> {
-        self.i += 1; // `{`
-        let mut rest = Vec::new();
-        let mut items = None;
-        let mut want = MapWant::new(Want::Object);
-        self.skip_ws();
-        if self.bytes.get(self.i) == Some(&b'}') {
-            self.i += 1;
-        } else {
-            loop {
-                self.skip_ws();
-                let key = self.key()?;
-                self.expect(b':', "`:` after the key")?;
-                self.skip_ws();
-                if key == "items" && items.is_none() && self.bytes.get(self.i) == Some(&b'[') {
-                    items = Some(self.streamed_items(document, sink)?);
-                } else {
-                    let value = self.entry(1, &mut want, &key)?;
-                    rest.push((key, value));
-                }
-                self.skip_ws();
-                match self.bytes.get(self.i) {
-                    Some(b',') => self.i += 1,
-                    Some(b'}') => {
-                        self.i += 1;
-                        break;
-                    }
-                    _ => {
-                        return Err(self.error_here(format!(
-                            "expected `,` or `}}` after a value, found {}",
-                            self.found()
-                        )));
-                    }
-                }
+        let mut top = DocumentMap::new();
+        self.object_entries(|p, key| {
+            p.skip_ws();
+            if top.streams(&key) && p.bytes.get(p.i) == Some(&b'[') {
+                top.streamed(p.streamed_items(document, sink)?);
+            } else {
+                let value = p.entry(1, &mut top.want, &key)?;
+                top.keep(key, value);
             }
-        }
-        let node = Node {
-            at,
-            value: Value::Map(rest),
-        };
-        sink.document(document, node, items)
+            Ok(())
+        })?;
+        top.end(document, at, sink)
     }
 
     fn streamed_items(
@@ -196,31 +172,78 @@ impl Parser<'_> {
         document: usize,
         sink: &mut dyn Sink,
     ) -> Result<usize, ImportError> {
-        self.i += 1; // `[`
         let mut n = 0;
+        self.array_items("an item", |p| {
+            let item = p.value(2, Want::Object)?;
+            n += 1;
+            sink.item(document, n, item)
+        })?;
+        Ok(n)
+    }
+
+    /// The entries of the object whose `{` is at `i`: each key is handed to `entry`, which
+    /// reads its value.
+    fn object_entries(
+        &mut self,
+        mut entry: impl FnMut(&mut Self, String) -> Result<(), ImportError>,
+    ) -> Result<(), ImportError> {
+        self.i += 1; // `{`
+        self.skip_ws();
+        if self.bytes.get(self.i) == Some(&b'}') {
+            self.i += 1;
+            return Ok(());
+        }
+        loop {
+            self.skip_ws();
+            let key = self.key()?;
+            self.expect(b':', "`:` after the key")?;
+            entry(self, key)?;
+            if self.closed_after(b'}', "a value")? {
+                return Ok(());
+            }
+        }
+    }
+
+    /// The items of the array whose `[` is at `i`, each read by `item`; `what` names an item
+    /// in the errors after one.
+    fn array_items(
+        &mut self,
+        what: &str,
+        mut item: impl FnMut(&mut Self) -> Result<(), ImportError>,
+    ) -> Result<(), ImportError> {
+        self.i += 1; // `[`
         self.skip_ws();
         if self.bytes.get(self.i) == Some(&b']') {
             self.i += 1;
-            return Ok(0);
+            return Ok(());
         }
         loop {
-            let item = self.value(2, Want::Object)?;
-            n += 1;
-            sink.item(document, n, item)?;
-            self.skip_ws();
-            match self.bytes.get(self.i) {
-                Some(b',') => self.i += 1,
-                Some(b']') => {
-                    self.i += 1;
-                    return Ok(n);
-                }
-                _ => {
-                    return Err(self.error_here(format!(
-                        "expected `,` or `]` after an item, found {}",
-                        self.found()
-                    )));
-                }
+            item(self)?;
+            if self.closed_after(b']', what)? {
+                return Ok(());
             }
+        }
+    }
+
+    /// After an entry of a map or an item of a sequence closed by `close`: past a `,` (more
+    /// follow, `false`) or past `close` (`true`); anything else is an error naming `what` came
+    /// before it.
+    fn closed_after(&mut self, close: u8, what: &str) -> Result<bool, ImportError> {
+        self.skip_ws();
+        match self.bytes.get(self.i) {
+            Some(b',') => {
+                self.i += 1;
+                Ok(false)
+            }
+            Some(&b) if b == close => {
+                self.i += 1;
+                Ok(true)
+            }
+            _ => Err(self.error_here(format!(
+                "expected `,` or `{}` after {what}, found {}",
+                char::from(close),
+                self.found()
+            ))),
         }
     }
 
@@ -285,7 +308,7 @@ impl Parser<'_> {
                 loop {
                     self.skip_ws();
                     if open == b'{' {
-                        if self.bytes.get(self.i) != Some(&b'"') || !self.skip_string() {
+                        if !self.skip_string() {
                             return false;
                         }
                         self.skip_ws();
@@ -321,7 +344,7 @@ impl Parser<'_> {
                     None => false,
                 }
             }
-            Some(b'-' | b'0'..=b'9') => match self.number_end() {
+            Some(b'-' | b'0'..=b'9') => match number_end(self.bytes, self.i) {
                 Some(end) => {
                     self.i = end;
                     true
@@ -332,48 +355,14 @@ impl Parser<'_> {
         }
     }
 
-    /// Skips a string from its opening quote; `false` where [`Self::string`] might refuse it.
+    /// Skips a string at `i`; `false` where there is none or [`Self::string`] might refuse it.
     fn skip_string(&mut self) -> bool {
-        let b = self.bytes;
-        let mut i = self.i + 1;
-        let hex4 = |i: usize| -> Option<u32> {
-            let digits = b.get(i..i + 4)?;
-            let digits = std::str::from_utf8(digits).ok()?;
-            u32::from_str_radix(digits, 16).ok()
-        };
-        loop {
-            i = plain_run(b, i);
-            let Some(&c) = b.get(i) else {
-                return false;
-            };
-            match c {
-                b'"' => {
-                    self.i = i + 1;
-                    return true;
-                }
-                b'\\' => match b.get(i + 1) {
-                    Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => i += 2,
-                    Some(b'u') => {
-                        let Some(first) = hex4(i + 2) else {
-                            return false;
-                        };
-                        i += 6;
-                        if (0xD800..0xDC00).contains(&first) {
-                            if b.get(i..i + 2) != Some(b"\\u") {
-                                return false;
-                            }
-                            match hex4(i + 2) {
-                                Some(low) if (0xDC00..0xE000).contains(&low) => i += 6,
-                                _ => return false,
-                            }
-                        } else if (0xDC00..0xE000).contains(&first) {
-                            return false;
-                        }
-                    }
-                    _ => return false,
-                },
-                _ => return false,
+        match string_end(self.bytes, self.i) {
+            Some(end) => {
+                self.i = end;
+                true
             }
+            None => false,
         }
     }
 
@@ -384,63 +373,22 @@ impl Parser<'_> {
         let value = match self.bytes.get(self.i) {
             Some(b'{') => {
                 self.nesting(depth, at)?;
-                self.i += 1;
                 let mut entries = Vec::new();
                 let mut want = MapWant::new(want);
-                self.skip_ws();
-                if self.bytes.get(self.i) == Some(&b'}') {
-                    self.i += 1;
-                } else {
-                    loop {
-                        self.skip_ws();
-                        let key = self.key()?;
-                        self.expect(b':', "`:` after the key")?;
-                        let v = self.entry(depth + 1, &mut want, &key)?;
-                        entries.push((key, v));
-                        self.skip_ws();
-                        match self.bytes.get(self.i) {
-                            Some(b',') => self.i += 1,
-                            Some(b'}') => {
-                                self.i += 1;
-                                break;
-                            }
-                            _ => {
-                                return Err(self.error_here(format!(
-                                    "expected `,` or `}}` after a value, found {}",
-                                    self.found()
-                                )));
-                            }
-                        }
-                    }
-                }
+                self.object_entries(|p, key| {
+                    let v = p.entry(depth + 1, &mut want, &key)?;
+                    entries.push((key, v));
+                    Ok(())
+                })?;
                 Value::Map(entries)
             }
             Some(b'[') => {
                 self.nesting(depth, at)?;
-                self.i += 1;
                 let mut items = Vec::new();
-                self.skip_ws();
-                if self.bytes.get(self.i) == Some(&b']') {
-                    self.i += 1;
-                } else {
-                    loop {
-                        items.push(self.value(depth + 1, want.items())?);
-                        self.skip_ws();
-                        match self.bytes.get(self.i) {
-                            Some(b',') => self.i += 1,
-                            Some(b']') => {
-                                self.i += 1;
-                                break;
-                            }
-                            _ => {
-                                return Err(self.error_here(format!(
-                                    "expected `,` or `]` after a value, found {}",
-                                    self.found()
-                                )));
-                            }
-                        }
-                    }
-                }
+                self.array_items("a value", |p| {
+                    items.push(p.value(depth + 1, want.items())?);
+                    Ok(())
+                })?;
                 Value::Seq(items)
             }
             Some(b'"') => Value::Scalar {
@@ -478,62 +426,17 @@ impl Parser<'_> {
     }
 
     fn nesting(&self, depth: usize, at: Pos) -> Result<(), ImportError> {
-        if depth >= MAX_NESTING {
-            return Err(ImportError::at(
-                self.file,
-                at.line,
-                Some(at.column),
-                format!(
-                    "values nest deeper than {MAX_NESTING} levels, coplan's limit for an export"
-                ),
-            )
-            .with(
-                "too deep",
-                "Kubernetes objects nest about 15 deep; docs/spec.md, \"Limits\", lists the limits",
-            ));
-        }
-        Ok(())
+        check_nesting(self.file, depth, at)
     }
 
     /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`, as written.
     fn number(&mut self) -> Result<String, ImportError> {
         let start = self.i;
-        let Some(end) = self.number_end() else {
+        let Some(end) = number_end(self.bytes, self.i) else {
             return Err(self.error_here("a malformed number".into()));
         };
         self.i = end;
         Ok(self.text[start..end].to_string())
-    }
-
-    /// Where the number at `i` ends; `None` where it is malformed.
-    fn number_end(&self) -> Option<usize> {
-        let b = self.bytes;
-        let mut i = self.i;
-        if b.get(i) == Some(&b'-') {
-            i += 1;
-        }
-        let digits = |i: &mut usize| {
-            let from = *i;
-            while b.get(*i).is_some_and(u8::is_ascii_digit) {
-                *i += 1;
-            }
-            *i - from
-        };
-        let whole_from = i;
-        let whole = digits(&mut i);
-        let mut ok = whole > 0 && !(whole > 1 && b[whole_from] == b'0');
-        if ok && b.get(i) == Some(&b'.') {
-            i += 1;
-            ok = digits(&mut i) > 0;
-        }
-        if ok && matches!(b.get(i), Some(b'e' | b'E')) {
-            i += 1;
-            if matches!(b.get(i), Some(b'+' | b'-')) {
-                i += 1;
-            }
-            ok = digits(&mut i) > 0;
-        }
-        ok.then_some(i)
     }
 
     /// A string from its opening quote, escapes resolved.
@@ -636,113 +539,6 @@ impl Parser<'_> {
     }
 }
 
-/// The first index from `i` of a byte that ends a run of a string's plain characters (a
-/// quote, a backslash or a control character), or the length: eight bytes at a time, as
-/// strings (names, managedFields' keys) are most of a file's bytes.
-fn plain_run(b: &[u8], mut i: usize) -> usize {
-    const ONES: u64 = u64::from_le_bytes([1; 8]);
-    const HIGH: u64 = ONES << 7;
-    while let Some(chunk) = b.get(i..i + 8) {
-        let Ok(bytes) = <[u8; 8]>::try_from(chunk) else {
-            break;
-        };
-        let w = u64::from_le_bytes(bytes);
-        let quote = w ^ (ONES * u64::from(b'"'));
-        let backslash = w ^ (ONES * u64::from(b'\\'));
-        // A byte is zero (or below 0x20) where the subtraction borrows into its high bit;
-        // never missed, and a false alarm only sends the bytes to the loop below.
-        let found = (quote.wrapping_sub(ONES) & !quote)
-            | (backslash.wrapping_sub(ONES) & !backslash)
-            | (w.wrapping_sub(ONES * 0x20) & !w);
-        if found & HIGH != 0 {
-            break;
-        }
-        i += 8;
-    }
-    while b
-        .get(i)
-        .is_some_and(|&c| c != b'"' && c != b'\\' && c >= 0x20)
-    {
-        i += 1;
-    }
-    i
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    use crate::import::tree::collected::Collect;
-
-    fn collect(text: &str) -> Result<Collect, ImportError> {
-        Collect::from(read, text)
-    }
-
-    #[test]
-    fn lists_stream_their_items_and_keep_the_rest() {
-        let c = collect(
-            "{\"kind\": \"List\",\n \"items\": [\n  {\"a\": 1},\n  {\"b\": \"x\\ny\\u00e9\"}\n]}\n",
-        )
-        .expect("valid");
-        assert_eq!(c.items.len(), 2);
-        assert_eq!(c.items[1].2.at, Pos { line: 4, column: 3 });
-        assert_eq!(c.items[1].2.get("b").and_then(Node::as_str), Some("x\nyé"));
-        assert_eq!(c.documents.len(), 1);
-        assert_eq!(c.documents[0].2, Some(2));
-        assert_eq!(
-            c.documents[0].1.get("kind").and_then(Node::as_str),
-            Some("List")
-        );
-    }
-
-    #[test]
-    fn json_lines_and_concatenated_objects_are_documents() {
-        let c = collect("{\"a\":1}\n{\"a\":2}{\"a\":3}\n\n  {\"a\":[1,2.5e3,-0,true,null]}")
-            .expect("valid");
-        assert_eq!(c.documents.len(), 4);
-        assert_eq!(c.documents[2].1.at, Pos { line: 2, column: 8 });
-    }
-
-    #[test]
-    fn columns_count_characters_on_long_lines() {
-        let c = collect("{\"é\": \"ü\", \"x\": {\"y\": 1}}").expect("valid");
-        let x = c.documents[0].1.get("x").expect("x");
-        assert_eq!(
-            x.at,
-            Pos {
-                line: 1,
-                column: 17
-            }
-        );
-    }
-
-    #[test]
-    fn malformed_json_is_located() {
-        for (text, line, column) in [
-            ("{\"a\": }", 1, 7),
-            ("{\"a\": 1,\n \"b\" 2}", 2, 6),
-            ("{\"a\": \"x", 1, 9),
-            ("{\"a\": 01}", 1, 7),
-            ("{\"a\": [1 2]}", 1, 10),
-            ("5", 1, 1),
-            ("{\"a\": 1}\n]", 2, 1),
-        ] {
-            match collect(text) {
-                Err(ImportError::At {
-                    line: l, column: c, ..
-                }) => assert_eq!((l, c), (line, Some(column)), "{text}"),
-                Err(other) => panic!("{text}: {other:?}"),
-                Ok(_) => panic!("{text}: accepted"),
-            }
-        }
-    }
-
-    #[test]
-    fn nesting_is_bounded() {
-        let deep = format!("{{\"a\": {}{}}}", "[".repeat(500), "]".repeat(500));
-        match collect(&deep) {
-            Err(ImportError::At { message, .. }) => assert!(message.contains("128"), "{message}"),
-            other => panic!("{other:?}"),
-        }
-    }
-}
+#[path = "json_tests.rs"]
+mod tests;

@@ -3,6 +3,9 @@
 //! input error (exit 2) that names the limit, never an exhausted machine. `docs/spec.md`
 //! ("Limits") lists them with the spec limits.
 
+use super::error::ImportError;
+use super::tree::Pos;
+
 /// Bytes of one Kubernetes export file. A snapshot of 10,000 nodes and 200,000 pods with
 /// managedFields and NRT objects (`scripts/k8s-snapshot.py --nodes 10000 --noise
 /// --pods-per-node 20`) is 1.37 GB as `-o yaml` and 2.99 GB as `-o json` (indented by four, as
@@ -13,6 +16,24 @@ pub const MAX_EXPORT_BYTES: u64 = 3 << 30;
 /// Nesting of maps and sequences in one document: Kubernetes objects nest about 15 deep
 /// (managedFields' `fieldsV1` the deepest); the readers recurse once per level.
 pub const MAX_NESTING: usize = 128;
+
+/// Refuses a map or sequence of the `file`-th input starting at `at` that nests `depth`
+/// levels deep or more: the readers' [`MAX_NESTING`].
+pub fn check_nesting(file: usize, depth: usize, at: Pos) -> Result<(), ImportError> {
+    if depth >= MAX_NESTING {
+        return Err(ImportError::at(
+            file,
+            at.line,
+            Some(at.column),
+            format!("values nest deeper than {MAX_NESTING} levels, coplan's limit for an export"),
+        )
+        .with(
+            "too deep",
+            "Kubernetes objects nest about 15 deep; docs/spec.md, \"Limits\", lists the limits",
+        ));
+    }
+    Ok(())
+}
 
 /// Values one YAML document may produce by expanding aliases (`*name`): far above what
 /// anchors in a hand-written export produce, far below what a "billion laughs" document asks

@@ -4,14 +4,18 @@
 
 pub mod alibaba;
 pub mod build;
+mod document;
 pub mod dra_objects;
 pub mod error;
+pub mod fields;
+pub mod imported;
 pub mod json;
 pub mod k8s;
 pub mod k8s_objects;
 pub mod labels;
 pub mod limits;
 pub mod quantity;
+mod scan;
 pub mod summary;
 pub mod tree;
 pub mod yaml;

@@ -130,11 +130,35 @@ fn numa_of(driver: &str, device: &Device) -> Option<usize> {
         .and_then(|n| usize::try_from(n).ok())
 }
 
+/// The readable DeviceClasses with what each selects.
+type Matches = [(String, ClassMatch)];
+
 impl DraInventory {
     /// Reads the slices and classes.
     pub(super) fn read(dra: &DraObjects, summary: &mut ImportSummary) -> Self {
         let mut inv = DraInventory::default();
-        // Classes: what each selects.
+        let matches = inv.read_classes(dra, summary);
+        // Slices: the newest generation of each pool.
+        let mut newest: BTreeMap<(String, String), i64> = BTreeMap::new();
+        for s in &dra.slices {
+            let key = slice_pool(s);
+            let g = s.object.spec.pool.generation.unwrap_or(0);
+            let e = newest.entry(key).or_insert(g);
+            *e = (*e).max(g);
+        }
+        for s in &dra.slices {
+            inv.read_slice(s, &newest, &matches, summary);
+        }
+        inv.count_per_node();
+        inv
+    }
+
+    /// The classes: what each selects, or (a selector it cannot read) nothing it guesses.
+    fn read_classes(
+        &mut self,
+        dra: &DraObjects,
+        summary: &mut ImportSummary,
+    ) -> Vec<(String, ClassMatch)> {
         let mut matches: Vec<(String, ClassMatch)> = Vec::new();
         for (name, class) in &dra.classes {
             summary.read("dra.device_classes", 1);
@@ -159,150 +183,161 @@ impl DraInventory {
                 summary.warn(format!(
                     "DeviceClass `{name}`: a selector is not a conjunction of `device.driver == \"…\"` and `device.attributes[\"…\"].name == …`; the devices it selects are not guessed, and pending pods asking for it are left out"
                 ));
-                inv.class_kinds.insert(name.clone(), None);
+                self.class_kinds.insert(name.clone(), None);
                 continue;
             }
-            inv.class_kinds.insert(name.clone(), Some(name.clone()));
+            self.class_kinds.insert(name.clone(), Some(name.clone()));
             matches.push((name.clone(), all));
         }
-        // Slices: the newest generation of each pool.
-        let mut newest: BTreeMap<(String, String), i64> = BTreeMap::new();
-        for s in &dra.slices {
-            let key = slice_pool(s);
-            let g = s.object.spec.pool.generation.unwrap_or(0);
-            let e = newest.entry(key).or_insert(g);
-            *e = (*e).max(g);
+        matches
+    }
+
+    /// A slice's devices onto its node, unless a newer generation of its pool replaces it or
+    /// it is not local to one node.
+    fn read_slice(
+        &mut self,
+        s: &Located,
+        newest: &BTreeMap<(String, String), i64>,
+        matches: &Matches,
+        summary: &mut ImportSummary,
+    ) {
+        summary.read("dra.resource_slices", 1);
+        let spec = &s.object.spec;
+        let (driver, pool) = slice_pool(s);
+        if spec.pool.generation.unwrap_or(0) < newest[&(driver.clone(), pool.clone())] {
+            summary.dropped("dra_resource_slices_of_an_older_pool_generation", 1);
+            return;
         }
-        for s in &dra.slices {
-            summary.read("dra.resource_slices", 1);
-            let spec = &s.object.spec;
-            let (driver, pool) = slice_pool(s);
-            if spec.pool.generation.unwrap_or(0) < newest[&(driver.clone(), pool.clone())] {
-                summary.dropped("dra_resource_slices_of_an_older_pool_generation", 1);
+        let Some(node) = spec.node_name.clone() else {
+            summary.not_modelled(
+                "ResourceSlices not local to one node (allNodes, nodeSelector)",
+                s.name.clone(),
+            );
+            return;
+        };
+        if !spec.shared_counters.is_empty() {
+            summary.not_modelled(
+                "DRA shared counters (partitionable devices)",
+                s.name.clone(),
+            );
+        }
+        let devices = match &spec.devices {
+            Some(DevicesField::Slice(d)) => d.as_slice(),
+            _ => &[],
+        };
+        for d in devices {
+            let source = (driver.clone(), pool.clone(), d.name.clone());
+            if d.tainted() {
+                summary.not_modelled("DRA device taints", format!("{}/{}", s.name, d.name));
+            }
+            if d.consumes_counters() {
+                summary.not_modelled(
+                    "DRA devices consuming shared counters",
+                    format!("{}/{}", s.name, d.name),
+                );
+            }
+            self.node_of.insert(source.clone(), node.clone());
+            if let Some(cores) = cpu_capacity(&driver, d) {
+                summary.mapped(&format!("devices.cpu ({driver})"), 1);
+                self.cpu_devices.insert(source.clone());
+                self.cpus.entry(node.clone()).or_default().push(CpuDevice {
+                    numa: numa_of(&driver, d),
+                    cores,
+                    source,
+                });
+                for (name, m) in matches {
+                    if m.selects(&driver, d) {
+                        self.cpu_classes.insert(name.clone());
+                    }
+                }
                 continue;
             }
-            let Some(node) = spec.node_name.clone() else {
-                summary.not_modelled(
-                    "ResourceSlices not local to one node (allNodes, nodeSelector)",
-                    s.name.clone(),
-                );
-                continue;
-            };
-            if !spec.shared_counters.is_empty() {
-                summary.not_modelled(
-                    "DRA shared counters (partitionable devices)",
-                    s.name.clone(),
-                );
-            }
-            let devices = match &spec.devices {
-                Some(DevicesField::Slice(d)) => d.as_slice(),
-                _ => &[],
-            };
-            for d in devices {
-                let source = (driver.clone(), pool.clone(), d.name.clone());
-                if d.tainted() {
-                    summary.not_modelled("DRA device taints", format!("{}/{}", s.name, d.name));
-                }
-                if d.consumes_counters() {
-                    summary.not_modelled(
-                        "DRA devices consuming shared counters",
-                        format!("{}/{}", s.name, d.name),
-                    );
-                }
-                inv.node_of.insert(source.clone(), node.clone());
-                if let Some(cores) = cpu_capacity(&driver, d) {
-                    summary.mapped(&format!("devices.cpu ({driver})"), 1);
-                    inv.cpu_devices.insert(source.clone());
-                    inv.cpus.entry(node.clone()).or_default().push(CpuDevice {
-                        numa: numa_of(&driver, d),
-                        cores,
-                        source,
-                    });
-                    for (name, m) in &matches {
-                        if m.selects(&driver, d) {
-                            inv.cpu_classes.insert(name.clone());
-                        }
-                    }
-                    continue;
-                }
-                // The most specific class that selects it names its kind; without one, its
-                // driver does.
-                let mut selecting: Vec<&(String, ClassMatch)> = matches
-                    .iter()
-                    .filter(|(_, m)| m.selects(&driver, d))
-                    .collect();
-                selecting
-                    .sort_by_key(|(name, m)| (std::cmp::Reverse(m.conditions()), name.clone()));
-                let kind = match selecting.first() {
-                    Some((name, _)) => name.clone(),
-                    None => {
-                        summary.list(
-                            "dra_devices_no_device_class_selects",
-                            format!("{}/{}", s.name, d.name),
-                        );
-                        driver.clone()
-                    }
-                };
-                if selecting.len() > 1 {
-                    summary.list(
-                        "dra_devices_several_classes_select",
-                        format!("{}/{} → {kind}", s.name, d.name),
-                    );
-                }
-                let product = d.attribute(&driver, "productName").and_then(|a| a.text());
-                let kind_name = kind.clone();
-                let mig_profile = d
-                    .attribute(&driver, "profile")
-                    .and_then(|a| a.text())
-                    .filter(|_| {
-                        d.attribute(&driver, "type")
-                            .and_then(|a| a.text())
-                            .as_deref()
-                            == Some("mig")
-                            || d.attribute(&driver, "type").is_none()
-                    });
-                let fraction = mig_profile
-                    .as_deref()
-                    .and_then(|p| mig_fraction(p, product.as_deref()))
-                    .unwrap_or(1.0);
-                let memory_mib = d
-                    .capacity()
-                    .get("memory")
-                    .and_then(|c| c.text())
-                    .and_then(|t| quantity::parse(&t).ok())
-                    .map(|bytes| (bytes / (1024.0 * 1024.0)).round() as u64);
-                summary.mapped(&format!("devices.{kind} ({driver})"), 1);
-                inv.devices
-                    .entry(node.clone())
-                    .or_default()
-                    .push(DeviceFacts {
-                        kind,
-                        numa: numa_of(&driver, d),
-                        pcie_root: d
-                            .attribute(&driver, PCIE_ROOT_ATTRIBUTE)
-                            .and_then(|a| a.text()),
-                        fraction,
-                        memory_mib,
-                        source: Some(source.clone()),
-                        driver: driver.clone(),
-                        product,
-                    });
-                inv.kind_of.insert(source, kind_name);
-            }
+            let device = device_facts((s, d), &driver, source.clone(), matches, summary);
+            self.kind_of.insert(source, device.kind.clone());
+            self.devices.entry(node.clone()).or_default().push(device);
         }
-        for devices in inv.devices.values() {
+    }
+
+    /// Per kind, the most and the fewest devices of it a node that has it has.
+    fn count_per_node(&mut self) {
+        for devices in self.devices.values() {
             let mut per: BTreeMap<&str, u64> = BTreeMap::new();
             for d in devices {
                 *per.entry(&d.kind).or_default() += 1;
             }
             for (k, n) in per {
-                let most = inv.most_per_node.entry(k.to_string()).or_insert(0);
+                let most = self.most_per_node.entry(k.to_string()).or_insert(0);
                 *most = (*most).max(n);
-                let fewest = inv.fewest_per_node.entry(k.to_string()).or_insert(n);
+                let fewest = self.fewest_per_node.entry(k.to_string()).or_insert(n);
                 *fewest = (*fewest).min(n);
             }
         }
-        inv
+    }
+}
+
+/// A device that is not a CPU: the most specific class that selects it names its kind
+/// (without one, its driver does); a MIG profile makes it a share of a GPU.
+fn device_facts(
+    (s, d): (&Located, &Device),
+    driver: &str,
+    source: DeviceRef,
+    matches: &Matches,
+    summary: &mut ImportSummary,
+) -> DeviceFacts {
+    let mut selecting: Vec<&(String, ClassMatch)> = matches
+        .iter()
+        .filter(|(_, m)| m.selects(driver, d))
+        .collect();
+    selecting.sort_by_key(|(name, m)| (std::cmp::Reverse(m.conditions()), name.clone()));
+    let kind = match selecting.first() {
+        Some((name, _)) => name.clone(),
+        None => {
+            summary.list(
+                "dra_devices_no_device_class_selects",
+                format!("{}/{}", s.name, d.name),
+            );
+            driver.to_string()
+        }
+    };
+    if selecting.len() > 1 {
+        summary.list(
+            "dra_devices_several_classes_select",
+            format!("{}/{} → {kind}", s.name, d.name),
+        );
+    }
+    let product = d.attribute(driver, "productName").and_then(|a| a.text());
+    let mig_profile = d
+        .attribute(driver, "profile")
+        .and_then(|a| a.text())
+        .filter(|_| {
+            d.attribute(driver, "type")
+                .and_then(|a| a.text())
+                .as_deref()
+                == Some("mig")
+                || d.attribute(driver, "type").is_none()
+        });
+    let fraction = mig_profile
+        .as_deref()
+        .and_then(|p| mig_fraction(p, product.as_deref()))
+        .unwrap_or(1.0);
+    let memory_mib = d
+        .capacity()
+        .get("memory")
+        .and_then(|c| c.text())
+        .and_then(|t| quantity::parse(&t).ok())
+        .map(|bytes| (bytes / (1024.0 * 1024.0)).round() as u64);
+    summary.mapped(&format!("devices.{kind} ({driver})"), 1);
+    DeviceFacts {
+        kind,
+        numa: numa_of(driver, d),
+        pcie_root: d
+            .attribute(driver, PCIE_ROOT_ATTRIBUTE)
+            .and_then(|a| a.text()),
+        fraction,
+        memory_mib,
+        source: Some(source),
+        driver: driver.to_string(),
+        product,
     }
 }
 

@@ -8,17 +8,22 @@ use super::conventions::{GPU_PRODUCT_LABEL, GPU_RESOURCE, TopologyPolicy};
 use super::device_plugins::{
     AMD_PRODUCT_LABEL, is_device_resource, nvidia_gpu_kind, plugin_devices, whole_kind_preference,
 };
-use super::devices::{DeviceIds, apply, cores_per_numa_of, numa_nodes_named, whole_kind};
+use super::devices::{
+    CpuDevice, DeviceFacts, DeviceIds, apply, cores_per_numa_of, numa_nodes_named, whole_kind,
+};
 use super::dra_inventory::DraInventory;
-use super::nrt::nrt_layout;
-use super::read::{Snapshot, parse_quantity};
+use super::nrt::{NrtLayout, nrt_layout};
+use super::read::{NodeObject, Origin, Snapshot, parse_quantity};
 use crate::import::build::{ClusterBuilder, default_layout};
 use crate::import::error::ImportError;
+use crate::import::k8s_objects::Object;
 use crate::import::quantity::floor_units;
 use crate::import::summary::ImportSummary;
+use crate::spec::ServerTypeSpec;
 
 /// What the nodes say: the server types and pools, and per node its Topology Manager policy,
 /// the cores its kubelet reserves per NUMA node and the use its NRT reports per NUMA node.
+#[derive(Default)]
 pub(super) struct NodeFacts {
     pub(super) builder: ClusterBuilder,
     pub(super) policies: BTreeMap<String, Option<TopologyPolicy>>,
@@ -30,6 +35,17 @@ pub(super) struct NodeFacts {
     pub(super) nvidia_kind: BTreeMap<String, String>,
 }
 
+/// What reading a node needs besides the node: the DRA devices, the extended resources read
+/// as devices (`--gpu-resource`) and the device kinds whole GPUs are preferably of, and the
+/// pool label.
+struct Reading<'a> {
+    nrts: &'a BTreeMap<String, (Origin, usize, Object)>,
+    inventory: &'a DraInventory,
+    extra: &'a [String],
+    preferred: Vec<String>,
+    pool_label: Option<&'a str>,
+}
+
 /// Nodes → server types and pools, in name order: the NRT layout where there is one, else the
 /// default layout.
 pub(super) fn read_nodes(
@@ -39,74 +55,116 @@ pub(super) fn read_nodes(
     summary: &mut ImportSummary,
 ) -> Result<NodeFacts, ImportError> {
     let Snapshot { nodes, nrts, .. } = snapshot;
-    let mut device_ids: BTreeMap<String, DeviceIds> = BTreeMap::new();
-    let mut nvidia_kind: BTreeMap<String, String> = BTreeMap::new();
-    let preferred = whole_kind_preference(extra);
-    let mut builder = ClusterBuilder::default();
-    let mut policies: BTreeMap<String, Option<TopologyPolicy>> = BTreeMap::new();
-    let mut reserved: BTreeMap<String, Vec<u64>> = BTreeMap::new();
-    let mut in_use: BTreeMap<String, Vec<(u64, u64)>> = BTreeMap::new();
+    let reading = Reading {
+        nrts,
+        inventory,
+        extra,
+        preferred: whole_kind_preference(extra),
+        pool_label,
+    };
+    let mut facts = NodeFacts::default();
     for node in nodes.values() {
-        let alloc = &node.object.status;
-        let figure = |resource: &str| -> Result<(f64, bool), ImportError> {
-            match alloc
-                .allocatable
-                .get(resource)
-                .map(|q| (q, false))
-                .or_else(|| alloc.capacity.get(resource).map(|q| (q, true)))
-            {
-                Some((q, from_capacity)) => Ok((
-                    parse_quantity(
-                        &node.origin,
-                        node.doc_line,
-                        q,
-                        &format!("allocatable `{resource}`"),
-                    )?,
-                    from_capacity,
-                )),
-                None => Ok((0.0, true)),
-            }
-        };
-        let (cpu, cpu_defaulted) = figure("cpu")?;
-        let (gpus, _) = figure(GPU_RESOURCE)?;
-        let labels = &node.object.metadata.labels;
-        // Every device resource the node advertises, in whole units.
-        let mut counts: BTreeMap<String, u64> = BTreeMap::new();
-        for resource in alloc.allocatable.keys().chain(alloc.capacity.keys()) {
-            if !is_device_resource(resource, extra) || counts.contains_key(resource) {
-                continue;
-            }
-            let (n, _) = floor_units(figure(resource)?.0);
-            if n > 0 {
-                counts.insert(resource.clone(), n);
-            }
+        facts.add(node, &reading, summary)?;
+    }
+    for name in nrts.keys() {
+        if !nodes.contains_key(name) {
+            summary.dropped("nrt_objects_without_a_node", 1);
         }
-        let mut devices = plugin_devices(labels, &counts, summary, &node.name);
-        for d in &devices {
-            summary.mapped(&format!("devices.{} (device-plugin)", d.kind), 1);
+    }
+    Ok(facts)
+}
+
+/// A figure of a node's `resource`: allocatable, else capacity (`true`: not allocatable), else
+/// 0.
+fn figure(node: &NodeObject, resource: &str) -> Result<(f64, bool), ImportError> {
+    let status = &node.object.status;
+    match status
+        .allocatable
+        .get(resource)
+        .map(|q| (q, false))
+        .or_else(|| status.capacity.get(resource).map(|q| (q, true)))
+    {
+        Some((q, from_capacity)) => Ok((
+            parse_quantity(
+                &node.origin,
+                node.doc_line,
+                q,
+                &format!("allocatable `{resource}`"),
+            )?,
+            from_capacity,
+        )),
+        None => Ok((0.0, true)),
+    }
+}
+
+/// A node's devices: those its device plugins advertise (every device resource, in whole
+/// units), then its DRA devices; at most the 64 a server holds.
+fn node_devices(
+    node: &NodeObject,
+    reading: &Reading<'_>,
+    summary: &mut ImportSummary,
+) -> Result<Vec<DeviceFacts>, ImportError> {
+    let status = &node.object.status;
+    let mut counts: BTreeMap<String, u64> = BTreeMap::new();
+    for resource in status.allocatable.keys().chain(status.capacity.keys()) {
+        if !is_device_resource(resource, reading.extra) || counts.contains_key(resource) {
+            continue;
         }
-        devices.extend(
-            inventory
-                .devices
-                .get(&node.name)
-                .cloned()
-                .unwrap_or_default(),
+        let (n, _) = floor_units(figure(node, resource)?.0);
+        if n > 0 {
+            counts.insert(resource.clone(), n);
+        }
+    }
+    let labels = &node.object.metadata.labels;
+    let mut devices = plugin_devices(labels, &counts, summary, &node.name);
+    for d in &devices {
+        summary.mapped(&format!("devices.{} (device-plugin)", d.kind), 1);
+    }
+    devices.extend(
+        reading
+            .inventory
+            .devices
+            .get(&node.name)
+            .cloned()
+            .unwrap_or_default(),
+    );
+    let most = crate::spec::limits::MAX_GPUS_PER_SERVER as usize;
+    if devices.len() > most {
+        summary.dropped(
+            "devices_beyond_the_64_a_server_holds",
+            (devices.len() - most) as u64,
         );
-        let most = crate::spec::limits::MAX_GPUS_PER_SERVER as usize;
-        if devices.len() > most {
-            summary.dropped(
-                "devices_beyond_the_64_a_server_holds",
-                (devices.len() - most) as u64,
-            );
-            summary.warn(format!(
-                "node `{}` advertises more than {most} devices; coplan models at most {most} per server, the first {most} are kept",
-                node.name
-            ));
-            devices.truncate(most);
-        }
-        let cpus = inventory.cpus.get(&node.name).cloned().unwrap_or_default();
-        nvidia_kind.insert(node.name.clone(), nvidia_gpu_kind(labels));
-        if alloc.allocatable.contains_key("memory") || alloc.capacity.contains_key("memory") {
+        summary.warn(format!(
+            "node `{}` advertises more than {most} devices; coplan models at most {most} per server, the first {most} are kept",
+            node.name
+        ));
+        devices.truncate(most);
+    }
+    Ok(devices)
+}
+
+impl NodeFacts {
+    /// Adds a node as a server of its layout, unless it has no CPU and no device (counted).
+    fn add(
+        &mut self,
+        node: &NodeObject,
+        reading: &Reading<'_>,
+        summary: &mut ImportSummary,
+    ) -> Result<(), ImportError> {
+        let status = &node.object.status;
+        let (cpu, cpu_defaulted) = figure(node, "cpu")?;
+        let (gpus, _) = figure(node, GPU_RESOURCE)?;
+        let labels = &node.object.metadata.labels;
+        let devices = node_devices(node, reading, summary)?;
+        let cpus = reading
+            .inventory
+            .cpus
+            .get(&node.name)
+            .cloned()
+            .unwrap_or_default();
+        self.nvidia_kind
+            .insert(node.name.clone(), nvidia_gpu_kind(labels));
+        if status.allocatable.contains_key("memory") || status.capacity.contains_key("memory") {
             summary.read("node_memory_figures_not_modelled", 1);
         }
         if cpu_defaulted {
@@ -123,17 +181,12 @@ pub(super) fn read_nodes(
                 "node `{}` has no allocatable CPU or GPU; left out",
                 node.name
             ));
-            continue;
+            return Ok(());
         }
-        let whole = whole_kind(&devices, &preferred);
-        let whole_count = devices
-            .iter()
-            .filter(|d| Some(&d.kind) == whole.as_ref())
-            .count() as u64;
-        let dra_product = devices
-            .iter()
-            .filter(|d| Some(&d.kind) == whole.as_ref())
-            .find_map(|d| d.product.clone());
+        let whole = whole_kind(&devices, &reading.preferred);
+        let of_whole_kind = || devices.iter().filter(|d| Some(&d.kind) == whole.as_ref());
+        let whole_count = of_whole_kind().count() as u64;
+        let dra_product = of_whole_kind().find_map(|d| d.product.clone());
         let model = labels
             .get(GPU_PRODUCT_LABEL)
             .or_else(|| labels.get(AMD_PRODUCT_LABEL))
@@ -146,7 +199,7 @@ pub(super) fn read_nodes(
                 "gpu".into()
             }
         });
-        let nrt = match nrts.get(&node.name) {
+        let nrt = match reading.nrts.get(&node.name) {
             Some((origin, doc_line, nrt)) => nrt_layout(
                 nrt,
                 origin,
@@ -157,68 +210,78 @@ pub(super) fn read_nodes(
             )?,
             None => None,
         };
-        let pool = pool_label.and_then(|k| labels.get(k));
         let mut layout = match nrt {
-            Some(n) => {
-                let gpus_nrt = n.layout.gpu_numa.len() as u64;
-                if gpus_nrt != gpus {
-                    summary.warn(format!(
-                        "node `{}`: allocatable {GPU_RESOURCE} is {gpus} but its NRT zones hold {gpus_nrt}; the zones are used",
-                        node.name
-                    ));
-                }
-                summary.mapped("nodes_with_nrt_layout", 1);
-                policies.insert(node.name.clone(), n.policy);
-                if let Some(u) = n.in_use {
-                    in_use.insert(node.name.clone(), u);
-                }
-                if n.reserved.iter().any(|&r| r > 0) {
-                    reserved.insert(node.name.clone(), n.reserved);
-                }
-                n.layout
-            }
+            Some(n) => self.reported_layout(&node.name, n, gpus, summary),
             None => {
-                let (layout, dropped) = match numa_nodes_named(&devices, &cpus) {
-                    // The devices name their NUMA nodes: that many, each its own socket.
-                    Some(numa) => {
-                        summary.mapped("nodes_with_numa_layout_from_dra_attributes", 1);
-                        device_numa_layout(cores, numa, &cpus, model.as_deref())
-                    }
-                    None => {
-                        summary.defaulted("nodes_with_the_default_layout", 1);
-                        summary.list("nodes_with_the_default_layout", node.name.clone());
-                        default_layout(cores, whole_count, model.as_deref())
-                    }
-                };
-                if dropped > 0 {
-                    summary.rounded("cores_dropped_by_the_default_layout", dropped);
-                }
-                policies.insert(node.name.clone(), None);
-                layout
+                let named = (whole_count, &devices[..], &cpus[..]);
+                self.derived_layout(&node.name, cores, named, model.as_deref(), summary)
             }
         };
         let ids = apply(&mut layout, &devices, &cpus, whole.as_deref());
         if !ids.ids.is_empty() || !ids.cpu_numa.is_empty() {
-            device_ids.insert(node.name.clone(), ids);
+            self.device_ids.insert(node.name.clone(), ids);
         }
-        builder.add_node_in(&node.name, &layout, &hint, pool);
+        let pool = reading.pool_label.and_then(|k| labels.get(k));
+        self.builder.add_node_in(&node.name, &layout, &hint, pool);
         if model.is_none() && !devices.is_empty() {
             summary.defaulted("gpu_nodes_without_a_gpu_product_label", 1);
         }
+        Ok(())
     }
-    for name in nrts.keys() {
-        if !nodes.contains_key(name) {
-            summary.dropped("nrt_objects_without_a_node", 1);
+
+    /// The layout a node's NRT object reports, with its policy, reserved cores and use.
+    fn reported_layout(
+        &mut self,
+        name: &str,
+        n: NrtLayout,
+        gpus: u64,
+        summary: &mut ImportSummary,
+    ) -> ServerTypeSpec {
+        let gpus_nrt = n.layout.gpu_numa.len() as u64;
+        if gpus_nrt != gpus {
+            summary.warn(format!(
+                "node `{name}`: allocatable {GPU_RESOURCE} is {gpus} but its NRT zones hold {gpus_nrt}; the zones are used"
+            ));
         }
+        summary.mapped("nodes_with_nrt_layout", 1);
+        self.policies.insert(name.to_string(), n.policy);
+        if let Some(u) = n.in_use {
+            self.in_use.insert(name.to_string(), u);
+        }
+        if n.reserved.iter().any(|&r| r > 0) {
+            self.reserved.insert(name.to_string(), n.reserved);
+        }
+        n.layout
     }
-    Ok(NodeFacts {
-        builder,
-        policies,
-        reserved,
-        in_use,
-        device_ids,
-        nvidia_kind,
-    })
+
+    /// The layout of a node without an NRT object: from the NUMA nodes its devices name, else
+    /// the default layout of its cores and `whole_count` whole GPUs.
+    fn derived_layout(
+        &mut self,
+        name: &str,
+        cores: u64,
+        (whole_count, devices, cpus): (u64, &[DeviceFacts], &[CpuDevice]),
+        model: Option<&str>,
+        summary: &mut ImportSummary,
+    ) -> ServerTypeSpec {
+        let (layout, dropped) = match numa_nodes_named(devices, cpus) {
+            // The devices name their NUMA nodes: that many, each its own socket.
+            Some(numa) => {
+                summary.mapped("nodes_with_numa_layout_from_dra_attributes", 1);
+                device_numa_layout(cores, numa, cpus, model)
+            }
+            None => {
+                summary.defaulted("nodes_with_the_default_layout", 1);
+                summary.list("nodes_with_the_default_layout", name.to_string());
+                default_layout(cores, whole_count, model)
+            }
+        };
+        if dropped > 0 {
+            summary.rounded("cores_dropped_by_the_default_layout", dropped);
+        }
+        self.policies.insert(name.to_string(), None);
+        layout
+    }
 }
 
 /// Most NUMA nodes a layout read from device attributes gets.
@@ -230,9 +293,9 @@ const MAX_NUMA_FROM_DEVICES: u64 = 64;
 fn device_numa_layout(
     cores: u64,
     numa: usize,
-    cpus: &[super::devices::CpuDevice],
+    cpus: &[CpuDevice],
     model: Option<&str>,
-) -> (crate::spec::ServerTypeSpec, u64) {
+) -> (ServerTypeSpec, u64) {
     let (mut layout, _) = default_layout(cores, 0, model);
     // A NUMA attribute beyond any machine's (or beyond the cores) is clamped, its devices
     // put on the last NUMA node.

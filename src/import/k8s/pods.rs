@@ -3,7 +3,7 @@
 //! where, is decided by the import itself.
 
 use super::conventions::QosClass;
-use super::read::{PodObject, at_span, parse_quantity};
+use super::read::{PodObject, PriorityClasses, at_object, at_span, parse_quantity};
 use crate::calendar::rfc3339_seconds;
 use crate::import::error::ImportError;
 use crate::import::k8s_objects::Object;
@@ -156,6 +156,122 @@ pub(super) fn pods_in_order<'a>(
     let t0 = if t0.is_finite() { t0 } else { 0.0 };
 
     Ok((prepared, t0))
+}
+
+/// Whether a pod runs (`Some(true)`: it has a node), waits for one (`Some(false)`) or is
+/// left out (`None`, counted), by its phase and node.
+pub(super) fn runs(object: &Object, summary: &mut ImportSummary) -> Option<bool> {
+    let phase = object.status.phase.as_deref();
+    match (phase, object.spec.node_name.as_deref()) {
+        (Some("Succeeded" | "Failed"), _) => {
+            summary.dropped("pods_finished", 1);
+            None
+        }
+        (Some("Running" | "Pending"), Some(_)) => Some(true),
+        (Some("Pending"), None) => Some(false),
+        (Some("Running"), None) => {
+            summary.dropped("running_pods_without_a_node", 1);
+            None
+        }
+        (Some(_), _) => {
+            summary.dropped("pods_in_an_unknown_phase", 1);
+            None
+        }
+        (None, n) => {
+            summary.defaulted("pods_without_a_phase", 1);
+            Some(n.is_some())
+        }
+    }
+}
+
+/// A pod's QoS class: as its status reports it, else derived from its requests.
+pub(super) fn qos_class(object: &Object, summary: &mut ImportSummary) -> QosClass {
+    match object.status.qos_class.as_deref() {
+        Some("Guaranteed") => QosClass::Guaranteed,
+        Some("Burstable") => QosClass::Burstable,
+        Some("BestEffort") => QosClass::BestEffort,
+        _ => {
+            summary.defaulted("pods_qos_class_derived_from_requests", 1);
+            derived_qos(object)
+        }
+    }
+}
+
+/// A pod's priority: its own, else its PriorityClass's, else 0; a value outside Kubernetes'
+/// 32 bits is an error (the file is no Kubernetes export).
+pub(super) fn priority(
+    (pod, name): (&PodObject, &str),
+    priority_classes: &PriorityClasses,
+    summary: &mut ImportSummary,
+) -> Result<i64, ImportError> {
+    let object = &pod.object;
+    let from_class = object
+        .spec
+        .priority_class_name
+        .as_ref()
+        .and_then(|c| priority_classes.get(c))
+        .and_then(|c| c.0);
+    let priority = match (object.spec.priority, from_class) {
+        (Some(p), _) => p,
+        (None, Some(p)) => {
+            summary.defaulted("pods_priority_from_their_priority_class", 1);
+            p
+        }
+        (None, None) => {
+            summary.defaulted("pods_without_priority_taken_as_0", 1);
+            0
+        }
+    };
+    if i32::try_from(priority).is_err() {
+        return Err(at_object(
+            &pod.origin,
+            format!(
+                "pod `{name}`: priority {priority} is outside Kubernetes' 32-bit range [{}, {}]",
+                i32::MIN,
+                i32::MAX
+            ),
+        ));
+    }
+    Ok(priority)
+}
+
+/// What a pod asks of the scheduler that coplan does not model, named in the summary.
+pub(super) fn not_modelled(pod: &Object, name: &str, summary: &mut ImportSummary) {
+    let spec = &pod.spec;
+    let mut note = |what: &str| summary.not_modelled(what, name.to_string());
+    if !spec.affinity.node_affinity.preferred.is_empty() {
+        note("preferred node affinity (a score)");
+    }
+    if spec.affinity.pod_affinity.is_some() || spec.affinity.pod_anti_affinity.is_some() {
+        note("inter-pod affinity or anti-affinity");
+    }
+    if !spec.topology_spread_constraints.is_empty() {
+        note("topology spread constraints");
+    }
+    if spec
+        .volumes
+        .iter()
+        .any(|v| v.persistent_volume_claim.is_some())
+    {
+        note("persistent volume claims (volume zones)");
+    }
+    if !spec.scheduling_gates.is_empty() {
+        note("scheduling gates");
+    }
+    let hugepages = spec
+        .containers
+        .iter()
+        .chain(&spec.init_containers)
+        .any(|c| {
+            c.resources
+                .requests
+                .keys()
+                .chain(c.resources.limits.keys())
+                .any(|k| k.starts_with("hugepages-"))
+        });
+    if hugepages {
+        note("hugepages");
+    }
 }
 
 #[cfg(test)]

@@ -5,14 +5,15 @@
 //! hand, and the tree is dropped once its typed object is built: a List of any length is
 //! never held whole.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_saphyr::Spanned;
 
 use crate::calendar::rfc3339_seconds;
 use crate::import::dra_objects::{DRA_KINDS, DraObject};
 use crate::import::error::ImportError;
-use crate::import::k8s_objects::{Object, Quantity, ignored_fields};
+use crate::import::fields::ignored_fields;
+use crate::import::k8s_objects::{Object, Quantity};
 use crate::import::limits::{MAX_CLOCK_SPAN_S, MAX_QUANTITY};
 use crate::import::summary::ImportSummary;
 use crate::import::tree::{Node, Sink, Value, from_tree};
@@ -284,17 +285,21 @@ pub(super) fn parse_quantity(
 
 /// The objects of a snapshot by kind: nodes and NRT objects by name, pods in input order
 /// with the first line of their document.
+#[derive(Default)]
 pub(super) struct Snapshot {
     pub(super) nodes: BTreeMap<String, NodeObject>,
     pub(super) nrts: BTreeMap<String, (Origin, usize, Object)>,
     pub(super) pods: Vec<(PodObject, usize)>,
     /// PriorityClass objects by name: value and preemption policy.
-    pub(super) priority_classes: BTreeMap<String, (Option<i64>, Option<String>)>,
+    pub(super) priority_classes: PriorityClasses,
     /// PodDisruptionBudget objects by `namespace/name`.
     pub(super) budgets: BTreeMap<String, (Origin, Object)>,
     /// The DRA objects.
     pub(super) dra: DraObjects,
 }
+
+/// PriorityClass objects by name: value and preemption policy.
+pub(super) type PriorityClasses = BTreeMap<String, (Option<i64>, Option<String>)>;
 
 /// A DRA object with its name (`namespace/name` for the namespaced
 /// kinds).
@@ -319,14 +324,36 @@ pub(super) fn sort_objects(
     files: &[(String, String)],
     summary: &mut ImportSummary,
 ) -> Result<Snapshot, ImportError> {
-    let mut nodes: BTreeMap<String, NodeObject> = BTreeMap::new();
-    let mut nrts: BTreeMap<String, (Origin, usize, Object)> = BTreeMap::new();
-    let mut pods: Vec<(PodObject, usize)> = Vec::new();
-    let mut priority_classes: BTreeMap<String, (Option<i64>, Option<String>)> = BTreeMap::new();
-    let mut pod_ids: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
-    let mut budgets: BTreeMap<String, (Origin, Object)> = BTreeMap::new();
-    let mut dra = DraObjects::default();
-    for (origin, doc_line, mut object) in objects {
+    let mut snapshot = Snapshot::default();
+    let mut pod_ids: BTreeSet<String> = BTreeSet::new();
+    for object in objects {
+        snapshot.add(object, files, &mut pod_ids, summary)?;
+    }
+    if snapshot.nodes.is_empty() {
+        return Err(ImportError::input(
+            format!("no Node objects in {}", summary.files.join(", ")),
+            Some("export the nodes too: `kubectl get nodes,pods -A -o yaml`".into()),
+        ));
+    }
+
+    check_clock_span(&snapshot.pods, files)?;
+    Ok(snapshot)
+}
+
+/// `namespace/name`: the identity of an object of a namespaced kind.
+fn namespaced(namespace: Option<&str>, name: &str) -> String {
+    format!("{}/{name}", namespace.unwrap_or("default"))
+}
+
+impl Snapshot {
+    /// Adds one object under its kind; `pod_ids` are the pods (`namespace/name`) already in.
+    fn add(
+        &mut self,
+        (origin, doc_line, object): (Origin, usize, Object),
+        files: &[(String, String)],
+        pod_ids: &mut BTreeSet<String>,
+        summary: &mut ImportSummary,
+    ) -> Result<(), ImportError> {
         let kind = object.kind.clone().unwrap_or_default();
         summary.read(
             &format!(
@@ -335,137 +362,120 @@ pub(super) fn sort_objects(
             ),
             1,
         );
-        let name = object.metadata.name.clone();
-        let missing_name = || {
-            ImportError::at(
-                origin.file,
-                origin.line,
-                None,
-                format!("{}: a {kind} without metadata.name", origin.describe(files)),
-            )
-            .with(
-                "no name",
-                "every Node, Pod and NodeResourceTopology needs metadata.name",
-            )
+        let named = || {
+            object.metadata.name.clone().ok_or_else(|| {
+                ImportError::at(
+                    origin.file,
+                    origin.line,
+                    None,
+                    format!("{}: a {kind} without metadata.name", origin.describe(files)),
+                )
+                .with(
+                    "no name",
+                    "every Node, Pod and NodeResourceTopology needs metadata.name",
+                )
+            })
         };
         match kind.as_str() {
             "Node" => {
-                let name = name.ok_or_else(missing_name)?;
-                if nodes.contains_key(&name) {
+                let name = named()?;
+                if self.nodes.contains_key(&name) {
                     summary.dropped("duplicate_nodes", 1);
                     summary.warn(format!(
                         "node `{name}` appears twice; the first ({}) is kept",
-                        nodes[&name].origin.describe(files)
+                        self.nodes[&name].origin.describe(files)
                     ));
-                    continue;
+                    return Ok(());
                 }
-                nodes.insert(
-                    name.clone(),
-                    NodeObject {
-                        name,
-                        origin,
-                        doc_line,
-                        object,
-                    },
-                );
+                let node = NodeObject {
+                    name: name.clone(),
+                    origin,
+                    doc_line,
+                    object,
+                };
+                self.nodes.insert(name, node);
             }
             "NodeResourceTopology" => {
-                let name = name.ok_or_else(missing_name)?;
-                if nrts.contains_key(&name) {
+                let name = named()?;
+                if self.nrts.contains_key(&name) {
                     summary.dropped("duplicate_nrt_objects", 1);
                     summary.warn(format!(
                         "NRT object `{name}` appears twice; the first is kept"
                     ));
-                    continue;
+                    return Ok(());
                 }
-                nrts.insert(name, (origin, doc_line, object));
+                self.nrts.insert(name, (origin, doc_line, object));
             }
             "Pod" => {
-                let name = name.ok_or_else(missing_name)?;
                 // `namespace/name` is a pod's identity: a second copy (two exports read
                 // together) is the same pod.
-                let id = format!(
-                    "{}/{name}",
-                    object.metadata.namespace.as_deref().unwrap_or("default")
-                );
+                let id = namespaced(object.metadata.namespace.as_deref(), &named()?);
                 if !pod_ids.insert(id.clone()) {
                     summary.dropped("duplicate_pods", 1);
                     summary.warn(format!(
                         "pod `{id}` appears twice; the first is kept ({})",
                         origin.describe(files)
                     ));
-                    continue;
+                    return Ok(());
                 }
-                pods.push((PodObject { origin, object }, doc_line));
+                self.pods.push((PodObject { origin, object }, doc_line));
             }
             "PriorityClass" => {
-                let name = name.ok_or_else(missing_name)?;
+                let name = named()?;
                 summary.read("priority_classes", 1);
-                priority_classes.insert(name, (object.value, object.preemption_policy));
+                let class = (object.value, object.preemption_policy);
+                self.priority_classes.insert(name, class);
             }
             "PodDisruptionBudget" => {
-                let name = name.ok_or_else(missing_name)?;
-                let id = format!(
-                    "{}/{name}",
-                    object.metadata.namespace.as_deref().unwrap_or("default")
-                );
+                let id = namespaced(object.metadata.namespace.as_deref(), &named()?);
                 summary.read("pod_disruption_budgets", 1);
-                if budgets.contains_key(&id) {
+                if self.budgets.contains_key(&id) {
                     summary.dropped("duplicate_pod_disruption_budgets", 1);
-                    continue;
+                    return Ok(());
                 }
-                budgets.insert(id, (origin, object));
+                self.budgets.insert(id, (origin, object));
             }
             "ResourceSlice" | "DeviceClass" | "ResourceClaim" | "ResourceClaimTemplate" => {
-                let name = name.ok_or_else(missing_name)?;
-                let namespace = object.metadata.namespace.take();
-                let Some(object) = object.dra.take() else {
-                    continue;
-                };
-                let namespaced = matches!(kind.as_str(), "ResourceClaim" | "ResourceClaimTemplate");
-                let id = if namespaced {
-                    format!("{}/{name}", namespace.as_deref().unwrap_or("default"))
-                } else {
-                    name
-                };
-                let located = Located {
-                    name: id.clone(),
-                    object: *object,
-                };
-                let into = match kind.as_str() {
-                    "ResourceSlice" => {
-                        dra.slices.push(located);
-                        continue;
-                    }
-                    "DeviceClass" => &mut dra.classes,
-                    "ResourceClaim" => &mut dra.claims,
-                    _ => &mut dra.templates,
-                };
-                if into.contains_key(&id) {
-                    summary.dropped("duplicate_dra_objects", 1);
-                    continue;
-                }
-                into.insert(id, located);
+                let name = named()?;
+                self.dra.add(&kind, name, object, summary);
             }
             _ => summary.dropped("objects_of_other_kinds", 1),
         }
+        Ok(())
     }
-    if nodes.is_empty() {
-        return Err(ImportError::input(
-            format!("no Node objects in {}", summary.files.join(", ")),
-            Some("export the nodes too: `kubectl get nodes,pods -A -o yaml`".into()),
-        ));
-    }
+}
 
-    check_clock_span(&pods, files)?;
-    Ok(Snapshot {
-        nodes,
-        nrts,
-        pods,
-        priority_classes,
-        budgets,
-        dra,
-    })
+impl DraObjects {
+    /// Adds a DRA object of `kind` named `name` (in its namespace for claims and templates).
+    fn add(&mut self, kind: &str, name: String, mut object: Object, summary: &mut ImportSummary) {
+        let namespace = object.metadata.namespace.take();
+        let Some(object) = object.dra.take() else {
+            return;
+        };
+        let id = if matches!(kind, "ResourceClaim" | "ResourceClaimTemplate") {
+            namespaced(namespace.as_deref(), &name)
+        } else {
+            name
+        };
+        let located = Located {
+            name: id.clone(),
+            object: *object,
+        };
+        let into = match kind {
+            "ResourceSlice" => {
+                self.slices.push(located);
+                return;
+            }
+            "DeviceClass" => &mut self.classes,
+            "ResourceClaim" => &mut self.claims,
+            _ => &mut self.templates,
+        };
+        if into.contains_key(&id) {
+            summary.dropped("duplicate_dra_objects", 1);
+            return;
+        }
+        into.insert(id, located);
+    }
 }
 
 /// Refuses creation times further apart than a workload's clock spans: the import counts

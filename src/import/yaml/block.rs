@@ -17,9 +17,11 @@
 //! finds there would come before that item's own errors; holding the item back until the
 //! next one is read in full keeps the order of what a file with several faults reports.
 
+use crate::import::document::DocumentMap;
 use crate::import::error::ImportError;
-use crate::import::k8s_objects::{MapWant, Want};
+use crate::import::fields::{MapWant, Want};
 use crate::import::limits::MAX_NESTING;
+use crate::import::scan::{ONES, run_end};
 use crate::import::tree::{Node, Pos, Sink, Value};
 
 /// How far this reader got.
@@ -162,39 +164,26 @@ impl Reader<'_> {
             return Err(Stop::Bail);
         }
         let at = self.pos(first, first.start);
-        let mut rest = Vec::new();
-        let mut items = None;
-        let mut want = MapWant::new(Want::Object);
+        let mut top = DocumentMap::new();
         while let Some(l) = self.current()? {
             if l.indent != 0 {
                 return Err(Stop::Bail);
             }
             let (key, after) = self.key(l, l.start, true)?.ok_or(Stop::Bail)?;
             let key = key.ok_or(Stop::Bail)?;
-            if key == "items" && items.is_none() && self.is_sequence(l, after)? {
-                items = Some(self.streamed(l, after, sink)?);
+            if top.streams(&key) && self.is_sequence(l, after)? {
+                top.streamed(self.streamed(l, after, sink)?);
             } else {
-                let mode = match want.key(&key) {
-                    Some(w) => Mode::Build(w),
-                    None => Mode::Skip,
-                };
+                let mode = top.want.key(&key).map_or(Mode::Skip, Mode::Build);
                 let v = self.value(l, after, 0, 1, mode)?;
                 if let Mode::Build(_) = mode {
-                    want.read(&key, &v);
+                    top.want.read(&key, &v);
                 }
-                rest.push((key, v));
+                top.keep(key, v);
             }
         }
         self.hand_on(sink, None)?;
-        sink.document(
-            1,
-            Node {
-                at,
-                value: Value::Map(rest),
-            },
-            items,
-        )
-        .map_err(Stop::Sink)
+        top.end(1, at, sink).map_err(Stop::Sink)
     }
 
     /// Whether the value after a key's `:` (at `after` on line `l`) is a sequence.
@@ -407,10 +396,7 @@ impl Reader<'_> {
             let (key, after) = self.key(l, l.start, want.is_some())?.ok_or(Stop::Bail)?;
             match (&mut want, key) {
                 (Some(want), Some(key)) => {
-                    let m = match want.key(&key) {
-                        Some(w) => Mode::Build(w),
-                        None => Mode::Skip,
-                    };
+                    let m = want.key(&key).map_or(Mode::Skip, Mode::Build);
                     let v = self.value(l, after, indent, depth + 1, m)?;
                     if let Mode::Build(_) = m {
                         want.read(&key, &v);
@@ -591,25 +577,11 @@ fn ascii(bytes: &[u8]) -> String {
 
 /// The first index from `i` of a byte outside printable ASCII (a newline among them), or the
 /// length: eight bytes at a time.
-fn printable_run(b: &[u8], mut i: usize) -> usize {
-    const ONES: u64 = u64::from_le_bytes([1; 8]);
-    const HIGH: u64 = ONES << 7;
-    while let Some(chunk) = b.get(i..i + 8) {
-        let Ok(bytes) = <[u8; 8]>::try_from(chunk) else {
-            break;
-        };
-        let w = u64::from_le_bytes(bytes);
+fn printable_run(b: &[u8], i: usize) -> usize {
+    let alarm = |w: u64| {
         let del = w ^ (ONES * 0x7f);
-        // Below 0x20, 0x80 and above, or 0x7f: never missed; a false alarm only sends the
-        // bytes to the loop below.
-        let found = (w.wrapping_sub(ONES * 0x20) & !w) | w | (del.wrapping_sub(ONES) & !del);
-        if found & HIGH != 0 {
-            break;
-        }
-        i += 8;
-    }
-    while b.get(i).is_some_and(|c| (0x20..0x7f).contains(c)) {
-        i += 1;
-    }
-    i
+        // Below 0x20, 0x80 and above, or 0x7f.
+        (w.wrapping_sub(ONES * 0x20) & !w) | w | (del.wrapping_sub(ONES) & !del)
+    };
+    run_end(b, i, alarm, |c| (0x20..0x7f).contains(&c))
 }
