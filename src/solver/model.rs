@@ -25,7 +25,7 @@ pub struct Model<'a> {
     pub objective: Expression,
     /// The constraints.
     pub constraints: Vec<Constraint>,
-    /// Variables whose values are returned in [`Solved::values`], in this order.
+    /// Variables whose values are returned in [`Solved::values`](super::Solved::values), in this order.
     pub keep: &'a [Variable],
     /// A feasible assignment to start the search from (variable, value).
     pub warm_start: Option<Vec<(Variable, f64)>>,
