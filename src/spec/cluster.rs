@@ -280,67 +280,56 @@ fn default_name_prefix() -> String {
 /// The server types that pools may reference without defining them.
 pub fn builtin_server_types() -> Vec<ServerTypeSpec> {
     vec![
-        ServerTypeSpec {
-            name: "rtx4090-8g".into(),
-            gpu_model: Some("RTX4090".into()),
-            gpu_memory_mib: 24564,
-            sockets: 2,
-            numa_per_socket: 4,
-            cores_per_numa: 8,
-            core_group_size: Some(8),
-            gpu_numa: (0..8).collect(),
-            penalty: Penalty {
-                numa: 1.0,
-                socket: 1.2,
-                cross_socket: 3.2,
-            },
-            topology_policy: None,
-            topology_scope: None,
-            gpu_resource: None,
-            gpu_pcie_root: Vec::new(),
-            devices: Vec::new(),
-        },
-        ServerTypeSpec {
-            name: "a100-8g".into(),
-            gpu_model: Some("A100".into()),
-            gpu_memory_mib: 81920,
-            sockets: 2,
-            numa_per_socket: 1,
-            cores_per_numa: 32,
-            core_group_size: Some(8),
-            gpu_numa: vec![0, 0, 0, 0, 1, 1, 1, 1],
-            penalty: Penalty {
-                numa: 1.0,
-                socket: 1.0,
-                cross_socket: 2.0,
-            },
-            topology_policy: None,
-            topology_scope: None,
-            gpu_resource: None,
-            gpu_pcie_root: Vec::new(),
-            devices: Vec::new(),
-        },
-        ServerTypeSpec {
-            name: "gpu-2s4n8g".into(),
-            gpu_model: Some("generic".into()),
-            gpu_memory_mib: 81920,
-            sockets: 2,
-            numa_per_socket: 2,
-            cores_per_numa: 24,
-            core_group_size: Some(8),
-            gpu_numa: vec![0, 0, 1, 1, 2, 2, 3, 3],
-            penalty: Penalty {
-                numa: 1.0,
-                socket: 1.2,
-                cross_socket: 2.0,
-            },
-            topology_policy: None,
-            topology_scope: None,
-            gpu_resource: None,
-            gpu_pcie_root: Vec::new(),
-            devices: Vec::new(),
-        },
+        builtin(
+            ("rtx4090-8g", "RTX4090", 24564),
+            (2, 4, 8),
+            (0..8).collect(),
+            (1.2, 3.2),
+        ),
+        builtin(
+            ("a100-8g", "A100", 81920),
+            (2, 1, 32),
+            vec![0, 0, 0, 0, 1, 1, 1, 1],
+            (1.0, 2.0),
+        ),
+        builtin(
+            ("gpu-2s4n8g", "generic", 81920),
+            (2, 2, 24),
+            vec![0, 0, 1, 1, 2, 2, 3, 3],
+            (1.2, 2.0),
+        ),
     ]
+}
+
+/// A built-in type: (name, GPU model, GPU memory in MiB), (sockets, NUMA nodes per socket,
+/// cores per NUMA node), each GPU's NUMA node and the (socket, cross-socket) penalties. Each
+/// has CoreGroups of 8 cores and whole GPUs of the default kind only.
+fn builtin(
+    (name, gpu_model, gpu_memory_mib): (&str, &str, u64),
+    (sockets, numa_per_socket, cores_per_numa): (i64, i64, i64),
+    gpu_numa: Vec<i64>,
+    (socket, cross_socket): (f64, f64),
+) -> ServerTypeSpec {
+    ServerTypeSpec {
+        name: name.into(),
+        gpu_model: Some(gpu_model.into()),
+        gpu_memory_mib,
+        sockets,
+        numa_per_socket,
+        cores_per_numa,
+        core_group_size: Some(8),
+        gpu_numa,
+        penalty: Penalty {
+            numa: 1.0,
+            socket,
+            cross_socket,
+        },
+        topology_policy: None,
+        topology_scope: None,
+        gpu_resource: None,
+        gpu_pcie_root: Vec::new(),
+        devices: Vec::new(),
+    }
 }
 
 impl ClusterSpec {

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::PodId;
+use super::ids::PodId;
 use crate::spec::preemption::{DisruptionBudget, PreemptionSpec};
 
 /// Which budgets cover a pod, by its class and its name.

@@ -13,7 +13,8 @@ use crate::spec::eligibility::{
 };
 use crate::spec::preemption::{PreemptionSpec, WorkloadClass};
 
-use super::{Cluster, ServerId};
+use super::cluster::Cluster;
+use super::ids::ServerId;
 
 /// Why a server refuses a pod: the first filter rule that does.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,8 +5,9 @@ use petgraph::Direction;
 use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::EdgeRef;
 
+use super::cluster::Cluster;
+use super::ids::ServerId;
 use super::state::ClusterState;
-use super::{Cluster, ServerId};
 
 /// A vertex of the FlexTopo graph.
 #[derive(Debug, Clone, PartialEq)]

@@ -125,7 +125,7 @@ pub(super) fn disruption_budgets(out: &mut Findings, spec: &PreemptionSpec) {
             ("max_unavailable", &b.max_unavailable),
         ] {
             match value {
-                Some(IntOrPercent::Int(n)) => out.at_least(at(key), *n, 0, &format!("`{key}`")),
+                Some(IntOrPercent::Int(n)) => out.at_least(at(key), *n, 0, format!("`{key}`")),
                 Some(v @ IntOrPercent::Percent(text)) if v.scaled(0).is_none() => out.push(
                     Finding::new(
                         "spec::out-of-range",

@@ -2,27 +2,137 @@
 //! request sources, token distributions, LeMix knobs) follow the co-location model alone.
 
 use super::findings::Findings;
+use super::ranges::{
+    Field, ILP_TIME_LIMIT, IntRange::*, MIP_GAP, RealRange::*, int, maybe_int, maybe_real, real,
+};
 use crate::p;
 use crate::spec::colocation::{
-    COLOCATION_PLANNERS, ColocationPlanners, ColocationSpec, RequestSpec, TokenDist,
+    COLOCATION_PLANNERS, ColocationObjective, ColocationPlanners, ColocationSpec, InferenceSpec,
+    LemixSettings, ModelProfile, RequestSpec, TokenDist, TrainingSpec,
 };
 use crate::spec::limits::{
     MAX_BATCH, MAX_FACTOR, MAX_GPUS_PER_SERVER, MAX_MIB, MAX_OPERATION_S, MAX_REQUESTS,
-    MAX_SECONDS, MAX_SERVERS, MAX_TIME_LIMIT_S, MAX_TOKENS, MAX_TRAINING_TASKS, MIN_SLO_S,
+    MAX_SECONDS, MAX_SERVERS, MAX_TOKENS, MAX_TRAINING_TASKS, MIN_SLO_S,
 };
 use crate::spec::source::Finding;
 
+/// The size of the cluster a workload may ask for.
+const NODES: &[Field<ColocationSpec>] = &[maybe_int("nodes", |s| s.nodes, Between(1, MAX_SERVERS))];
+
+/// The model's stages, latency coefficients and memory figures.
+const MODEL: &[Field<ModelProfile>] = &[
+    int("stages", |m| m.stages, Between(1, MAX_GPUS_PER_SERVER)),
+    real("eta_forward", |m| m.eta_forward, Positive),
+    real("eta_backward", |m| m.eta_backward, Positive),
+    real("delta_forward_s", |m| m.delta_forward_s, NonNegative),
+    real("beta_forward", |m| m.beta_forward, NonNegative),
+    real("delta_backward_s", |m| m.delta_backward_s, NonNegative),
+    real("beta_backward", |m| m.beta_backward, NonNegative),
+    real("decode_base_s", |m| m.decode_base_s, NonNegative),
+    real("decode_per_token_s", |m| m.decode_per_token_s, NonNegative),
+    real("weights_mib", |m| m.weights_mib, NonNegativeAtMost(MAX_MIB)),
+    real(
+        "kv_mib_per_token",
+        |m| m.kv_mib_per_token,
+        NonNegativeAtMost(MAX_MIB),
+    ),
+    real(
+        "activation_mib_per_token",
+        |m| m.activation_mib_per_token,
+        NonNegativeAtMost(MAX_MIB),
+    ),
+];
+
+/// One explicit request.
+const REQUEST: &[Field<RequestSpec>] = &[
+    real("arrival_s", |r| r.arrival_s, Seconds(MAX_SECONDS)),
+    int("prompt_tokens", |r| r.prompt_tokens, Between(1, MAX_TOKENS)),
+    int("output_tokens", |r| r.output_tokens, Between(0, MAX_TOKENS)),
+];
+
+/// The rate of synthetic arrivals scaled by `load`.
+const LOAD: &[Field<InferenceSpec>] = &[maybe_real("load", |i| i.load, PositiveAtMost(MAX_FACTOR))];
+
+/// The warm-up before requests count.
+const WARMUP: &[Field<InferenceSpec>] = &[real("warmup_s", |i| i.warmup_s, Seconds(MAX_SECONDS))];
+
+/// The number of synthetic requests and their SLO factor.
+const REQUESTS: &[Field<InferenceSpec>] = &[
+    int("count", |i| i.count, Between(1, MAX_REQUESTS)),
+    real("slo_factor", |i| i.slo_factor, PositiveAtMost(MAX_FACTOR)),
+];
+
+/// A token distribution (`prompt_tokens`, `output_tokens`, training `tokens`).
+const TOKENS: &[Field<TokenDist>] = &[
+    real("mean", |d| d.mean, PositiveAtMost(MAX_TOKENS as f64)),
+    real("sd", |d| d.sd, NonNegativeAtMost(MAX_TOKENS as f64)),
+    int("min", |d| d.min, AtLeast(1)),
+    int("max", |d| d.max, AtMost(MAX_TOKENS)),
+];
+
+/// The training batch.
+const TRAINING: &[Field<TrainingSpec>] =
+    &[int("batch_size", |t| t.batch_size, Between(1, MAX_BATCH))];
+
+/// LeMix's score weights.
+const LEMIX_SCORE: &[Field<LemixSettings>] = &[
+    real("lambda1", |l| l.lambda1, NonNegativeAtMost(MAX_FACTOR)),
+    real("lambda2", |l| l.lambda2, NonNegativeAtMost(MAX_FACTOR)),
+    real("tau", |l| l.tau, NonNegativeAtMost(MAX_FACTOR)),
+];
+
+/// LeMix's waits, offload link and batching.
+const LEMIX_QUEUE: &[Field<LemixSettings>] = &[
+    real("max_wait_s", |l| l.max_wait_s, Seconds(MAX_SECONDS)),
+    real(
+        "app_timeout_s",
+        |l| l.app_timeout_s,
+        PositiveAtMost(MAX_SECONDS),
+    ),
+    // A transfer of the largest memory figure at the slowest link must stay a finite time.
+    real("offload_gbps", |l| l.offload_gbps, Within(1e-3, 1e6)),
+    int("batch_max", |l| l.batch_max, Between(1, MAX_BATCH)),
+    real(
+        "batch_wait_factor",
+        |l| l.batch_wait_factor,
+        NonNegativeAtMost(MAX_FACTOR),
+    ),
+];
+
+/// The weights of the co-location objective.
+const OBJECTIVE: &[Field<ColocationObjective>] = &[
+    real("slo_miss", |o| o.slo_miss, Weight),
+    real("dropped", |o| o.dropped, Weight),
+];
+
+/// SEPARATE's sync period, the exact planners' solver budget and search sizes.
+const PLANNERS: &[Field<ColocationPlanners>] = &[
+    int("separate_sync_every", |p| p.separate_sync_every, AtLeast(1)),
+    real("ilp_time_limit_s", |p| p.ilp_time_limit_s, ILP_TIME_LIMIT),
+    real("ilp_mip_gap", |p| p.ilp_mip_gap, MIP_GAP),
+    int("ilp_exact_max_tasks", |p| p.ilp_exact_max_tasks, AtLeast(0)),
+    int(
+        "ilp_window",
+        |p| p.ilp_window,
+        Between(
+            ColocationPlanners::ILP_WINDOW_RANGE.0,
+            ColocationPlanners::ILP_WINDOW_RANGE.1,
+        ),
+    ),
+    int(
+        "bound_lp_max_variables",
+        |p| p.bound_lp_max_variables,
+        AtLeast(0),
+    ),
+];
+
 fn token_dist(out: &mut Findings, path: &str, d: &TokenDist) {
-    let base = path;
-    out.positive_at_most(p![base, "mean"], d.mean, MAX_TOKENS as f64, "`mean`");
-    out.non_negative_at_most(p![base, "sd"], d.sd, MAX_TOKENS as f64, "`sd`");
-    out.at_least(p![base, "min"], d.min, 1, "`min`");
-    out.at_most(p![base, "max"], d.max, MAX_TOKENS, "`max`");
+    out.fields(path, d, TOKENS);
     if d.max < d.min {
         out.push(
             Finding::new(
                 "spec::out-of-range",
-                p![base, "max"],
+                p![path, "max"],
                 format!("`max` ({}) is below `min` ({})", d.max, d.min),
                 "below min",
             )
@@ -34,51 +144,10 @@ fn token_dist(out: &mut Findings, path: &str, d: &TokenDist) {
 /// Single-file checks of a co-location workload.
 pub fn colocation(spec: &ColocationSpec) -> Vec<Finding> {
     let mut out = Findings::default();
-    if let Some(n) = spec.nodes {
-        out.at_least(p!["nodes"], n, 1, "`nodes`");
-        out.at_most(p!["nodes"], n, MAX_SERVERS, "`nodes`");
-    }
-    let m = &spec.model;
-    out.at_least(p!["model", "stages"], m.stages, 1, "`stages`");
-    out.at_most(
-        p!["model", "stages"],
-        m.stages,
-        MAX_GPUS_PER_SERVER,
-        "`stages`",
-    );
-    out.positive(p!["model", "eta_forward"], m.eta_forward, "`eta_forward`");
-    out.positive(
-        p!["model", "eta_backward"],
-        m.eta_backward,
-        "`eta_backward`",
-    );
-    for (key, v) in [
-        ("delta_forward_s", m.delta_forward_s),
-        ("beta_forward", m.beta_forward),
-        ("delta_backward_s", m.delta_backward_s),
-        ("beta_backward", m.beta_backward),
-    ] {
-        out.non_negative(p!["model", key], v, &format!("`{key}`"));
-    }
-    out.non_negative(
-        p!["model", "decode_base_s"],
-        m.decode_base_s,
-        "`decode_base_s`",
-    );
-    out.non_negative(
-        p!["model", "decode_per_token_s"],
-        m.decode_per_token_s,
-        "`decode_per_token_s`",
-    );
-    for (key, v) in [
-        ("weights_mib", m.weights_mib),
-        ("kv_mib_per_token", m.kv_mib_per_token),
-        ("activation_mib_per_token", m.activation_mib_per_token),
-    ] {
-        out.non_negative_at_most(p!["model", key], v, MAX_MIB, &format!("`{key}`"));
-    }
-    if spec.inference.trace.is_none() {
-        let inf = &spec.inference;
+    out.fields("", spec, NODES);
+    out.fields("model", &spec.model, MODEL);
+    let inf = &spec.inference;
+    if inf.trace.is_none() {
         let explicit =
             |f: fn(&RequestSpec) -> i64| inf.requests.iter().flatten().map(f).max().unwrap_or(0);
         let (prompt, output) = if inf.requests.is_some() {
@@ -88,7 +157,70 @@ pub fn colocation(spec: &ColocationSpec) -> Vec<Finding> {
         };
         operation_times(&mut out, spec, prompt, output);
     }
-    let inf = &spec.inference;
+    request_sources(&mut out, inf);
+    let requests = inf.requests.as_deref().unwrap_or_default();
+    if requests.len() as i64 > MAX_REQUESTS {
+        out.at_most(
+            p!["inference", "requests", MAX_REQUESTS as usize],
+            requests.len() as i64,
+            MAX_REQUESTS,
+            "the number of `requests`",
+        );
+        return out.0;
+    }
+    for (i, r) in requests.iter().enumerate() {
+        out.fields(&p!["inference", "requests", i], r, REQUEST);
+    }
+    arrivals(&mut out, inf);
+    out.fields("inference", inf, WARMUP);
+    token_dist(&mut out, "inference.prompt_tokens", &inf.prompt_tokens);
+    token_dist(&mut out, "inference.output_tokens", &inf.output_tokens);
+    out.fields("inference", inf, REQUESTS);
+    let tr = &spec.training;
+    if !(tr.rate >= 0.0 && tr.rate < 1.0) {
+        out.push(
+            Finding::new(
+                "spec::out-of-range",
+                p!["training", "rate"],
+                format!("training `rate` must be in [0, 1), got {}", tr.rate),
+                "out of range",
+            )
+            .help("the training share of all tasks; 0 = inference only"),
+        );
+    }
+    if inf.trace.is_none() {
+        let inference = if requests.is_empty() {
+            inf.count
+        } else {
+            requests.len() as i64
+        };
+        training_tasks(&mut out, spec, inference.clamp(0, MAX_REQUESTS));
+    }
+    out.fields("training", tr, TRAINING);
+    token_dist(&mut out, "training.tokens", &tr.tokens);
+    lemix(&mut out, &spec.lemix);
+    out.fields("objective", &spec.objective, OBJECTIVE);
+    let pl = &spec.planners;
+    out.planner_names("planners", &pl.run, &COLOCATION_PLANNERS);
+    if let Some(split) = pl.separate_split
+        && !(split > 0.0 && split < 1.0)
+    {
+        out.push(
+            Finding::new(
+                "spec::out-of-range",
+                p!["planners", "separate_split"],
+                format!("`separate_split` must be in (0, 1), got {split}"),
+                "out of range",
+            )
+            .help("the share of nodes SEPARATE gives to training"),
+        );
+    }
+    out.fields("planners", pl, PLANNERS);
+    out.0
+}
+
+/// Exactly one source of requests: synthetic arrivals, a trace or explicit requests.
+fn request_sources(out: &mut Findings, inf: &InferenceSpec) {
     let sources = [
         inf.arrival.is_some(),
         inf.trace.is_some(),
@@ -123,37 +255,11 @@ pub fn colocation(spec: &ColocationSpec) -> Vec<Finding> {
             .help(r#"e.g. arrival = { process = "poisson", rate_rps = 12 }"#),
         );
     }
-    let requests = inf.requests.as_deref().unwrap_or_default();
-    if requests.len() as i64 > MAX_REQUESTS {
-        out.at_most(
-            p!["inference", "requests", MAX_REQUESTS as usize],
-            requests.len() as i64,
-            MAX_REQUESTS,
-            "the number of `requests`",
-        );
-        return out.0;
-    }
-    for (i, r) in requests.iter().enumerate() {
-        out.seconds(
-            p!["inference", "requests", i, "arrival_s"],
-            r.arrival_s,
-            MAX_SECONDS,
-            "`arrival_s`",
-        );
-        for (key, value, least) in [
-            ("prompt_tokens", r.prompt_tokens, 1),
-            ("output_tokens", r.output_tokens, 0),
-        ] {
-            let what = format!("`{key}`");
-            out.at_least(p!["inference", "requests", i, key], value, least, &what);
-            out.at_most(
-                p!["inference", "requests", i, key],
-                value,
-                MAX_TOKENS,
-                &what,
-            );
-        }
-    }
+}
+
+/// Synthetic arrivals: a rate in range whose last arrival stays within `MAX_SECONDS`, and a
+/// `load` only where there are synthetic arrivals for it to scale.
+fn arrivals(out: &mut Findings, inf: &InferenceSpec) {
     if let Some(a) = &inf.arrival {
         out.positive_at_most(
             p!["inference", "arrival", "rate_rps"],
@@ -179,77 +285,25 @@ pub fn colocation(spec: &ColocationSpec) -> Vec<Finding> {
             );
         }
     }
-    if let Some(load) = inf.load {
-        out.positive_at_most(p!["inference", "load"], load, MAX_FACTOR, "`load`");
-        if inf.arrival.is_none() {
-            out.push(
-                Finding::new(
-                    "spec::missing-key",
-                    p!["inference", "load"],
-                    "`load` sets the rate of synthetic arrivals, but there is no `arrival`",
-                    "needs `arrival`",
-                )
-                .help(r#"add arrival = { process = "poisson", rate_rps = 1 } (load replaces the rate)"#),
-            );
-        }
-    }
-    out.seconds(
-        p!["inference", "warmup_s"],
-        inf.warmup_s,
-        MAX_SECONDS,
-        "`warmup_s`",
-    );
-    token_dist(&mut out, "inference.prompt_tokens", &inf.prompt_tokens);
-    token_dist(&mut out, "inference.output_tokens", &inf.output_tokens);
-    out.at_least(p!["inference", "count"], inf.count, 1, "`count`");
-    out.at_most(p!["inference", "count"], inf.count, MAX_REQUESTS, "`count`");
-    out.positive_at_most(
-        p!["inference", "slo_factor"],
-        inf.slo_factor,
-        MAX_FACTOR,
-        "`slo_factor`",
-    );
-    let tr = &spec.training;
-    if !(tr.rate >= 0.0 && tr.rate < 1.0) {
+    out.fields("inference", inf, LOAD);
+    if inf.load.is_some() && inf.arrival.is_none() {
         out.push(
             Finding::new(
-                "spec::out-of-range",
-                p!["training", "rate"],
-                format!("training `rate` must be in [0, 1), got {}", tr.rate),
-                "out of range",
+                "spec::missing-key",
+                p!["inference", "load"],
+                "`load` sets the rate of synthetic arrivals, but there is no `arrival`",
+                "needs `arrival`",
             )
-            .help("the training share of all tasks; 0 = inference only"),
+            .help(
+                r#"add arrival = { process = "poisson", rate_rps = 1 } (load replaces the rate)"#,
+            ),
         );
     }
-    if inf.trace.is_none() {
-        let inference = if requests.is_empty() {
-            inf.count
-        } else {
-            requests.len() as i64
-        };
-        training_tasks(&mut out, spec, inference.clamp(0, MAX_REQUESTS));
-    }
-    out.at_least(
-        p!["training", "batch_size"],
-        tr.batch_size,
-        1,
-        "`batch_size`",
-    );
-    out.at_most(
-        p!["training", "batch_size"],
-        tr.batch_size,
-        MAX_BATCH,
-        "`batch_size`",
-    );
-    token_dist(&mut out, "training.tokens", &tr.tokens);
-    let l = &spec.lemix;
-    for (key, v) in [
-        ("lambda1", l.lambda1),
-        ("lambda2", l.lambda2),
-        ("tau", l.tau),
-    ] {
-        out.non_negative_at_most(p!["lemix", key], v, MAX_FACTOR, &format!("`{key}`"));
-    }
+}
+
+/// `[lemix]`: score weights, a memory threshold in (0, 1], waits, link and batching.
+fn lemix(out: &mut Findings, l: &LemixSettings) {
+    out.fields("lemix", l, LEMIX_SCORE);
     if !(l.memory_threshold > 0.0 && l.memory_threshold <= 1.0) {
         out.push(
             Finding::new(
@@ -264,103 +318,7 @@ pub fn colocation(spec: &ColocationSpec) -> Vec<Finding> {
             .help("the share of a GPU's memory LeMix fills before it waits or offloads: above 0, at most 1"),
         );
     }
-    out.seconds(
-        p!["lemix", "max_wait_s"],
-        l.max_wait_s,
-        MAX_SECONDS,
-        "`max_wait_s`",
-    );
-    out.positive_at_most(
-        p!["lemix", "app_timeout_s"],
-        l.app_timeout_s,
-        MAX_SECONDS,
-        "`app_timeout_s`",
-    );
-    // A transfer of the largest memory figure at the slowest link must stay a finite time.
-    out.in_range(
-        p!["lemix", "offload_gbps"],
-        l.offload_gbps,
-        1e-3,
-        1e6,
-        "`offload_gbps`",
-    );
-    out.at_least(p!["lemix", "batch_max"], l.batch_max, 1, "`batch_max`");
-    out.at_most(
-        p!["lemix", "batch_max"],
-        l.batch_max,
-        MAX_BATCH,
-        "`batch_max`",
-    );
-    out.non_negative_at_most(
-        p!["lemix", "batch_wait_factor"],
-        l.batch_wait_factor,
-        MAX_FACTOR,
-        "`batch_wait_factor`",
-    );
-    out.weight(
-        p!["objective", "slo_miss"],
-        spec.objective.slo_miss,
-        "`slo_miss`",
-    );
-    out.weight(
-        p!["objective", "dropped"],
-        spec.objective.dropped,
-        "`dropped`",
-    );
-    let pl = &spec.planners;
-    out.planner_names("planners", &pl.run, &COLOCATION_PLANNERS);
-    if let Some(split) = pl.separate_split
-        && !(split > 0.0 && split < 1.0)
-    {
-        out.push(
-            Finding::new(
-                "spec::out-of-range",
-                p!["planners", "separate_split"],
-                format!("`separate_split` must be in (0, 1), got {split}"),
-                "out of range",
-            )
-            .help("the share of nodes SEPARATE gives to training"),
-        );
-    }
-    out.at_least(
-        p!["planners", "separate_sync_every"],
-        pl.separate_sync_every,
-        1,
-        "`separate_sync_every`",
-    );
-    out.positive_at_most(
-        p!["planners", "ilp_time_limit_s"],
-        pl.ilp_time_limit_s,
-        MAX_TIME_LIMIT_S,
-        "`ilp_time_limit_s`",
-    );
-    out.mip_gap(pl.ilp_mip_gap);
-    out.at_least(
-        p!["planners", "ilp_exact_max_tasks"],
-        pl.ilp_exact_max_tasks,
-        0,
-        "`ilp_exact_max_tasks`",
-    );
-    let (least, most) = ColocationPlanners::ILP_WINDOW_RANGE;
-    out.at_least(
-        p!["planners", "ilp_window"],
-        pl.ilp_window,
-        least,
-        "`ilp_window`",
-    );
-    out.at_most(
-        p!["planners", "ilp_window"],
-        pl.ilp_window,
-        most,
-        "`ilp_window`",
-    );
-    out.at_least(
-        p!["planners", "bound_lp_max_variables"],
-        pl.bound_lp_max_variables,
-        0,
-        "`bound_lp_max_variables`",
-    );
-    out.0
+    out.fields("lemix", l, LEMIX_QUEUE);
 }
 
 /// Checks of a co-location workload that need the requests of the trace it reads: the

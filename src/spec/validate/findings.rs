@@ -2,6 +2,7 @@
 //! and planner-name checks they share, so one rule is worded the same in every spec kind.
 
 use std::collections::BTreeSet;
+use std::fmt;
 
 use crate::p;
 use crate::spec::limits::MAX_OBJECTIVE_WEIGHT;
@@ -15,7 +16,7 @@ impl Findings {
         self.0.push(f);
     }
 
-    pub(super) fn at_least(&mut self, path: String, value: i64, min: i64, what: &str) {
+    pub(super) fn at_least(&mut self, path: String, value: i64, min: i64, what: impl fmt::Display) {
         if value < min {
             let label = if value <= 0 && min >= 1 {
                 "must be positive"
@@ -35,14 +36,20 @@ impl Findings {
     }
 
     /// An integer above a documented limit (`spec::limits`).
-    pub(super) fn at_most(&mut self, path: String, value: i64, max: i64, what: &str) {
+    pub(super) fn at_most(&mut self, path: String, value: i64, max: i64, what: impl fmt::Display) {
         if value > max {
             self.above_limit(path, what, &max.to_string(), &value.to_string(), "");
         }
     }
 
     /// A positive number up to a documented limit (`spec::limits`).
-    pub(super) fn positive_at_most(&mut self, path: String, value: f64, max: f64, what: &str) {
+    pub(super) fn positive_at_most(
+        &mut self,
+        path: String,
+        value: f64,
+        max: f64,
+        what: impl fmt::Display,
+    ) {
         if !(value.is_finite() && value > 0.0) {
             self.positive(path, value, what);
         } else if value > max {
@@ -50,7 +57,14 @@ impl Findings {
         }
     }
 
-    pub(super) fn in_range(&mut self, path: String, value: f64, lo: f64, hi: f64, what: &str) {
+    pub(super) fn in_range(
+        &mut self,
+        path: String,
+        value: f64,
+        lo: f64,
+        hi: f64,
+        what: impl fmt::Display,
+    ) {
         if !(value.is_finite() && value >= lo && value <= hi) {
             self.push(
                 Finding::new(
@@ -64,17 +78,7 @@ impl Findings {
         }
     }
 
-    pub(super) fn mip_gap(&mut self, value: f64) {
-        self.in_range(
-            p!["planners", "ilp_mip_gap"],
-            value,
-            0.0,
-            0.99,
-            "`ilp_mip_gap`",
-        );
-    }
-
-    pub(super) fn positive(&mut self, path: String, value: f64, what: &str) {
+    pub(super) fn positive(&mut self, path: String, value: f64, what: impl fmt::Display) {
         if !(value.is_finite() && value > 0.0) {
             self.push(
                 Finding::new(
@@ -88,7 +92,7 @@ impl Findings {
         }
     }
 
-    pub(super) fn non_negative(&mut self, path: String, value: f64, what: &str) {
+    pub(super) fn non_negative(&mut self, path: String, value: f64, what: impl fmt::Display) {
         if !value.is_finite() {
             self.push(
                 Finding::new(
@@ -113,7 +117,7 @@ impl Findings {
     }
 
     /// A time in seconds: finite, not negative, at most `max`.
-    pub(super) fn seconds(&mut self, path: String, value: f64, max: f64, what: &str) {
+    pub(super) fn seconds(&mut self, path: String, value: f64, max: f64, what: impl fmt::Display) {
         if !(value.is_finite() && value >= 0.0) {
             self.non_negative(path, value, what);
         } else if value > max {
@@ -122,7 +126,13 @@ impl Findings {
     }
 
     /// A non-negative number up to a documented limit (`spec::limits`).
-    pub(super) fn non_negative_at_most(&mut self, path: String, value: f64, max: f64, what: &str) {
+    pub(super) fn non_negative_at_most(
+        &mut self,
+        path: String,
+        value: f64,
+        max: f64,
+        what: impl fmt::Display,
+    ) {
         if !(value.is_finite() && value >= 0.0) {
             self.non_negative(path, value, what);
         } else if value > max {
@@ -131,7 +141,7 @@ impl Findings {
     }
 
     /// An objective weight: ≥ 0 and at most `MAX_OBJECTIVE_WEIGHT` (`spec::limits`).
-    pub(super) fn weight(&mut self, path: String, value: f64, what: &str) {
+    pub(super) fn weight(&mut self, path: String, value: f64, what: impl fmt::Display) {
         if !(value.is_finite() && value >= 0.0) {
             self.non_negative(path, value, what);
         } else if value > MAX_OBJECTIVE_WEIGHT {
@@ -146,7 +156,14 @@ impl Findings {
     }
 
     /// A value above a documented limit (`spec::limits`): one wording for every limit.
-    fn above_limit(&mut self, path: String, what: &str, max: &str, value: &str, note: &str) {
+    fn above_limit(
+        &mut self,
+        path: String,
+        what: impl fmt::Display,
+        max: &str,
+        value: &str,
+        note: &str,
+    ) {
         self.push(
             Finding::new(
                 "spec::out-of-range",

@@ -10,6 +10,7 @@ mod colocation;
 mod eligibility;
 mod findings;
 mod preemption;
+mod ranges;
 
 pub use self::cluster::cluster;
 pub use self::colocation::{colocation, colocation_with_trace};
