@@ -49,10 +49,12 @@ impl Setup {
     /// solved with `settings`. Every solve, bound and search of a co-location run takes its
     /// deadline from here.
     pub fn deadline(&self, settings: SolverSettings) -> Deadline {
-        Deadline::after(self.spec.planners.ilp_time_limit_s)
-            .solving_with(settings)
-            .stopped_by(self.cancel.flag())
-            .ending_by(self.cancel.ends_at())
+        Deadline::for_run(
+            self.spec.planners.ilp_time_limit_s,
+            settings,
+            self.cancel.flag(),
+            self.cancel.ends_at(),
+        )
     }
 }
 

@@ -20,6 +20,24 @@ pub struct Deadline {
 }
 
 impl Deadline {
+    /// The deadline of an exact planner's solves, the one place a run builds it: `limit_s`
+    /// from now at most (`ilp_time_limit_s`, the cap of one decision's solves or search),
+    /// ending with the run's budget (`ends_at`, from `--time-limit`) and at a stop request
+    /// (`stop`), solved with `settings`. Preemption (`preempt::exact::ilp::deadline`, per
+    /// decision) and co-location (`colocate::setup::Setup::deadline`, per solve, bound and
+    /// search) pass their run's values here and hand the result down.
+    pub fn for_run(
+        limit_s: f64,
+        settings: SolverSettings,
+        stop: Option<&'static AtomicBool>,
+        ends_at: Option<Instant>,
+    ) -> Self {
+        Deadline::after(limit_s)
+            .solving_with(settings)
+            .stopped_by(stop)
+            .ending_by(ends_at)
+    }
+
     /// A budget of `limit_s` seconds from now, solved by microlp to proven optimality.
     pub fn after(limit_s: f64) -> Self {
         Deadline {

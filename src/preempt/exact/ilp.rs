@@ -35,13 +35,16 @@ pub struct EventOptimum {
 /// (`--time-limit`) and at a stop request, on `[planners] solver` with `ilp_mip_gap`. Every
 /// preemption solve takes its deadline from here.
 pub fn deadline(problem: &Problem<'_>) -> Deadline {
-    Deadline::after(problem.spec.planners.ilp_time_limit_s)
-        .solving_with(solver::SolverSettings {
-            backend: problem.spec.planners.solver,
-            mip_gap: problem.spec.planners.ilp_mip_gap,
-        })
-        .stopped_by(problem.cancel.flag())
-        .ending_by(problem.cancel.ends_at())
+    let planners = &problem.spec.planners;
+    Deadline::for_run(
+        planners.ilp_time_limit_s,
+        solver::SolverSettings {
+            backend: planners.solver,
+            mip_gap: planners.ilp_mip_gap,
+        },
+        problem.cancel.flag(),
+        problem.cancel.ends_at(),
+    )
 }
 
 /// What one server's MILP found.
