@@ -55,7 +55,7 @@ fn imported(dir: &Path) -> Vec<(String, String, String)> {
             "--out",
             &ws,
         ];
-        assert!(coplan(&args).status.success(), "import azure");
+        assert!(coplan(args).status.success(), "import azure");
         out.push((
             "azure-conv-all".into(),
             "examples/clusters/a100-x16.toml".into(),

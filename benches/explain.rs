@@ -29,7 +29,7 @@ fn main() {
     // Early, middle and last events: a later event replays more decisions first.
     for event in ["3", "26", "50"] {
         let times: Vec<f64> = (0..runs)
-            .map(|_| timed_run(&["explain", CLUSTER, WORKLOAD, "--event", event]))
+            .map(|_| timed_run(["explain", CLUSTER, WORKLOAD, "--event", event]))
             .collect();
         println!(
             "explain --event {event:<3} median {:.3} s (min {:.3}, max {:.3})",
@@ -40,8 +40,8 @@ fn main() {
     }
     let (mut plain, mut worst) = (Vec::new(), Vec::new());
     for _ in 0..runs {
-        plain.push(timed_run(&["plan", CLUSTER, WORKLOAD]));
-        worst.push(timed_run(&["plan", CLUSTER, WORKLOAD, "--worst", "10"]));
+        plain.push(timed_run(["plan", CLUSTER, WORKLOAD]));
+        worst.push(timed_run(["plan", CLUSTER, WORKLOAD, "--worst", "10"]));
     }
     let (p, w) = (median(plain), median(worst));
     println!(
@@ -60,13 +60,13 @@ fn colocation(runs: usize) {
     const W: &str = "examples/workloads/colocation-small.toml";
     println!("co-location default example ({W}), the spec's planners, {runs} cold runs each");
     let explain: Vec<f64> = (0..runs)
-        .map(|_| timed_run(&["explain", C, W, "--task", "3"]))
+        .map(|_| timed_run(["explain", C, W, "--task", "3"]))
         .collect();
     println!("explain --task 3 median {:.3} s", median(explain));
     let (mut plain, mut worst) = (Vec::new(), Vec::new());
     for _ in 0..runs {
-        plain.push(timed_run(&["plan", C, W]));
-        worst.push(timed_run(&["plan", C, W, "--worst", "10"]));
+        plain.push(timed_run(["plan", C, W]));
+        worst.push(timed_run(["plan", C, W, "--worst", "10"]));
     }
     let (p, w) = (median(plain), median(worst));
     println!(

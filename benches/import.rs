@@ -61,7 +61,7 @@ fn main() {
             ];
             args.extend(extra.iter().copied());
             let i = timed_run(&args);
-            let p = timed_run(&[
+            let p = timed_run([
                 "plan",
                 &c,
                 &w,
