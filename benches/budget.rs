@@ -11,29 +11,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a bench may panic: that is its failure
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 use std::time::Instant;
 
-fn arg(name: &str) -> Option<String> {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .cloned()
-}
+mod common;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn coplan(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_coplan"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("the coplan binary runs")
-}
+use common::{arg, coplan, root};
 
 /// The imported inputs, written under the target directory (none of the trace is committed).
 fn imported(dir: &Path) -> Vec<(String, String, String)> {
@@ -72,7 +55,7 @@ fn imported(dir: &Path) -> Vec<(String, String, String)> {
             "--out",
             &ws,
         ];
-        assert!(coplan(&args).status.success(), "import azure");
+        assert!(coplan(args).status.success(), "import azure");
         out.push((
             "azure-conv-all".into(),
             "examples/clusters/a100-x16.toml".into(),

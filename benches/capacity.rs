@@ -8,29 +8,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic: that is its failure
 
-use std::process::Command;
-use std::time::Instant;
+mod common;
+
+use common::{count_arg, median, timed_output};
 
 const GOAL_S: f64 = 30.0;
 
-fn arg(name: &str) -> Option<String> {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .cloned()
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
 fn main() {
-    let runs: usize = arg("--runs")
-        .and_then(|r| r.parse().ok())
-        .unwrap_or(3)
-        .max(1);
+    let runs: usize = count_arg("--runs", 3);
     let root = env!("CARGO_MANIFEST_DIR");
     let args = [
         "capacity".to_string(),
@@ -54,16 +39,7 @@ fn main() {
     );
     let mut times = Vec::new();
     for run in 1..=runs {
-        let t = Instant::now();
-        let out = Command::new(env!("CARGO_BIN_EXE_coplan"))
-            .args(&args)
-            .output()
-            .expect("the coplan binary runs");
-        let elapsed = t.elapsed().as_secs_f64();
-        if !out.status.success() {
-            eprintln!("{}", String::from_utf8_lossy(&out.stderr));
-            std::process::exit(1);
-        }
+        let (elapsed, out) = timed_output(&args);
         let v: serde_json::Value =
             serde_json::from_slice(&out.stdout).expect("capacity prints JSON");
         let planner = &v["planners"][0];

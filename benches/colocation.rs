@@ -14,7 +14,7 @@ use std::time::Instant;
 
 mod common;
 
-use common::{azure_hour, example, on_hour};
+use common::{arg, azure_hour, example, flag, median, on_hour};
 use coplan::colocate::engine::{Assignment, DiscreteEventEngine, Dispatcher, View};
 use coplan::colocate::lemix::{LemixPlanner, LemixScore};
 use coplan::colocate::planner::PlannerRun;
@@ -80,11 +80,6 @@ fn digest(run: &ColocationRun) -> u64 {
     h.finish()
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
 fn main() {
     let mut cluster_spec: ClusterSpec = example("examples/clusters/a100-x16.toml");
     cluster_spec.pool[0].count = 16;
@@ -99,12 +94,8 @@ fn main() {
     spec.training.rate = 0.3;
     let s = setup(&cluster, &spec, None, Some(1));
     // `--azure-only`: the Azure hour alone; `--planners a,b`: only these planners there.
-    let args: Vec<String> = std::env::args().collect();
-    let azure_only = args.iter().any(|a| a == "--azure-only");
-    let only: Vec<String> = args
-        .iter()
-        .position(|a| a == "--planners")
-        .and_then(|i| args.get(i + 1))
+    let azure_only = flag("--azure-only");
+    let only: Vec<String> = arg("--planners")
         .map(|v| v.split(',').map(str::to_string).collect())
         .unwrap_or_default();
     if !azure_only {

@@ -11,8 +11,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic: that is its failure
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Instant;
+
+mod common;
+
+use common::{arg_or, coplan, count_arg, median, root};
 
 use coplan::report::{json, table};
 use coplan::session::diff::diff_files;
@@ -22,33 +25,11 @@ use coplan::sim::preemption::SimOptions;
 
 const GOAL_S: f64 = 0.1;
 
-fn arg(name: &str, default: &str) -> String {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .cloned()
-        .unwrap_or_else(|| default.to_string())
-}
-
-fn number(name: &str, default: u64) -> u64 {
-    arg(name, &default.to_string())
-        .parse()
-        .unwrap_or(default)
-        .max(1)
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
 /// Simulates the paper example with `alpha` and writes its JSON to `out`.
 fn simulate(alpha: f64, options: &SimOptions, out: &Path) {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut pair = load_pair(
-        &root.join("examples/clusters/paper-4090-x100.toml"),
-        &root.join("examples/workloads/paper-preemption.toml"),
+        &root().join("examples/clusters/paper-4090-x100.toml"),
+        &root().join("examples/workloads/paper-preemption.toml"),
     )
     .expect("the paper example loads");
     if let Workload::Preemption(spec) = &mut pair.workload {
@@ -63,13 +44,13 @@ fn simulate(alpha: f64, options: &SimOptions, out: &Path) {
 }
 
 fn main() {
-    let runs = number("--runs", 50) as usize;
-    let seeds = number("--seeds", 10);
+    let runs: usize = count_arg("--runs", 50);
+    let seeds: u64 = count_arg("--seeds", 10);
     let options = SimOptions {
         seeds: Some((1..=seeds).collect()),
-        cycles: Some(number("--cycles", 1)),
+        cycles: Some(count_arg("--cycles", 1)),
         planners: Some(
-            arg("--planners", "k8s-default,k8s-nrt,flextopo-imp,ilp-batch")
+            arg_or("--planners", "k8s-default,k8s-nrt,flextopo-imp,ilp-batch")
                 .split(',')
                 .map(String::from)
                 .collect(),
@@ -104,11 +85,7 @@ fn main() {
     let mut binary = Vec::with_capacity(runs);
     for _ in 0..runs {
         let t = Instant::now();
-        let out = Command::new(env!("CARGO_BIN_EXE_coplan"))
-            .arg("diff")
-            .args([&a, &b])
-            .output()
-            .expect("the coplan binary runs");
+        let out = coplan([Path::new("diff"), a.as_path(), b.as_path()]);
         binary.push(t.elapsed().as_secs_f64());
         assert!(
             out.status.success(),

@@ -10,56 +10,26 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic: that is its failure
 
-use std::process::Command;
 use std::time::Instant;
 
+mod common;
+
+use common::{count_arg, median, root, timed_run};
 use coplan::preempt::planning::{self, PlanOptions};
 use coplan::session::load::{Workload, load_pair};
 
 const CLUSTER: &str = "examples/clusters/paper-4090-x100.toml";
 const WORKLOAD: &str = "examples/workloads/paper-preemption.toml";
 
-fn arg(name: &str) -> Option<String> {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .cloned()
-}
-
-/// Seconds of one cold run of the binary (stdout discarded).
-fn run(args: &[&str]) -> f64 {
-    let t = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_coplan"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("the coplan binary runs");
-    let elapsed = t.elapsed().as_secs_f64();
-    if !out.status.success() {
-        eprintln!("{}", String::from_utf8_lossy(&out.stderr));
-        std::process::exit(1);
-    }
-    elapsed
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
 fn main() {
-    let runs: usize = arg("--runs")
-        .and_then(|r| r.parse().ok())
-        .unwrap_or(7)
-        .max(1);
+    let runs: usize = count_arg("--runs", 7);
     println!(
         "paper preset ({CLUSTER}, {WORKLOAD}), the spec's six planners, {runs} cold runs each"
     );
     // Early, middle and last events: a later event replays more decisions first.
     for event in ["3", "26", "50"] {
         let times: Vec<f64> = (0..runs)
-            .map(|_| run(&["explain", CLUSTER, WORKLOAD, "--event", event]))
+            .map(|_| timed_run(["explain", CLUSTER, WORKLOAD, "--event", event]))
             .collect();
         println!(
             "explain --event {event:<3} median {:.3} s (min {:.3}, max {:.3})",
@@ -70,8 +40,8 @@ fn main() {
     }
     let (mut plain, mut worst) = (Vec::new(), Vec::new());
     for _ in 0..runs {
-        plain.push(run(&["plan", CLUSTER, WORKLOAD]));
-        worst.push(run(&["plan", CLUSTER, WORKLOAD, "--worst", "10"]));
+        plain.push(timed_run(["plan", CLUSTER, WORKLOAD]));
+        worst.push(timed_run(["plan", CLUSTER, WORKLOAD, "--worst", "10"]));
     }
     let (p, w) = (median(plain), median(worst));
     println!(
@@ -90,13 +60,13 @@ fn colocation(runs: usize) {
     const W: &str = "examples/workloads/colocation-small.toml";
     println!("co-location default example ({W}), the spec's planners, {runs} cold runs each");
     let explain: Vec<f64> = (0..runs)
-        .map(|_| run(&["explain", C, W, "--task", "3"]))
+        .map(|_| timed_run(["explain", C, W, "--task", "3"]))
         .collect();
     println!("explain --task 3 median {:.3} s", median(explain));
     let (mut plain, mut worst) = (Vec::new(), Vec::new());
     for _ in 0..runs {
-        plain.push(run(&["plan", C, W]));
-        worst.push(run(&["plan", C, W, "--worst", "10"]));
+        plain.push(timed_run(["plan", C, W]));
+        worst.push(timed_run(["plan", C, W, "--worst", "10"]));
     }
     let (p, w) = (median(plain), median(worst));
     println!(
@@ -109,8 +79,7 @@ fn colocation(runs: usize) {
 /// The same comparison inside one process (spec loaded once), alternating: what `--worst`
 /// itself costs, without process start-up and file reading.
 fn in_process(rounds: usize) {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let pair = load_pair(&root.join(CLUSTER), &root.join(WORKLOAD)).expect("the example loads");
+    let pair = load_pair(&root().join(CLUSTER), &root().join(WORKLOAD)).expect("the example loads");
     let Workload::Preemption(spec) = &pair.workload else {
         panic!("a preemption example")
     };

@@ -8,44 +8,16 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic: that is its failure
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::time::Instant;
 
-fn arg(name: &str) -> Option<String> {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .cloned()
-}
+mod common;
 
-fn run(args: &[&str]) -> f64 {
-    let t = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_coplan"))
-        .args(args)
-        .output()
-        .expect("the coplan binary runs");
-    let elapsed = t.elapsed().as_secs_f64();
-    if !out.status.success() {
-        eprintln!("{}", String::from_utf8_lossy(&out.stderr));
-        std::process::exit(1);
-    }
-    elapsed
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
+use common::{arg, count_arg, median, root, timed_run};
 
 fn main() {
-    let data = arg("--data").map(PathBuf::from).unwrap_or_else(|| {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/alibaba-gpu-2023")
-    });
-    let runs: usize = arg("--runs")
-        .and_then(|r| r.parse().ok())
-        .unwrap_or(5)
-        .max(1);
+    let data = arg("--data")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("../shared/data/alibaba-gpu-2023"));
+    let runs: usize = count_arg("--runs", 5);
     let nodes = data.join("openb_node_list_gpu_node.csv");
     let pods = data.join("openb_pod_list_default.csv");
     if !nodes.exists() || !pods.exists() {
@@ -88,8 +60,8 @@ fn main() {
                 "json",
             ];
             args.extend(extra.iter().copied());
-            let i = run(&args);
-            let p = run(&[
+            let i = timed_run(&args);
+            let p = timed_run([
                 "plan",
                 &c,
                 &w,

@@ -17,13 +17,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn arg(name: &str) -> Option<String> {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .cloned()
-}
+mod common;
+
+use common::{arg, count_arg, median, number_arg, root};
 
 /// Peak resident memory (kB) of a running process, from /proc; `None` once it has exited.
 fn vm_hwm_kb(pid: u32) -> Option<u64> {
@@ -81,28 +77,16 @@ fn import(file: &Path, dir: &Path) -> (f64, f64, i32, String) {
     )
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
 fn main() {
-    let nodes: u32 = arg("--nodes")
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(10_000);
-    let per_node: u32 = arg("--pods-per-node")
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(20);
-    let runs: usize = arg("--runs")
-        .and_then(|r| r.parse().ok())
-        .unwrap_or(3)
-        .max(1);
+    let nodes: u32 = number_arg("--nodes", 10_000);
+    let per_node: u32 = number_arg("--pods-per-node", 20);
+    let runs: usize = count_arg("--runs", 3);
     let keep = arg("--data").map(PathBuf::from);
     let dir = keep.clone().unwrap_or_else(|| {
         std::env::temp_dir().join(format!("coplan-bench-k8s-{}", std::process::id()))
     });
     std::fs::create_dir_all(&dir).expect("data dir");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/k8s-snapshot.py");
+    let script = root().join("scripts/k8s-snapshot.py");
     println!(
         "import k8s of {nodes} nodes, about {} pods (--noise --pods-per-node {per_node}), {runs} runs",
         nodes * per_node

@@ -8,53 +8,21 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic: that is its failure
 
-use std::process::Command;
-use std::time::Instant;
+mod common;
 
+use common::{arg, coplan, count_arg, example, median_time};
 use coplan::preempt::scenario;
 use coplan::report::json;
 use coplan::spec::{ClusterSpec, PreemptionSpec};
 use coplan::topology::Cluster;
 
-fn arg(name: &str) -> Option<String> {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .cloned()
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
-fn read<T: serde::de::DeserializeOwned>(rel: &str) -> T {
-    let path = format!("{}/{rel}", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    toml::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
-
 /// `mixed-10k` with every pool scaled by `factor`.
 fn mixed(factor: i64) -> Cluster {
-    let mut spec: ClusterSpec = read("examples/clusters/mixed-10k.toml");
+    let mut spec: ClusterSpec = example("examples/clusters/mixed-10k.toml");
     for pool in &mut spec.pool {
         pool.count *= factor;
     }
     Cluster::from_spec(&spec)
-}
-
-/// Median seconds of `repeats` runs of `f`.
-fn time(repeats: usize, mut f: impl FnMut()) -> f64 {
-    median(
-        (0..repeats)
-            .map(|_| {
-                let t = Instant::now();
-                f();
-                t.elapsed().as_secs_f64()
-            })
-            .collect(),
-    )
 }
 
 fn row(what: &str, seconds: f64, note: &str) {
@@ -62,13 +30,10 @@ fn row(what: &str, seconds: f64, note: &str) {
 }
 
 fn main() {
-    let repeats: usize = arg("--repeats")
-        .and_then(|r| r.parse().ok())
-        .unwrap_or(3)
-        .max(1);
+    let repeats: usize = count_arg("--repeats", 3);
     let only = arg("--only").unwrap_or_default();
     let chosen = |name: &str| only.is_empty() || only.split(',').any(|n| n == name);
-    let paper: PreemptionSpec = read("examples/workloads/paper-preemption.toml");
+    let paper: PreemptionSpec = example("examples/workloads/paper-preemption.toml");
     // The pinned pods name the paper cluster's servers; the large clusters get the fill only.
     let mut unpinned = paper.clone();
     unpinned.running.clear();
@@ -76,7 +41,7 @@ fn main() {
     if chosen("fill") {
         for factor in [1, 2] {
             let cluster = mixed(factor);
-            let seconds = time(repeats, || {
+            let seconds = median_time(repeats, || {
                 let state = scenario::initial_state(&cluster, &unpinned, None).expect("fills");
                 std::hint::black_box(state.pod_count());
             });
@@ -88,14 +53,14 @@ fn main() {
         }
     }
     if chosen("churn") {
-        let cluster: ClusterSpec = read("examples/clusters/paper-4090-x100.toml");
+        let cluster: ClusterSpec = example("examples/clusters/paper-4090-x100.toml");
         let cluster = Cluster::from_spec(&cluster);
         for rounds in [8_000, 100_000] {
             let mut spec = paper.clone();
             if let Some(fill) = &mut spec.fill {
                 fill.churn_rounds = rounds;
             }
-            let seconds = time(repeats, || {
+            let seconds = median_time(repeats, || {
                 let state = scenario::initial_state(&cluster, &spec, None).expect("fills");
                 std::hint::black_box(state.pod_count());
             });
@@ -105,7 +70,7 @@ fn main() {
     if chosen("topology") {
         let cluster = mixed(1);
         let mut bytes = 0;
-        let seconds = time(repeats, || {
+        let seconds = median_time(repeats, || {
             bytes = json::topology(&cluster, None).len();
         });
         row(
@@ -123,11 +88,8 @@ fn main() {
             "--format".into(),
             "json".into(),
         ];
-        let seconds = time(repeats, || {
-            let out = Command::new(env!("CARGO_BIN_EXE_coplan"))
-                .args(&args)
-                .output()
-                .expect("the coplan binary runs");
+        let seconds = median_time(repeats, || {
+            let out = coplan(&args);
             assert!(
                 out.status.success(),
                 "{}",

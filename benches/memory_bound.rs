@@ -21,7 +21,7 @@ use std::time::Instant;
 
 mod common;
 
-use common::example;
+use common::{example, flag, median};
 use coplan::colocate::planning::plan;
 use coplan::plan::colocation::{ColocationPlan, ColocationPlannerReport};
 use coplan::spec::colocation::{DistKind, MemoryTimeout};
@@ -32,11 +32,6 @@ use coplan::topology::Cluster;
 const BEFORE: [&str; 3] = ["request floors", "stage relaxation", "interval lp"];
 
 const HEURISTICS: [&str; 5] = ["separate", "mix-rr", "mix-luf", "lemix", "lemix-balanced"];
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
 
 /// The best bound among the parts named in `BEFORE`.
 fn bound_before(report: &ColocationPlan) -> f64 {
@@ -165,6 +160,18 @@ enum Family {
     LongOutputs,
 }
 
+/// Draws whether a request that waits too long for memory is dropped (else offloaded), sets
+/// it on `s`, and says which.
+fn draw_memory_timeout(r: &mut Mix, s: &mut ColocationSpec) -> bool {
+    let drop = r.next().is_multiple_of(2);
+    s.lemix.on_memory_timeout = if drop {
+        MemoryTimeout::Drop
+    } else {
+        MemoryTimeout::Offload
+    };
+    drop
+}
+
 /// Random memory-tight instance `i` of the tests' family: 3 nodes × 1 stage, at most 200
 /// tasks.
 fn tests_instance(base: &ColocationSpec, i: u64) -> (ColocationSpec, String) {
@@ -186,12 +193,7 @@ fn tests_instance(base: &ColocationSpec, i: u64) -> (ColocationSpec, String) {
     s.training.tokens.max = 512;
     let threshold = 0.1 + 0.3 * r.unit();
     s.lemix.memory_threshold = threshold;
-    let drop = r.next().is_multiple_of(2);
-    s.lemix.on_memory_timeout = if drop {
-        MemoryTimeout::Drop
-    } else {
-        MemoryTimeout::Offload
-    };
+    let drop = draw_memory_timeout(&mut r, &mut s);
     s.lemix.max_wait_s = 0.5;
     s.lemix.batch_max = 1 + (r.next() % 4) as i64;
     s.lemix.batch_wait_factor = r.unit();
@@ -220,12 +222,7 @@ fn long_instance(base: &ColocationSpec, i: u64) -> (ColocationSpec, String) {
     // Room beside the weights (7,660 MiB of 81,920): from 0.3 % to 40 % of the GPU.
     let threshold = 0.0935 + 0.003 + 0.4 * r.unit() * r.unit();
     s.lemix.memory_threshold = threshold;
-    let drop = r.next().is_multiple_of(2);
-    s.lemix.on_memory_timeout = if drop {
-        MemoryTimeout::Drop
-    } else {
-        MemoryTimeout::Offload
-    };
+    let drop = draw_memory_timeout(&mut r, &mut s);
     let wait = r.pick(&[0.0, 0.5, 2.0]);
     s.lemix.max_wait_s = wait;
     s.lemix.batch_max = r.pick(&[4, 8, 32]);
@@ -336,15 +333,13 @@ fn random_part(cluster: &Cluster, family: Family, verbose: bool, with_ilp: bool)
 fn main() {
     let cluster_spec: ClusterSpec = example("examples/clusters/a100-x16.toml");
     let cluster = Cluster::from_spec(&cluster_spec);
-    let args: Vec<String> = std::env::args().collect();
-    let only = |part: &str| args.iter().any(|a| a == part);
-    let verbose = only("verbose");
-    let (example_only, random_only) = (only("example"), only("random"));
+    let verbose = flag("verbose");
+    let (example_only, random_only) = (flag("example"), flag("random"));
     if !random_only {
         example_part(&cluster);
     }
     if !example_only {
-        random_part(&cluster, Family::Tests, verbose, only("with-ilp"));
-        random_part(&cluster, Family::LongOutputs, verbose, only("with-ilp"));
+        random_part(&cluster, Family::Tests, verbose, flag("with-ilp"));
+        random_part(&cluster, Family::LongOutputs, verbose, flag("with-ilp"));
     }
 }

@@ -9,17 +9,14 @@
 
 use std::time::Instant;
 
+mod common;
+
+use common::{flag, number_arg};
 use coplan::plan::colocation::{OpKind, OpLog, TaskId};
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let ops: usize = args
-        .iter()
-        .position(|a| a == "--ops")
-        .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(7_822_658);
-    let reserve = args.iter().any(|a| a == "--reserve");
+    let ops: usize = number_arg("--ops", 7_822_658);
+    let reserve = flag("--reserve");
     let mut times = Vec::new();
     for _ in 0..5 {
         let t0 = Instant::now();

@@ -19,7 +19,7 @@ use std::time::Instant;
 
 mod common;
 
-use common::{azure_hour, example, on_hour};
+use common::{azure_hour, example, flag, median, on_hour};
 use coplan::colocate::bounds::best_bound;
 use coplan::colocate::ilp;
 use coplan::colocate::planning::plan;
@@ -28,11 +28,6 @@ use coplan::plan::PlanStatus;
 use coplan::solver::SolverSettings;
 use coplan::spec::{ClusterSpec, ColocationSpec};
 use coplan::topology::Cluster;
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
 
 fn scale(cluster: &Cluster, base: &ColocationSpec) {
     println!("## Scale (colocation-small, 4 nodes × 2 stages)\n");
@@ -188,11 +183,11 @@ fn main() {
     let cluster_spec: ClusterSpec = example("examples/clusters/a100-x16.toml");
     let cluster = Cluster::from_spec(&cluster_spec);
     let base: ColocationSpec = example("examples/workloads/colocation-small.toml");
-    if std::env::args().any(|a| a == "azure") {
+    if flag("azure") {
         azure(&base);
         return;
     }
-    if std::env::args().any(|a| a == "exact") {
+    if flag("exact") {
         exact(&cluster, &base);
         return;
     }

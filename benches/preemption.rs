@@ -15,8 +15,12 @@
 
 use std::time::Instant;
 
+mod common;
+
+use common::{arg_or, flag, number_arg};
 use coplan::plan::preemption::Preemptor;
 use coplan::preempt::apply::apply;
+use coplan::preempt::planner::PreemptionPlanner;
 use coplan::preempt::problem::{DecisionPoint, Problem};
 use coplan::preempt::registry::registry;
 use coplan::preempt::scenario;
@@ -30,24 +34,6 @@ fn load(rel: &str) -> Spec {
     spec::load(SourceFile::new(rel, text), Expect::Any)
         .unwrap_or_else(|e| panic!("{rel}: {e}"))
         .spec
-}
-
-fn text_arg(name: &str, default: &str) -> String {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .cloned()
-        .unwrap_or_else(|| default.to_string())
-}
-
-fn arg(name: &str, default: usize) -> usize {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
 }
 
 fn percentile(sorted: &[f64], q: f64) -> f64 {
@@ -79,112 +65,181 @@ struct Row {
     subsets: Vec<u64>,
 }
 
+/// The run's sample and what it is taken on, from the command line.
+struct Setup {
+    seeds: usize,
+    repeats: usize,
+    cluster_path: String,
+    workload_path: String,
+    /// `--planners a,b`, empty for every planner.
+    only: String,
+    no_cold: bool,
+}
+
+impl Setup {
+    fn chosen(&self, name: &str) -> bool {
+        self.only.is_empty() || self.only.split(',').any(|n| n == name)
+    }
+}
+
 fn main() {
-    let seeds = arg("--seeds", 3);
-    let repeats = arg("--repeats", 15);
-    let cluster_path = text_arg("--cluster", "examples/clusters/paper-4090-x100.toml");
-    let Spec::Cluster(cluster_spec) = load(&cluster_path) else {
+    let setup = Setup {
+        seeds: number_arg("--seeds", 3),
+        repeats: number_arg("--repeats", 15),
+        cluster_path: arg_or("--cluster", "examples/clusters/paper-4090-x100.toml"),
+        workload_path: arg_or("--workload", "examples/workloads/paper-preemption.toml"),
+        only: arg_or("--planners", ""),
+        no_cold: flag("--no-cold"),
+    };
+    let (seeds, repeats) = (setup.seeds, setup.repeats);
+    let Spec::Cluster(cluster_spec) = load(&setup.cluster_path) else {
         panic!("cluster expected")
     };
-    let workload_path = text_arg("--workload", "examples/workloads/paper-preemption.toml");
-    let Spec::Preemption(mut workload) = load(&workload_path) else {
+    let Spec::Preemption(mut workload) = load(&setup.workload_path) else {
         panic!("preemption workload expected")
     };
-    if cluster_path != "examples/clusters/paper-4090-x100.toml" {
+    if setup.cluster_path != "examples/clusters/paper-4090-x100.toml" {
         workload.running.clear();
     }
-    let only = text_arg("--planners", "");
-    let no_cold = std::env::args().any(|a| a == "--no-cold");
     let cluster = Cluster::from_spec(&cluster_spec);
     let mut problem = Problem::new(&cluster, &workload);
     // `--parallel-min-servers N`: move the threshold of the per-server parallel path (a huge N
     // times the sequential path).
-    problem.parallel_min_servers = arg("--parallel-min-servers", problem.parallel_min_servers);
+    problem.parallel_min_servers =
+        number_arg("--parallel-min-servers", problem.parallel_min_servers);
     let planners = registry();
-    let mut rows: Vec<Row> = Vec::new();
-    let chosen = |name: &str| only.is_empty() || only.split(',').any(|n| n == name);
-    for planner in planners.iter().filter(|p| !p.joint() && chosen(p.name())) {
-        let mut row = Row {
-            name: planner.name(),
-            times_us: Vec::new(),
-            cold_us: Vec::new(),
-            subsets: Vec::new(),
-        };
-        let reps = if planner.name() == "ilp" {
-            repeats.min(5)
-        } else {
-            repeats
-        };
-        // Two passes over the same sequences of decisions: in the first, each sample decides
-        // on the state as the sequence left it, scan memos included (the memos the first
-        // sample fills on servers whose memo the sequence had emptied are emptied again
-        // before the next); in the second, on a copy with every memo dropped, as a first
-        // decision on a fresh state would. Cloning large states between samples disturbs the
-        // allocator and the caches, so the passes are apart.
-        for pass_cold in [false, true] {
-            if pass_cold && no_cold {
-                continue;
-            }
-            for seed in 1..=seeds as u64 {
-                let mut state =
-                    scenario::initial_state(&cluster, &workload, Some(seed)).expect("valid preset");
-                let preemptors = scenario::preemptors(&cluster, &workload, &mut state);
-                for p in &preemptors {
-                    let stale: Vec<ServerId> = problem
-                        .servers()
-                        .filter(|&s| state.memo(s).is_empty())
-                        .collect();
-                    let mut filled: Option<Vec<ServerId>> = None;
-                    let mut samples = Vec::with_capacity(reps);
-                    for _ in 0..reps {
-                        let copy = pass_cold.then(|| {
-                            let mut copy = state.clone();
-                            copy.forget_memos();
-                            copy
-                        });
-                        for &s in filled.iter().flatten() {
-                            state.forget_memo(s);
-                        }
-                        let at = point(&problem, copy.as_ref().unwrap_or(&state), p);
-                        let t0 = Instant::now();
-                        let _ = planner.decide(&at).expect("decides");
-                        samples.push(t0.elapsed().as_secs_f64() * 1e6);
-                        if filled.is_none() {
-                            let now_filled = stale.iter().copied();
-                            let now_filled = now_filled.filter(|&s| !state.memo(s).is_empty());
-                            filled = Some(now_filled.collect());
-                        }
-                    }
-                    for &s in filled.iter().flatten() {
-                        state.forget_memo(s);
-                    }
-                    let decision = planner
-                        .decide(&point(&problem, &state, p))
-                        .expect("decides");
-                    samples.sort_by(f64::total_cmp);
-                    if pass_cold {
-                        row.cold_us.push(percentile(&samples, 0.5));
-                    } else {
-                        row.times_us.push(percentile(&samples, 0.5));
-                        row.subsets.push(decision.subsets_evaluated);
-                    }
-                    apply(&problem, &mut state, p, &decision).expect("applies");
-                }
-            }
-        }
-        rows.push(row);
-    }
+    let mut rows: Vec<Row> = planners
+        .iter()
+        .filter(|p| !p.joint() && setup.chosen(p.name()))
+        .map(|planner| time_planner(planner.as_ref(), &problem, &setup))
+        .collect();
     println!(
-        "{workload_path} on {cluster_path} ({} servers), fill seeds 1..={seeds}, {} decisions per planner, median of {repeats} repeats per decision (ilp: {})\n",
+        "{} on {} ({} servers), fill seeds 1..={seeds}, {} decisions per planner, median of {repeats} repeats per decision (ilp: {})\n",
+        setup.workload_path,
+        setup.cluster_path,
         cluster.servers.len(),
         rows.first().map_or(0, |r| r.times_us.len()),
         repeats.min(5)
     );
+    print_rows(&mut rows);
+    print_goals(&rows);
+    if setup.chosen("k8s-default") && setup.chosen("k8s-nrt") {
+        paired_default_and_nrt(&cluster, &problem, seeds, repeats);
+    }
+    if setup.chosen("ilp") {
+        per_event_solvers(&problem, seeds, repeats, number_arg("--milp-repeats", 3));
+    }
+    if flag("--simulate") {
+        default_simulation(&cluster, &workload);
+    }
+    if !setup.only.is_empty() {
+        return;
+    }
+    // End to end, as `coplan plan` runs it (one seed, all planners, gaps and verification).
+    let t0 = Instant::now();
+    let report =
+        coplan::preempt::planning::plan(&cluster, &workload, &Default::default()).expect("plan");
+    println!(
+        "\ncoplan plan, all {} planners with gaps and verification, seed 1: {:.2} s",
+        report.planners.len(),
+        t0.elapsed().as_secs_f64()
+    );
+}
+
+/// One planner's row: every decision of every seed's sequence, timed on the state as the
+/// sequence left it and (unless `--no-cold`) with every scan memo dropped.
+fn time_planner(planner: &dyn PreemptionPlanner, problem: &Problem<'_>, setup: &Setup) -> Row {
+    let (cluster, workload) = (problem.cluster, problem.spec);
+    let mut row = Row {
+        name: planner.name(),
+        times_us: Vec::new(),
+        cold_us: Vec::new(),
+        subsets: Vec::new(),
+    };
+    let reps = if planner.name() == "ilp" {
+        setup.repeats.min(5)
+    } else {
+        setup.repeats
+    };
+    // Two passes over the same sequences of decisions: in the first, each sample decides
+    // on the state as the sequence left it, scan memos included (the memos the first
+    // sample fills on servers whose memo the sequence had emptied are emptied again
+    // before the next); in the second, on a copy with every memo dropped, as a first
+    // decision on a fresh state would. Cloning large states between samples disturbs the
+    // allocator and the caches, so the passes are apart.
+    for pass_cold in [false, true] {
+        if pass_cold && setup.no_cold {
+            continue;
+        }
+        for seed in 1..=setup.seeds as u64 {
+            let mut state =
+                scenario::initial_state(cluster, workload, Some(seed)).expect("valid preset");
+            let preemptors = scenario::preemptors(cluster, workload, &mut state);
+            for p in &preemptors {
+                let median_us = sample_decision(planner, problem, &mut state, p, reps, pass_cold);
+                let decision = planner.decide(&point(problem, &state, p)).expect("decides");
+                if pass_cold {
+                    row.cold_us.push(median_us);
+                } else {
+                    row.times_us.push(median_us);
+                    row.subsets.push(decision.subsets_evaluated);
+                }
+                apply(problem, &mut state, p, &decision).expect("applies");
+            }
+        }
+    }
+    row
+}
+
+/// The median microseconds of `reps` decisions of `p` on `state` (on a copy with every memo
+/// dropped when `cold`), leaving `state`'s memos as the sequence left them.
+fn sample_decision(
+    planner: &dyn PreemptionPlanner,
+    problem: &Problem<'_>,
+    state: &mut ClusterState,
+    p: &Preemptor,
+    reps: usize,
+    cold: bool,
+) -> f64 {
+    let stale: Vec<ServerId> = problem
+        .servers()
+        .filter(|&s| state.memo(s).is_empty())
+        .collect();
+    let mut filled: Option<Vec<ServerId>> = None;
+    let mut samples = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        let copy = cold.then(|| {
+            let mut copy = state.clone();
+            copy.forget_memos();
+            copy
+        });
+        for &s in filled.iter().flatten() {
+            state.forget_memo(s);
+        }
+        let at = point(problem, copy.as_ref().unwrap_or(state), p);
+        let t0 = Instant::now();
+        let _ = planner.decide(&at).expect("decides");
+        samples.push(t0.elapsed().as_secs_f64() * 1e6);
+        if filled.is_none() {
+            let now_filled = stale.iter().copied();
+            let now_filled = now_filled.filter(|&s| !state.memo(s).is_empty());
+            filled = Some(now_filled.collect());
+        }
+    }
+    for &s in filled.iter().flatten() {
+        state.forget_memo(s);
+    }
+    samples.sort_by(f64::total_cmp);
+    percentile(&samples, 0.5)
+}
+
+/// The table of every planner's per-decision times and subsets evaluated.
+fn print_rows(rows: &mut [Row]) {
     println!(
         "| planner | median per decision | p90 | max | median, memos dropped | mean subsets evaluated | total subsets |"
     );
     println!("|---|---:|---:|---:|---:|---:|---:|");
-    for r in &mut rows {
+    for r in rows {
         r.times_us.sort_by(f64::total_cmp);
         r.cold_us.sort_by(f64::total_cmp);
         let total: u64 = r.subsets.iter().sum();
@@ -206,6 +261,10 @@ fn main() {
             total
         );
     }
+}
+
+/// The goals' figures: `flextopo-imp` against `flextopo-exhaustive`, and `ilp` per event.
+fn print_goals(rows: &[Row]) {
     let find = |n: &str| rows.iter().find(|r| r.name == n);
     if let (Some(imp), Some(exh)) = (find("flextopo-imp"), find("flextopo-exhaustive")) {
         let (a, b): (u64, u64) = (imp.subsets.iter().sum(), exh.subsets.iter().sum());
@@ -229,27 +288,6 @@ fn main() {
             percentile(&ilp.times_us, 0.5) / 1000.0
         );
     }
-    if chosen("k8s-default") && chosen("k8s-nrt") {
-        paired_default_and_nrt(&cluster, &problem, seeds, repeats);
-    }
-    if chosen("ilp") {
-        per_event_solvers(&problem, seeds, repeats, arg("--milp-repeats", 3));
-    }
-    if std::env::args().any(|a| a == "--simulate") {
-        default_simulation(&cluster, &workload);
-    }
-    if !only.is_empty() {
-        return;
-    }
-    // End to end, as `coplan plan` runs it (one seed, all planners, gaps and verification).
-    let t0 = Instant::now();
-    let report =
-        coplan::preempt::planning::plan(&cluster, &workload, &Default::default()).expect("plan");
-    println!(
-        "\ncoplan plan, all {} planners with gaps and verification, seed 1: {:.2} s",
-        report.planners.len(),
-        t0.elapsed().as_secs_f64()
-    );
 }
 
 /// `k8s-nrt` against `k8s-default` on the same states (those `k8s-nrt`'s plan faces): the

@@ -21,7 +21,7 @@ use std::time::Instant;
 
 mod common;
 
-use common::example;
+use common::{arg, example, median, number_arg};
 
 use coplan::colocate::registry as colocation_registry;
 use coplan::colocate::setup::setup;
@@ -32,22 +32,6 @@ use coplan::preempt::scenario;
 use coplan::spec::preemption::PreemptionSpec;
 use coplan::spec::{ClusterSpec, ColocationSpec};
 use coplan::topology::Cluster;
-
-fn arg(name: &str) -> Option<String> {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .cloned()
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
 
 fn fmt_s(s: f64) -> String {
     if s >= 1.0 {
@@ -155,9 +139,7 @@ fn print_preemption(
 
 fn main() {
     let only = arg("--only");
-    let max_s: f64 = arg("--max-seconds")
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(10.0);
+    let max_s: f64 = number_arg("--max-seconds", 10.0);
     let wants = |curve: &str| only.as_deref().is_none_or(|o| o == curve);
     let cluster_spec: ClusterSpec = example("examples/clusters/paper-4090-x100.toml");
     let workload: PreemptionSpec = example("examples/workloads/paper-preemption.toml");

@@ -10,9 +10,8 @@ use plotters::prelude::*;
 use super::error::SvgError;
 use super::headline::{COLOCATION, Headline, PREEMPTION};
 use super::style::{
-    Area, FONT, GRID, INK, LABEL_SIZE, Mark, SMALL_SIZE, caption, empty_panel, fixed, header,
-    legend, legend_height, no_data, planner_colours, planner_entries, render, tick_decimals,
-    value_range,
+    Area, INK, Mark, draw_mesh, empty_panel, fixed, header, legend, legend_height, no_data,
+    panel_chart, planner_colours, planner_entries, render, tick_decimals, value_range,
 };
 use crate::sim::colocation::ColocationSimulation;
 use crate::sim::preemption::PreemptionSimulation;
@@ -133,7 +132,6 @@ fn bar_panel(
     if bars.is_empty() {
         return empty_panel(area, headline.title);
     }
-    let (caption, caption_size) = caption(headline.title, area.dim_in_pixel().0 as i32 - 20);
     let values = bars.iter().flat_map(|b| {
         let (lo, hi) = b.interval.map_or((b.mean, b.mean), |(lo, hi)| (lo.0, hi.0));
         [b.mean, lo, hi]
@@ -154,27 +152,19 @@ fn bar_panel(
         }
     };
     let slots = planners.len() as f64;
-    let mut chart = ChartBuilder::on(area)
-        .margin(10)
-        .margin_right(16)
-        .caption(&caption, (FONT, caption_size))
-        .x_label_area_size(40)
-        .y_label_area_size(66)
-        .build_cartesian_2d(-0.5..slots - 0.5, bottom..top)?;
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .x_labels(planners.len())
-        .y_labels(Y_TICKS)
-        .x_label_formatter(&x_format)
-        .y_label_formatter(&y_format)
-        .x_desc("planner (mean under each bar)")
-        .y_desc(headline.axis)
-        .label_style((FONT, SMALL_SIZE))
-        .axis_desc_style((FONT, LABEL_SIZE))
-        .bold_line_style(GRID)
-        .light_line_style(TRANSPARENT)
-        .draw()?;
+    let mut chart =
+        panel_chart(area, headline.title, 40).build_cartesian_2d(-0.5..slots - 0.5, bottom..top)?;
+    draw_mesh(
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(planners.len())
+            .y_labels(Y_TICKS)
+            .x_label_formatter(&x_format)
+            .y_label_formatter(&y_format)
+            .x_desc("planner (mean under each bar)")
+            .y_desc(headline.axis),
+    )?;
     let base = 0.0f64.clamp(bottom, top);
     chart.draw_series(bars.iter().map(|b| {
         let x = b.slot as f64;

@@ -1,7 +1,9 @@
 //! What every picture shares, so that the same input always gives the same bytes: the
 //! canvas, fonts, colours, number formats, the header and the legend.
 
+use plotters::chart::MeshStyle;
 use plotters::coord::Shift;
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -369,6 +371,37 @@ pub fn caption(s: &str, width: i32) -> (String, f64) {
         LABEL_SIZE
     };
     (fit(s, size, width), size)
+}
+
+/// A panel's chart under its caption, fitted to the panel's width, with the margins and
+/// value-axis room every panel shares; `x_label_area` is the room under it for the x labels.
+pub fn panel_chart<'a, 'b, 'c>(
+    area: &'a Area<'c>,
+    title: &str,
+    x_label_area: u32,
+) -> ChartBuilder<'a, 'b, SVGBackend<'c>> {
+    let (text, size) = caption(title, area.dim_in_pixel().0 as i32 - 20);
+    let mut chart = ChartBuilder::on(area);
+    chart
+        .margin(10)
+        .margin_right(16)
+        .caption(text, (FONT, size))
+        .x_label_area_size(x_label_area)
+        .y_label_area_size(66);
+    chart
+}
+
+/// Draws a chart's mesh, its ticks and names already set, in the common style: small tick
+/// labels, axis names at label size, grid lines at the labelled ticks only.
+pub fn draw_mesh(
+    mesh: &mut MeshStyle<'_, '_, RangedCoordf64, RangedCoordf64, SVGBackend<'_>>,
+) -> Result<(), SvgError> {
+    mesh.label_style((FONT, SMALL_SIZE))
+        .axis_desc_style((FONT, LABEL_SIZE))
+        .bold_line_style(GRID)
+        .light_line_style(TRANSPARENT)
+        .draw()?;
+    Ok(())
 }
 
 /// Keeps a value on the page (see [`LARGEST`]); NaN stays NaN for callers to skip.

@@ -18,8 +18,8 @@ use plotters::style::text_anchor::{HPos, VPos};
 use super::error::SvgError;
 use super::headline::{Headline, for_metrics};
 use super::style::{
-    Area, CAPTION_SIZE, FONT, GRID, INK, LABEL_SIZE, MARGIN, Mark, SMALL_SIZE, bounded, caption,
-    empty_panel, fit, fixed, header, legend, legend_height, no_data, planner_colours,
+    Area, CAPTION_SIZE, FONT, INK, LABEL_SIZE, MARGIN, Mark, SMALL_SIZE, bounded, draw_mesh,
+    empty_panel, fit, fixed, header, legend, legend_height, no_data, panel_chart, planner_colours,
     planner_entries, render, text, tick_decimals, value_range,
 };
 use crate::sim::stats::summarize;
@@ -287,7 +287,6 @@ fn line_panel(
 ) -> Result<(), SvgError> {
     let headline = &g.headlines[metric];
     let (w, _) = area.dim_in_pixel();
-    let (caption, caption_size) = caption(headline.title, w as i32 - 20);
     let y_digits = tick_decimals(top - bottom, Y_TICKS);
     let y_format = |v: &f64| fixed(*v, y_digits);
     let x_digits = tick_decimals(x.range.1 - x.range.0, X_TICKS);
@@ -302,31 +301,23 @@ fn line_panel(
             _ => String::new(),
         }
     };
-    let mut chart = ChartBuilder::on(area)
-        .margin(10)
-        .margin_right(16)
-        .caption(&caption, (FONT, caption_size))
-        .x_label_area_size(44)
-        .y_label_area_size(66)
+    let mut chart = panel_chart(area, headline.title, 44)
         .build_cartesian_2d(x.range.0..x.range.1, bottom..top)?;
     let x_labels = if x.categorical {
         g.x_values.len()
     } else {
         X_TICKS
     };
-    chart
-        .configure_mesh()
-        .x_labels(x_labels)
-        .y_labels(Y_TICKS)
-        .x_label_formatter(&x_format)
-        .y_label_formatter(&y_format)
-        .x_desc(fit(&g.x_key, LABEL_SIZE, w as i32 - 90))
-        .y_desc(headline.axis)
-        .label_style((FONT, SMALL_SIZE))
-        .axis_desc_style((FONT, LABEL_SIZE))
-        .bold_line_style(GRID)
-        .light_line_style(TRANSPARENT)
-        .draw()?;
+    draw_mesh(
+        chart
+            .configure_mesh()
+            .x_labels(x_labels)
+            .y_labels(Y_TICKS)
+            .x_label_formatter(&x_format)
+            .y_label_formatter(&y_format)
+            .x_desc(fit(&g.x_key, LABEL_SIZE, w as i32 - 90))
+            .y_desc(headline.axis),
+    )?;
     for (points, colour) in series {
         if points.len() > 1 {
             let band: Vec<(f64, f64)> = points

@@ -12,7 +12,7 @@ use plotters::style::text_anchor::{HPos, VPos};
 
 use super::error::SvgError;
 use super::style::{
-    FONT, GRID, INK, LABEL_SIZE, LegendEntry, Mark, SMALL_SIZE, decimals, fixed, header, legend,
+    GRID, INK, LABEL_SIZE, LegendEntry, Mark, decimals, draw_mesh, fixed, header, legend,
     legend_height, no_data, render, text, tick_decimals,
 };
 use crate::plan::colocation::{ColocationRun, Op, OpKind};
@@ -223,18 +223,15 @@ pub fn colocation_run(
             .build_cartesian_2d(0.0..end, 0.0..rows as f64)?;
         let digits = tick_decimals(end, X_TICKS);
         let x_format = |v: &f64| fixed(*v, digits);
-        chart
-            .configure_mesh()
-            .disable_y_mesh()
-            .y_labels(0)
-            .x_labels(X_TICKS)
-            .x_label_formatter(&x_format)
-            .x_desc("time (s)")
-            .label_style((FONT, SMALL_SIZE))
-            .axis_desc_style((FONT, LABEL_SIZE))
-            .bold_line_style(GRID)
-            .light_line_style(TRANSPARENT)
-            .draw()?;
+        draw_mesh(
+            chart
+                .configure_mesh()
+                .disable_y_mesh()
+                .y_labels(0)
+                .x_labels(X_TICKS)
+                .x_label_formatter(&x_format)
+                .x_desc("time (s)"),
+        )?;
         let plot = chart.plotting_area().strip_coord_spec();
         let (width, plot_height) = plot.dim_in_pixel();
         let lane = f64::from(plot_height) / rows as f64;

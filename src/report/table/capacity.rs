@@ -4,7 +4,9 @@
 use std::fmt::Write;
 
 use super::grid::{aligned, num};
-use crate::sim::capacity::{CapacityReport, Hold, PlannerCapacity, ProbeStatus, Verdict};
+use crate::sim::capacity::{
+    CapacityProbe, CapacityReport, Hold, PlannerCapacity, ProbeStatus, Verdict,
+};
 
 /// The `coplan capacity` table: the fewest servers per planner for a pool search, else each
 /// planner's sustainable request rate.
@@ -51,6 +53,21 @@ fn answer(c: &PlannerCapacity, (min, max): (Option<u32>, Option<u32>)) -> (Strin
 }
 
 fn pool_size(r: &CapacityReport) -> String {
+    let mut out = pool_heading(r);
+    out.push('\n');
+    out.push_str(&pool_answers(r));
+    out.push_str(&size_grid(r));
+    out.push_str(&non_monotone(r));
+    out.push_str(&pool_shrink_notes(r));
+    let _ = writeln!(
+        out,
+        "\nbisection over the pool's size on the mean; where the CI straddles the target the answer is the bracket of sizes the seeds cannot tell apart; \"≤ N\" (at most): the target holds at N and nothing below it down to the smallest size searched failed, so fewer may do."
+    );
+    out
+}
+
+/// What was searched and under which load: the target, the pool, seeds, cycles and sizes.
+fn pool_heading(r: &CapacityReport) -> String {
     let mut out = String::new();
     if let (Some(t), Some(p)) = (&r.target, &r.pool) {
         let _ = writeln!(
@@ -101,7 +118,11 @@ fn pool_size(r: &CapacityReport) -> String {
     for note in &r.notes {
         let _ = writeln!(out, "note: {note}");
     }
-    out.push('\n');
+    out
+}
+
+/// Each planner's fewest servers and its verdict.
+fn pool_answers(r: &CapacityReport) -> String {
     let rows: Vec<Vec<String>> = r
         .planners
         .iter()
@@ -110,27 +131,47 @@ fn pool_size(r: &CapacityReport) -> String {
             vec![c.planner.clone(), a, v]
         })
         .collect();
-    out.push_str(&aligned(
+    aligned(
         &["planner", "servers", "verdict"],
         &rows,
         &[false, true, false],
-    ));
-    // Every size tried, one column per planner.
+    )
+}
+
+/// The first planner's probes: the sizes tried, and what shrinking the pool moved (the same
+/// for every planner).
+fn first_probes(r: &CapacityReport) -> &[CapacityProbe] {
+    r.planners.first().map_or(&[][..], |c| c.probes.as_slice())
+}
+
+/// The target's metric, as the headings name it.
+fn metric_name(r: &CapacityReport) -> &str {
+    r.target.as_ref().map_or("metric", |t| t.metric.as_str())
+}
+
+/// Whether some size tried re-placed or displaced a `[[running]]` pod.
+fn moved_pods(first: &[CapacityProbe]) -> bool {
+    first
+        .iter()
+        .any(|p| p.replaced_pods.unwrap_or(0) > 0 || p.displaced_pods.unwrap_or(0) > 0)
+}
+
+/// The metric at every size tried, one column per planner.
+fn size_grid(r: &CapacityReport) -> String {
+    let mut out = String::new();
     let sizes: Vec<f64> = r
         .planners
         .first()
         .map(|c| c.probes.iter().map(|p| p.value).collect())
         .unwrap_or_default();
-    let metric = r.target.as_ref().map_or("metric", |t| t.metric.as_str());
+    let metric = metric_name(r);
     let _ = writeln!(
         out,
         "\n{metric} at every size tried (mean ± 95% CI over seeds; ✓ the whole CI meets the target, ✗ misses it, ~ straddles it, ✗ load: the pool cannot hold the load):"
     );
     // Where a smaller pool moved `[[running]]` pods, how many went where, size by size.
-    let first = r.planners.first().map_or(&[][..], |c| c.probes.as_slice());
-    let moved = first
-        .iter()
-        .any(|p| p.replaced_pods.unwrap_or(0) > 0 || p.displaced_pods.unwrap_or(0) > 0);
+    let first = first_probes(r);
+    let moved = moved_pods(first);
     let mut header: Vec<String> = vec!["servers".into(), "fill pods".into()];
     if moved {
         header.extend(["re-placed".into(), "displaced".into()]);
@@ -173,6 +214,13 @@ fn pool_size(r: &CapacityReport) -> String {
         &grid,
         &right,
     ));
+    out
+}
+
+/// Sizes where more servers did worse, per planner.
+fn non_monotone(r: &CapacityReport) -> String {
+    let mut out = String::new();
+    let metric = metric_name(r);
     for c in &r.planners {
         for rev in &c.non_monotone {
             let _ = writeln!(
@@ -192,6 +240,14 @@ fn pool_size(r: &CapacityReport) -> String {
             );
         }
     }
+    out
+}
+
+/// How a pool below its spec size was shrunk, and which pods found no server.
+fn pool_shrink_notes(r: &CapacityReport) -> String {
+    let mut out = String::new();
+    let first = first_probes(r);
+    let moved = moved_pods(first);
     if let Some(p) = &r.pool {
         let below = first.iter().any(|q| q.value < f64::from(p.spec_count));
         if moved {
@@ -221,10 +277,6 @@ fn pool_size(r: &CapacityReport) -> String {
             let _ = writeln!(out, "displaced pods by size: {}", displaced.join("; "));
         }
     }
-    let _ = writeln!(
-        out,
-        "\nbisection over the pool's size on the mean; where the CI straddles the target the answer is the bracket of sizes the seeds cannot tell apart; \"≤ N\" (at most): the target holds at N and nothing below it down to the smallest size searched failed, so fewer may do."
-    );
     out
 }
 

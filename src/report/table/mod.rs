@@ -7,6 +7,7 @@ pub mod explain_colocation;
 pub mod grid;
 pub mod import;
 pub mod plan;
+pub mod plan_colocation;
 pub mod simulation;
 pub mod summary;
 pub mod sweep;

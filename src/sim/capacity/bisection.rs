@@ -113,7 +113,7 @@ pub(super) fn answer(
 mod tests {
     use std::collections::BTreeMap;
 
-    use super::super::test_support::summary;
+    use super::super::test_support::{measured_probe, summary};
     use super::super::{CapacityProbe, Target, classify, parse_target, reversals};
     use super::*;
     use crate::sim::stats::Summary;
@@ -288,21 +288,7 @@ mod tests {
             sizes.sort_unstable();
             sizes
                 .iter()
-                .map(|s| {
-                    let m = c.points[s].clone();
-                    CapacityProbe {
-                        value: f64::from(*s),
-                        status: classify(&c.target, &m),
-                        metric: Some(m),
-                        fill_pods: None,
-                        removed_servers: Vec::new(),
-                        replaced_pods: None,
-                        displaced_pods: None,
-                        displaced: Vec::new(),
-                        backlog_first: None,
-                        backlog_last: None,
-                    }
-                })
+                .map(|s| measured_probe(&c.target, f64::from(*s), c.points[s].clone()))
                 .collect()
         };
         let r = reversals(&c.target, &probes);

@@ -53,7 +53,7 @@ pub fn reversals(target: &Target, probes: &[CapacityProbe]) -> Vec<Reversal> {
 #[cfg(test)]
 mod tests {
     use super::super::parse_target;
-    use super::super::test_support::summary;
+    use super::super::test_support::{measured_probe, summary};
     use super::*;
 
     #[test]
@@ -82,18 +82,7 @@ mod tests {
     #[test]
     fn reversals_name_where_more_servers_did_worse() {
         let t = parse_target("hit_rate>=0.9").expect("valid");
-        let probe = |value: f64, mean: f64| CapacityProbe {
-            value,
-            status: classify(&t, &summary(mean, 0.01)),
-            metric: Some(summary(mean, 0.01)),
-            fill_pods: None,
-            removed_servers: Vec::new(),
-            replaced_pods: None,
-            displaced_pods: None,
-            displaced: Vec::new(),
-            backlog_first: None,
-            backlog_last: None,
-        };
+        let probe = |value: f64, mean: f64| measured_probe(&t, value, summary(mean, 0.01));
         let monotone = [probe(4.0, 0.5), probe(6.0, 0.8), probe(8.0, 0.95)];
         assert!(reversals(&t, &monotone).is_empty());
         let dip = [probe(4.0, 0.5), probe(6.0, 0.95), probe(8.0, 0.7)];
