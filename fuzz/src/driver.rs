@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 
 use crate::mutate::mutate;
 use crate::rng::Rng;
-use crate::targets::{Target, Verdict};
+use crate::targets::Target;
+use crate::verdict::Verdict;
 
 pub struct RunOptions {
     pub runs: u64,

@@ -14,7 +14,7 @@ use coplan::session::load::{Pair, Workload};
 use coplan::spec::{self, Expect, SourceFile, Spec};
 use coplan::topology::Cluster;
 
-use crate::targets::Verdict::{self, Finding, Fine};
+use crate::verdict::Verdict::{self, Finding, Fine};
 
 /// Reads choices from the input; past its end every choice is the first one, so a short input
 /// is a small instance.

@@ -8,11 +8,14 @@
 //! coplan-fuzz show plan-preemption|plan-colocation FILE
 //! ```
 
+mod diagnostic_targets;
 mod driver;
 mod generate;
+mod import_targets;
 mod mutate;
 mod rng;
 mod targets;
+mod verdict;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
