@@ -249,3 +249,52 @@ proptest! {
         }
     }
 }
+
+/// The persisted seed above, without proptest: three pods of 1 GPU and 2 cores whose claim
+/// binds devices and cores to one NUMA node, on a server of two NUMA nodes of 3 cores and 2
+/// GPUs. Only one such pod fits a NUMA node (2 + 2 cores > 3), so two are placed; the batch
+/// model, which lets cores span sockets, places the third across both nodes, and `ilp-batch`
+/// must give that plan up for the sequential one rather than return it.
+#[test]
+fn ilp_batch_keeps_a_numa_with_cores_claim_when_its_model_spans_nodes() {
+    use coplan::spec::preemption::DeviceAlignment;
+    let t0 = common::server_type(0, (2, 1, 3, 2), Penalty::default());
+    let t1 = common::server_type(1, (1, 1, 2, 0), Penalty::default());
+    let cluster_spec = two_pools(t0, t1, 1, 0);
+    let mut spec: PreemptionSpec =
+        toml::from_str("kind = \"preemption\"\nworkload = []").expect("base spec");
+    spec.kind = SpecKind::Preemption;
+    spec.workload = vec![WorkloadClass {
+        name: "w0".into(),
+        priority: 10,
+        gpus: 1,
+        cores: 2,
+        topology_qos: TopologyQos::BestEffort,
+        device_alignment: Some(DeviceAlignment::NumaWithCores),
+        ..Default::default()
+    }];
+    spec.preempt = common::preempt_entries([(0, 3)]);
+    assert!(valid(&cluster_spec, &spec));
+    let cluster = Cluster::from_spec(&cluster_spec);
+    // `plan` verifies every planner's plan: the bug was a verifier rejection of ilp-batch's.
+    let report = run(&cluster, &spec).expect("an instance");
+    let batch = report
+        .planners
+        .iter()
+        .find(|p| p.name == "ilp-batch")
+        .expect("ran");
+    let t = cluster.type_of(cluster.server_id("a0").expect("a server"));
+    let placed: Vec<_> = batch.events.iter().filter(|e| e.node.is_some()).collect();
+    assert_eq!(placed.len(), 2, "one pod per NUMA node");
+    for e in placed {
+        let numas: std::collections::BTreeSet<usize> = e
+            .gpus
+            .iter()
+            .map(|&g| t.gpu_numa[g as usize])
+            .chain(e.cores.iter().map(|&c| t.numa_of_core(c as usize)))
+            .collect();
+        assert_eq!(numas.len(), 1, "{}: {:?}", e.preemptor, numas);
+    }
+    let bound = batch.bound.expect("a solved batch has a bound");
+    assert!(bound <= batch.objective.expect("objective") + EPS);
+}

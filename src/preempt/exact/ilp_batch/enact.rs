@@ -66,7 +66,8 @@ pub fn keeps_hard_budgets(initial: &ClusterState, decision: &BatchDecision) -> b
 /// Whether the batch's decision keeps to device kinds and claim constraints. The model counts
 /// devices per kind but ignores `matchAttribute` (a relaxation: every real plan lies inside
 /// it, so its bound holds); a plan whose placements assembly could not keep in one group as
-/// each claim demands must give way to the best sequential plan.
+/// each claim demands (the devices, and for `numa-with-cores` the cores too) must give way to
+/// the best sequential plan.
 pub fn keeps_device_rules(
     problem: &Problem<'_>,
     preemptors: &[Preemptor],
@@ -83,7 +84,13 @@ pub fn keeps_device_rules(
             p.request.alignment.is_none() && t.usable(p.request) == t.whole().gpus;
         d.refuse
             || match d.placement {
-                Some((gpus, _)) => t.device_rule_holds(p.request, gpus),
+                // The device rule looks at devices alone; a claim that also binds the cores
+                // to its devices' NUMA node is broken by the cores of a socket- or
+                // server-level placement, which the model allows it.
+                Some((gpus, cores)) => {
+                    t.device_rule_holds(p.request, gpus)
+                        && t.cores_fit_claim(p.request, gpus, cores)
+                }
                 None => counted_exactly,
             }
     })
