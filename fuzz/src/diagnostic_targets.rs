@@ -1,25 +1,15 @@
 //! The diagnostic targets: invalid files drawn as the binary draws them, bounded in size and
 //! time however long their lines or many their errors.
 
-use coplan::colocate::latency;
-use coplan::colocate::setup::{cluster_findings, setup};
-use coplan::colocate::trace::{parse_azure, workload_from_trace};
-use coplan::colocate::vidur::{self, VidurOptions};
-use coplan::import::alibaba;
-use coplan::import::error::ImportError;
-use coplan::import::k8s::{self, Imported};
-use coplan::preempt::scenario;
+use coplan::colocate::trace::parse_azure;
 use coplan::report;
 use coplan::session::error::SessionError;
-use coplan::session::import::{AlibabaArgs, alibaba_options, check_generated, import_error};
 use coplan::session::load::line_error;
-use coplan::sim::merge;
-use coplan::spec::{self, Expect, InvalidSpec, LoadedSpec, SourceFile, Spec};
-use coplan::topology::Cluster;
+use coplan::spec::{self, Expect, InvalidSpec, SourceFile, Spec};
 use coplan::topology::state::running_state;
 
 use crate::verdict::Verdict::{self, Finding, Fine};
-use crate::verdict::*;
+use crate::verdict::{DEFAULT_CLUSTER, check_invalid, load_cluster, session_verdict, text_of};
 
 /// Bytes a drawn diagnostic may take: a line above 4 KB is drawn as a window of 60 characters
 /// each side of the span, so a snippet is at most three lines of 4 KB, each tab drawn four

@@ -8,9 +8,9 @@ use std::fmt::Write;
 use coplan::colocate::setup::cluster_findings;
 use coplan::plan::cancel::Cancel;
 use coplan::plan::{PlanStatus, PlannerRole};
-use coplan::session::plan::{PlanResult, plan};
 use coplan::session::error::SessionError;
 use coplan::session::load::{Pair, Workload};
+use coplan::session::plan::{PlanResult, plan};
 use coplan::spec::{self, Expect, SourceFile, Spec};
 use coplan::topology::Cluster;
 
@@ -109,6 +109,8 @@ fn session_outcome(e: &SessionError) -> Verdict {
         SessionError::Input { .. } => Fine("input".into()),
         // Nothing asks a fuzz run to stop: a stop it did not ask for is a bug.
         SessionError::Interrupted(m) => Finding(format!("interrupted unasked: {m}")),
+        // A requirement the run enforced (none here) is the outcome's verdict, not a fault.
+        SessionError::Infeasible(_) => Fine("infeasible".into()),
     }
 }
 

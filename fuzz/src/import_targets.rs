@@ -2,24 +2,18 @@
 //! each imported as `coplan import` would and its output validated.
 
 use coplan::colocate::latency;
-use coplan::colocate::setup::{cluster_findings, setup};
 use coplan::colocate::trace::{parse_azure, workload_from_trace};
 use coplan::colocate::vidur::{self, VidurOptions};
 use coplan::import::alibaba;
 use coplan::import::error::ImportError;
 use coplan::import::k8s::{self, Imported};
-use coplan::preempt::scenario;
 use coplan::report;
 use coplan::session::error::SessionError;
 use coplan::session::import::{AlibabaArgs, alibaba_options, check_generated, import_error};
-use coplan::session::load::line_error;
-use coplan::sim::merge;
-use coplan::spec::{self, Expect, InvalidSpec, LoadedSpec, SourceFile, Spec};
-use coplan::topology::Cluster;
-use coplan::topology::state::running_state;
+use coplan::spec::SourceFile;
 
 use crate::verdict::Verdict::{self, Finding, Fine};
-use crate::verdict::*;
+use crate::verdict::{located, parts, session_verdict, text_of};
 
 pub(crate) fn import_azure(input: &[u8]) -> Verdict {
     let text = text_of(input);

@@ -4,20 +4,11 @@
 //! internal error, a diagnostic pointing outside its file, a generated file that does not
 //! validate or a verifier rejection is a finding (and so is a panic, caught by the driver).
 
-use coplan::colocate::latency;
 use coplan::colocate::setup::{cluster_findings, setup};
-use coplan::colocate::trace::{parse_azure, workload_from_trace};
-use coplan::colocate::vidur::{self, VidurOptions};
-use coplan::import::alibaba;
-use coplan::import::error::ImportError;
-use coplan::import::k8s::{self, Imported};
 use coplan::preempt::scenario;
 use coplan::report;
-use coplan::session::error::SessionError;
-use coplan::session::import::{AlibabaArgs, alibaba_options, check_generated, import_error};
-use coplan::session::load::line_error;
 use coplan::sim::merge;
-use coplan::spec::{self, Expect, InvalidSpec, LoadedSpec, SourceFile, Spec};
+use coplan::spec::{self, Expect, LoadedSpec, SourceFile, Spec};
 use coplan::topology::Cluster;
 use coplan::topology::state::running_state;
 
@@ -25,7 +16,9 @@ use crate::diagnostic_targets::{diagnostics_long_lines, diagnostics_many_errors}
 use crate::generate;
 use crate::import_targets::{import_alibaba, import_azure, import_k8s, import_vidur};
 use crate::verdict::Verdict::{self, Finding, Fine};
-use crate::verdict::*;
+use crate::verdict::{
+    DEFAULT_CLUSTER, cross_verdict, invalid_verdict, load_cluster, parts, shape, text_of,
+};
 
 /// A fuzz target.
 pub struct Target {

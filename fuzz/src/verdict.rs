@@ -2,22 +2,10 @@
 //! (the library's typed errors, with a diagnostic located inside the file it names) is a fine
 //! outcome; an internal error or a diagnostic pointing outside its file is a finding.
 
-use coplan::colocate::latency;
-use coplan::colocate::setup::{cluster_findings, setup};
-use coplan::colocate::trace::{parse_azure, workload_from_trace};
-use coplan::colocate::vidur::{self, VidurOptions};
-use coplan::import::alibaba;
-use coplan::import::error::ImportError;
-use coplan::import::k8s::{self, Imported};
-use coplan::preempt::scenario;
-use coplan::report;
 use coplan::session::error::SessionError;
-use coplan::session::import::{AlibabaArgs, alibaba_options, check_generated, import_error};
 use coplan::session::load::line_error;
-use coplan::sim::merge;
 use coplan::spec::{self, Expect, InvalidSpec, LoadedSpec, SourceFile, Spec};
 use coplan::topology::Cluster;
-use coplan::topology::state::running_state;
 
 /// What one execution showed.
 pub enum Verdict {
@@ -88,6 +76,8 @@ pub(crate) fn session_verdict(e: &SessionError) -> Verdict {
         SessionError::Internal(m) => Finding(format!("internal error: {m}")),
         // Nothing asks a fuzz run to stop: a stop it did not ask for is a bug.
         SessionError::Interrupted(m) => Finding(format!("interrupted unasked: {m}")),
+        // A requirement the run enforced (none here) is the outcome's verdict, not a fault.
+        SessionError::Infeasible(m) => Fine(format!("infeasible:{}", shape(m))),
     }
 }
 
@@ -127,7 +117,6 @@ pub(crate) fn load_cluster(name: &str, text: &str) -> Result<Cluster, Verdict> {
         Err(e) => Err(invalid_verdict(&e)),
     }
 }
-
 
 /// The cluster a single-file workload input is checked against.
 pub(crate) const DEFAULT_CLUSTER: &str = "kind = \"cluster\"\nname = \"fuzz\"\n\n[[pool]]\nserver_type = \"gpu-2s4n8g\"\ncount = 2\nname_prefix = \"node-\"\n";
