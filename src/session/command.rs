@@ -179,3 +179,16 @@ impl Outcome {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Command;
+    use clap::Subcommand;
+
+    /// Every command's arguments, flattened groups included, form a valid command line: clap
+    /// checks ids, value names and defaults only when a command is built, so build them all.
+    #[test]
+    fn every_command_line_is_well_formed() {
+        Command::augment_subcommands(clap::Command::new("coplan")).debug_assert();
+    }
+}
