@@ -30,7 +30,7 @@ pub(crate) fn import_azure(input: &[u8]) -> Verdict {
     }
     let (spec, comments) = workload_from_trace(&rows, "trace.csv", rate_scale, None);
     let generated = report::toml::colocation_workload(&comments, &spec);
-    match check_generated(&[("generated.toml".into(), generated)]) {
+    match check_generated(&[("generated.toml", &generated)]) {
         Ok(()) => Fine("ok".into()),
         Err(e) => match e {
             SessionError::Internal(m) => Finding(m),
@@ -100,10 +100,7 @@ pub(crate) fn import_verdict(sources: &[SourceFile], e: ImportError) -> Verdict 
 pub(crate) fn imported_verdict(imported: &Imported) -> Verdict {
     let cluster = report::toml::cluster(&imported.comments, &imported.cluster);
     let workload = report::toml::preemption_workload(&imported.comments, &imported.workload);
-    match check_generated(&[
-        ("cluster.toml".into(), cluster),
-        ("workload.toml".into(), workload),
-    ]) {
+    match check_generated(&[("cluster.toml", &cluster), ("workload.toml", &workload)]) {
         Ok(()) => Fine("ok".into()),
         Err(e) => Finding(format!("the imported files fail: {e}")),
     }

@@ -170,7 +170,7 @@ pub fn run(command: &Command) -> Result<Outcome, SessionError> {
 impl Outcome {
     /// The exit status once the output is written: a requirement the user enforced that does
     /// not hold (exit 3), or invalid files `validate` found (exit 2).
-    pub fn verdict(&self) -> Result<(), SessionError> {
+    pub fn verdict(self) -> Result<(), SessionError> {
         match self {
             Outcome::Validate(v) => v.verdict(),
             Outcome::Plan(p) => p.verdict(),

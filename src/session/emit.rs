@@ -61,9 +61,13 @@ impl Output {
 /// Checks every generated spec, then writes the outputs in order. A stop requested after the
 /// run finished still wins: nothing more is written to stdout or a file.
 pub fn write_outputs(outputs: &[Output]) -> Result<(), SessionError> {
-    let specs: Vec<(String, String)> = outputs
+    let specs: Vec<(&str, &str)> = outputs
         .iter()
-        .filter_map(|o| o.generated_spec.clone().map(|name| (name, o.text.clone())))
+        .filter_map(|o| {
+            o.generated_spec
+                .as_deref()
+                .map(|name| (name, o.text.as_str()))
+        })
         .collect();
     if !specs.is_empty() {
         check_generated(&specs)?;

@@ -21,11 +21,11 @@ pub struct ValidateArgs {
 
 impl Validation {
     /// Exit status: invalid (2) when any file is invalid or unreadable.
-    pub fn verdict(&self) -> Result<(), SessionError> {
+    pub fn verdict(self) -> Result<(), SessionError> {
         if self.invalid.is_empty() && self.unreadable.is_empty() {
             Ok(())
         } else {
-            Err(SessionError::Invalid(self.invalid.clone()))
+            Err(SessionError::Invalid(self.invalid))
         }
     }
 }

@@ -298,7 +298,7 @@ pub fn import_azure(
 /// Checks that generated spec texts load and validate, and, for a cluster and a preemption
 /// workload, that the workload's running pods fit the cluster. A failure is a bug of the
 /// importer (an internal error naming the first issue), never a file written.
-pub fn check_generated(files: &[(String, String)]) -> Result<(), SessionError> {
+pub fn check_generated(files: &[(&str, &str)]) -> Result<(), SessionError> {
     let mut cluster = None;
     let mut workloads = Vec::new();
     for (name, text) in files {
@@ -313,15 +313,14 @@ pub fn check_generated(files: &[(String, String)]) -> Result<(), SessionError> {
                 Some("docs/spec.md, \"Limits\", lists the limits and why they are set".into()),
             ));
         }
-        let loaded =
-            spec::load(SourceFile::new(name.clone(), text.clone()), Expect::Any).map_err(|e| {
-                SessionError::Internal(format!(
-                    "the generated {name} does not validate: {}",
-                    e.issues
-                        .first()
-                        .map_or_else(String::new, |i| i.message.clone())
-                ))
-            })?;
+        let loaded = spec::load(SourceFile::new(*name, *text), Expect::Any).map_err(|e| {
+            SessionError::Internal(format!(
+                "the generated {name} does not validate: {}",
+                e.issues
+                    .first()
+                    .map_or_else(String::new, |i| i.message.clone())
+            ))
+        })?;
         match &loaded.spec {
             Spec::Cluster(c) => cluster = Some(Cluster::from_spec(c)),
             _ => workloads.push(loaded),
