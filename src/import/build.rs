@@ -368,9 +368,8 @@ pub fn preempt_entries(in_order: &[(String, Option<String>)]) -> Vec<PreemptEntr
                 last.count += 1
             }
             _ => out.push(PreemptEntry {
-                workload: class.clone(),
-                count: 1,
                 name: name.clone(),
+                ..PreemptEntry::pods_of(class, 1)
             }),
         }
     }

@@ -2,6 +2,7 @@
 //! outcomes), and each planner's measured plan (DESIGN §5.3, §7).
 
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 use super::{PlanStatus, PlannerRole};
 use crate::spec::preemption::TopologyQos;
@@ -72,6 +73,51 @@ pub struct PreemptionEvent {
     /// The enumeration stopped at `max_subset_evaluations` (omitted when false).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub truncated: bool,
+    /// The gang this event placed (DESIGN §12.3); absent for a single pod.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gang: Option<GangEvent>,
+}
+
+/// What happened to a gang: its asked levels, and where each pod landed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GangEvent {
+    /// Pods in the gang.
+    pub pods: u32,
+    /// Pods placed (all or none for a gang-aware planner).
+    pub pods_placed: u32,
+    /// The level one domain of which must hold every pod.
+    pub required_level: String,
+    /// The level the gang would rather fit in, when it names one.
+    pub preferred_level: Option<String>,
+    /// Pods per slice, when the gang is sliced.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slice_size: Option<u32>,
+    /// The level one domain of which holds each slice.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slice_level: Option<String>,
+    /// The narrowest level one domain of which holds every placed pod.
+    pub spread_level: Option<String>,
+    /// That domain.
+    pub domain: Option<String>,
+    /// Whether the placed pods lie inside the preferred level (null without one).
+    pub preferred_hit: Option<bool>,
+    /// Every placed pod, in pod order.
+    pub placements: Vec<GangPodPlacement>,
+}
+
+/// Where one pod of a gang landed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GangPodPlacement {
+    /// The pod's name (`<gang>/<k>`).
+    pub pod: String,
+    /// Its server.
+    pub node: String,
+    /// GPU indices on that server.
+    pub gpus: Vec<u32>,
+    /// Core indices on that server.
+    pub cores: Vec<u32>,
+    /// The level of its GPUs and cores on the server.
+    pub level: Level,
 }
 
 /// How a preemptor's event ended.
@@ -87,6 +133,12 @@ pub enum EventOutcome {
     Refused,
     /// No candidate (server and victim set) could hold the preemptor: it is not placed.
     NoCandidate,
+    /// A gang of which some pods but not all were placed (gang-blind preemption): it cannot
+    /// run, its placed pods hold their resources.
+    Partial,
+    /// A gang whose pods were all placed, but not inside one domain of its required level
+    /// (gang-blind preemption): it cannot run as asked.
+    Split,
 }
 
 impl EventOutcome {
@@ -97,6 +149,8 @@ impl EventOutcome {
             EventOutcome::PlacedMiss => "placed-miss",
             EventOutcome::Refused => "refused",
             EventOutcome::NoCandidate => "no-candidate",
+            EventOutcome::Partial => "partial",
+            EventOutcome::Split => "split",
         }
     }
 }
@@ -147,6 +201,38 @@ pub struct PreemptionMetrics {
     /// PodDisruptionBudgets the plan violates: it evicts more of their pods than they allowed
     /// when it started (0 under `respect_pdb`).
     pub pdb_violations: u64,
+    /// What a plan of gangs did to them (DESIGN §12.3); absent without gangs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gangs: Option<GangMetrics>,
+}
+
+/// Metrics of a plan of gangs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GangMetrics {
+    /// Gangs planned.
+    pub gangs: u64,
+    /// Gangs placed whole inside one domain of their required level.
+    pub placed: u64,
+    /// Per required level: the share of its gangs placed whole there with every pod at its
+    /// intra-server level (hits / gangs).
+    pub hit_rate_by_level: BTreeMap<String, f64>,
+    /// Gangs of which some pods but not all were placed (0 for a gang-aware planner).
+    pub partial: u64,
+    /// Gangs placed whole but across domains of their required level (0 for a gang-aware
+    /// planner).
+    pub split: u64,
+    /// Gangs placed inside their preferred level, of those that name one.
+    pub preferred_hits: u64,
+    /// Mean victims per gang.
+    pub victims_per_gang: Option<f64>,
+    /// Σ over gangs of the victims' canonical cost beyond the per-event optimum's victims on
+    /// the same state (only when `ilp` runs; 0 for `ilp`).
+    pub over_eviction: Option<f64>,
+    /// After the plan: per named level (and `host`), the most GPUs free in one of its
+    /// domains, what the next gang can have without preemption.
+    pub largest_free_domain: BTreeMap<String, u32>,
+    /// After the plan: free GPUs of every domain of each named level.
+    pub free_gpus_per_domain: BTreeMap<String, BTreeMap<String, u32>>,
 }
 
 /// One planner's preemption plan, measured.

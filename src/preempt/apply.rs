@@ -61,6 +61,7 @@ pub fn apply(
         cost: 0.0,
         subsets_evaluated: d.subsets_evaluated,
         truncated: d.truncated,
+        gang: None,
     };
     let mut slowdown = None;
     let mut placed_at = None;

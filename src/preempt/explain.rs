@@ -88,7 +88,7 @@ fn explain_events_within(
     (planners, seed, event): (Option<Vec<String>>, Option<u64>, Option<usize>),
     cancel: Cancel,
 ) -> Result<Vec<EventExplanation>, PlanningError> {
-    let names = planners.unwrap_or_else(|| spec.planners.run.clone());
+    let names = planners.unwrap_or_else(|| spec.planners_to_run());
     let planners = registry::resolve(&names)?;
     let problem = Problem {
         cancel,

@@ -81,6 +81,7 @@ pub fn compute(
         runtime_ms: 0.0,
         subsets_evaluated: applied.iter().map(|a| a.event.subsets_evaluated).sum(),
         pdb_violations: 0,
+        gangs: None,
     }
 }
 

@@ -7,6 +7,7 @@ pub mod exact;
 pub mod explain;
 pub mod fill_index;
 pub mod flextopo;
+pub mod gang;
 pub mod k8s;
 pub mod metrics;
 pub mod objective;

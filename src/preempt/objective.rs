@@ -48,6 +48,13 @@ impl CostModel {
         self.weights.per_victim + self.weights.victim_priority * (prio - self.p_lo) as f64 / span
     }
 
+    /// Cost of a gang of `pods` pods spread across a domain whose `[topology] penalty` is
+    /// `penalty` (DESIGN §12.3): each pod's topology term, T = 1 / penalty as for a server's
+    /// levels, so a gang inside one host costs nothing.
+    pub fn spread_cost(&self, pods: u32, penalty: f64) -> f64 {
+        pods as f64 * self.weights.topology * (1.0 - 1.0 / penalty)
+    }
+
     /// Cost of a placement at `level` on a server of type `t`.
     pub fn placement_cost(&self, t: &ServerType, level: Level) -> f64 {
         self.weights.topology * (1.0 - self.topology_score(t, level))

@@ -63,7 +63,7 @@ pub fn plan(
     let names = options
         .planners
         .clone()
-        .unwrap_or_else(|| spec.planners.run.clone());
+        .unwrap_or_else(|| spec.planners_to_run());
     registry::resolve(&names)?;
     let problem = Problem {
         cancel: options.cancel,
@@ -71,9 +71,18 @@ pub fn plan(
     };
     let mut initial =
         scenario::initial_state(cluster, spec, options.seed).map_err(PlanningError::Invalid)?;
-    let preemptors = scenario::preemptors(cluster, spec, &mut initial);
-    let warnings = unplaceable_warnings(cluster, &preemptors);
-    let reports = plan_with_worst(&problem, &initial, &preemptors, &names, options.worst)?;
+    let (reports, warnings) = if spec.has_gangs() {
+        let gangs = super::gang::gangs(cluster, spec, &mut initial);
+        let preemptors: Vec<Preemptor> = gangs.iter().map(|g| g.any_pod()).collect();
+        let warnings = unplaceable_warnings(cluster, &preemptors);
+        let reports = super::gang::planning::plan_gangs(&problem, &initial, &gangs, &names)?;
+        (reports, warnings)
+    } else {
+        let preemptors = scenario::preemptors(cluster, spec, &mut initial);
+        let warnings = unplaceable_warnings(cluster, &preemptors);
+        let reports = plan_with_worst(&problem, &initial, &preemptors, &names, options.worst)?;
+        (reports, warnings)
+    };
     Ok(PreemptionPlan {
         schema_version: 1,
         kind: "preemption",
@@ -453,7 +462,7 @@ fn same_optimum(bound: f64, objective: f64) -> bool {
 /// reference of every gap is the optimum and no gap reads as an upper bound. The solver's
 /// value is kept only when the replay is really dearer (a joint plan the replay in list order
 /// cannot reproduce): it is then the proven bound, and the objective is not.
-fn reported_bound(status: PlanStatus, bound: Option<f64>, objective: Option<f64>) -> Option<f64> {
+pub(super) fn reported_bound(status: PlanStatus, bound: Option<f64>, objective: Option<f64>) -> Option<f64> {
     match status {
         PlanStatus::Optimal => match (bound, objective) {
             (Some(b), Some(o)) if same_optimum(b, o) => Some(o),
@@ -520,7 +529,7 @@ fn event_excesses(
 
 /// `gap` of every planner against the batch reference (`ilp-batch`): its objective when
 /// optimal, else its proven bound (`gap_is_bound`).
-fn apply_gaps(reports: &mut [PreemptionPlannerReport]) {
+pub(super) fn apply_gaps(reports: &mut [PreemptionPlannerReport]) {
     let reference = reports
         .iter()
         .find(|r| r.role == PlannerRole::BatchReference)

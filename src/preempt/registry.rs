@@ -5,6 +5,7 @@
 use super::exact::ilp_batch::IlpBatch;
 use super::exact::per_event::IlpPerEvent;
 use super::flextopo::planner::{Flextopo, Sourcing};
+use super::gang::kueue_tas::KueueTas;
 use super::k8s::default::K8sDefault;
 use super::k8s::nrt::K8sNrt;
 use super::planner::PreemptionPlanner;
@@ -16,6 +17,7 @@ pub fn planner(name: &str) -> Option<Box<dyn PreemptionPlanner>> {
     let planner: Box<dyn PreemptionPlanner> = match name {
         "k8s-default" => Box::new(K8sDefault),
         "k8s-nrt" => Box::new(K8sNrt),
+        "kueue-tas" => Box::new(KueueTas),
         "flextopo-imp" => Box::new(Flextopo::new(Sourcing::IncrementalMinimal)),
         "flextopo-exhaustive" => Box::new(Flextopo::new(Sourcing::Exhaustive)),
         "ilp" => Box::new(IlpPerEvent),

@@ -182,7 +182,7 @@ pub fn resolve(spec: &PreemptionSpec, options: &SimOptions) -> (Vec<u64>, u64, V
     let planners = options
         .planners
         .clone()
-        .unwrap_or_else(|| spec.planners.run.clone());
+        .unwrap_or_else(|| spec.planners_to_run());
     (seeds, cycles, planners)
 }
 

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 use super::eligibility::{NodeRules, Taint};
+use super::fabric::FabricSpec;
 use super::kind::SpecKind;
 
 /// A cluster: server types and pools of servers of each type.
@@ -27,6 +28,9 @@ pub struct ClusterSpec {
     /// value winning), taints (added), a cordon, readiness.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub server: Vec<ServerRulesSpec>,
+    /// The levels above the server (racks, blocks, NVLink domains), DESIGN §12.3.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topology: Option<FabricSpec>,
 }
 
 /// One hardware template.
@@ -215,6 +219,10 @@ pub struct PoolSpec {
     /// Every server of the pool is cordoned (`kubectl cordon`).
     #[serde(default, skip_serializing_if = "is_false")]
     pub unschedulable: bool,
+    /// The domain of every server of the pool at each `[topology]` level (`{ block = "b1",
+    /// rack = "r3" }`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub domain: BTreeMap<String, String>,
 }
 
 /// The scheduling rules of one named server, on top of its pool's.
@@ -235,6 +243,9 @@ pub struct ServerRulesSpec {
     /// `false`: the node is NotReady and takes nothing.
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub ready: bool,
+    /// This server's domain at `[topology]` levels, on top of its pool's (this one wins).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub domain: BTreeMap<String, String>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -257,6 +268,7 @@ impl Default for PoolSpec {
             labels: BTreeMap::new(),
             taints: Vec::new(),
             unschedulable: false,
+            domain: BTreeMap::new(),
         }
     }
 }

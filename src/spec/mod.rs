@@ -4,6 +4,7 @@
 pub mod cluster;
 pub mod colocation;
 pub mod eligibility;
+pub mod fabric;
 pub mod kind;
 pub mod limits;
 mod load;

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use super::devices::device_kinds;
 use super::domain::{DeviceKind, Request};
+use super::fabric::Fabric;
 use super::ids::{ServerId, ServerTypeId};
 use super::server_type::ServerType;
 use crate::spec::cluster::{ClusterSpec, ServerTypeSpec};
@@ -32,6 +33,8 @@ pub struct Cluster {
     pub kinds: Vec<String>,
     /// Every server of every pool, in pool order; indexed by [`ServerId`].
     pub servers: Vec<Server>,
+    /// The levels above the server and each server's domain at each (DESIGN §12.3).
+    pub fabric: Fabric,
     by_name: BTreeMap<String, ServerId>,
     /// Position of each server in ascending name order (for name tie-breaks without strings).
     name_rank: Vec<usize>,
@@ -83,8 +86,10 @@ impl Cluster {
         for (rank, id) in by_name.values().enumerate() {
             name_rank[id.index()] = rank;
         }
+        let names: Vec<String> = servers.iter().map(|s| s.name.clone()).collect();
         Cluster {
             name: spec.name.clone(),
+            fabric: Fabric::from_spec(spec, &spec.name, &names),
             types,
             kinds,
             servers,

@@ -40,11 +40,7 @@ pub fn topology_qos(i: usize) -> TopologyQos {
 pub fn preempt_entries(preempt: impl IntoIterator<Item = (usize, i64)>) -> Vec<PreemptEntry> {
     preempt
         .into_iter()
-        .map(|(w, count)| PreemptEntry {
-            workload: format!("w{w}"),
-            count,
-            name: None,
-        })
+        .map(|(w, count)| PreemptEntry::pods_of(&format!("w{w}"), count))
         .collect()
 }
 

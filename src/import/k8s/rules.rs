@@ -66,6 +66,7 @@ pub(super) fn node_rules(
             .collect::<Result<_, _>>()?,
         unschedulable: node.spec.unschedulable,
         ready,
+        domain: Default::default(),
     })
 }
 

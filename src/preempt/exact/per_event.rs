@@ -30,6 +30,17 @@ impl PreemptionPlanner for IlpPerEvent {
         PlannerRole::PerEventReference
     }
 
+    fn decide_gang(
+        &self,
+        at: &crate::preempt::gang::GangPoint<'_>,
+    ) -> Result<crate::preempt::gang::GangDecision, PlanningError> {
+        Ok(crate::preempt::gang::exact::decide(at).0)
+    }
+
+    fn gang_aware(&self) -> bool {
+        true
+    }
+
     fn describe_search(&self, decision: &Decision) -> String {
         if decision.unproven {
             "stopped at the time limit: not proven".into()

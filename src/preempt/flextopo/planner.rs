@@ -42,6 +42,20 @@ impl PreemptionPlanner for Flextopo {
         }
     }
 
+    fn decide_gang(
+        &self,
+        at: &crate::preempt::gang::GangPoint<'_>,
+    ) -> Result<crate::preempt::gang::GangDecision, PlanningError> {
+        Ok(crate::preempt::gang::levels::decide(
+            at,
+            self.sourcing == Sourcing::Exhaustive,
+        ))
+    }
+
+    fn gang_aware(&self) -> bool {
+        true
+    }
+
     fn describe_search(&self, decision: &Decision) -> String {
         match (self.sourcing, decision.server) {
             (Sourcing::IncrementalMinimal, None) => "no subset size yields a candidate".into(),

@@ -162,6 +162,7 @@ mod tests {
             runtime_ms: 1.0,
             subsets_evaluated: 1,
             pdb_violations: 0,
+            gangs: None,
         };
         let written: BTreeSet<String> = fields(serde_json::json!(preemption))
             .into_iter()

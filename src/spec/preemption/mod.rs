@@ -4,7 +4,7 @@ mod settings;
 mod workload;
 
 pub use settings::{
-    Admission, EventSolver, FlextopoSettings, ImpScope, LevelScores, PREEMPTION_PLANNERS,
+    Admission, EventSolver, FlextopoSettings, ImpScope, LevelScores, PREEMPTION_PLANNERS, SINGLE_POD_PLANNERS,
     PreemptionObjective, PreemptionPlanners, PriorityNorm, ResetMode, ScoreBasis, Seeds,
     SimulationSettings, TopologyScore, TopologyScoreName,
 };

@@ -8,7 +8,20 @@ use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
 /// Planners of `kind = "preemption"`, in report order.
-pub const PREEMPTION_PLANNERS: [&str; 6] = [
+pub const PREEMPTION_PLANNERS: [&str; 7] = [
+    "k8s-default",
+    "k8s-nrt",
+    "kueue-tas",
+    "flextopo-imp",
+    "flextopo-exhaustive",
+    "ilp",
+    "ilp-batch",
+];
+
+/// The default `[planners] run` of a workload without gangs: every planner but `kueue-tas`,
+/// which answers the gang question (a workload with gangs runs all of
+/// [`PREEMPTION_PLANNERS`] by default).
+pub const SINGLE_POD_PLANNERS: [&str; 6] = [
     "k8s-default",
     "k8s-nrt",
     "flextopo-imp",
@@ -224,7 +237,7 @@ impl EventSolver {
 impl Default for PreemptionPlanners {
     fn default() -> Self {
         Self {
-            run: PREEMPTION_PLANNERS.iter().map(|s| s.to_string()).collect(),
+            run: SINGLE_POD_PLANNERS.iter().map(|s| s.to_string()).collect(),
             ilp_time_limit_s: 30.0,
             ilp_mip_gap: 0.0,
             solver: crate::spec::kind::SolverBackend::Microlp,

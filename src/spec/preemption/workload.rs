@@ -287,9 +287,74 @@ pub struct PreemptEntry {
     #[serde(default = "one_i64")]
     pub count: i64,
     /// The pod's own name (`namespace/name` or a bare name) when `count` is 1; absent:
-    /// `<workload>-<index>`.
+    /// `<workload>-<index>`. A gang's pods are named after it: `<name>/<k>`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// Pods per preemptor: more than one makes each preemptor a gang, placed whole or not at
+    /// all (DESIGN §12.3). Default 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pods: Option<i64>,
+    /// The level (`[topology] levels`, `host` or `cluster`) one domain of which must hold
+    /// every pod of the gang; absent: `cluster`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub required_level: Option<String>,
+    /// The level the gang would rather fit in (no wider than `required_level`): what the
+    /// topology-aware heuristics try first; the optimum weighs it by `[topology] penalty`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preferred_level: Option<String>,
+    /// Kueue's podset slices: the gang's pods in slices of this many, each inside one domain
+    /// of `slice_level`; must divide `pods`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slice_size: Option<i64>,
+    /// The level one domain of which holds each slice (no wider than `required_level`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slice_level: Option<String>,
+}
+
+impl PreemptEntry {
+    /// `count` single pods of `workload`, unnamed.
+    pub fn pods_of(workload: &str, count: i64) -> Self {
+        PreemptEntry {
+            workload: workload.to_string(),
+            count,
+            name: None,
+            pods: None,
+            required_level: None,
+            preferred_level: None,
+            slice_size: None,
+            slice_level: None,
+        }
+    }
+
+    /// Whether the entry's preemptors are gangs: several pods, or a level, a preference or
+    /// slices asked for.
+    pub fn is_gang(&self) -> bool {
+        self.pods.is_some_and(|p| p > 1)
+            || self.required_level.is_some()
+            || self.preferred_level.is_some()
+            || self.slice_size.is_some()
+            || self.slice_level.is_some()
+    }
+}
+
+impl PreemptionSpec {
+    /// Whether any preemptor is a gang: the plan then decides gangs (DESIGN §12.3).
+    pub fn has_gangs(&self) -> bool {
+        self.preempt.iter().any(PreemptEntry::is_gang)
+    }
+
+    /// The planners a run without `--planners` runs: `[planners] run`, where a workload with
+    /// gangs that leaves it at its default also runs `kueue-tas`.
+    pub fn planners_to_run(&self) -> Vec<String> {
+        let default = super::settings::SINGLE_POD_PLANNERS;
+        if self.has_gangs() && self.planners.run.iter().eq(default.iter()) {
+            return super::settings::PREEMPTION_PLANNERS
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+        }
+        self.planners.run.clone()
+    }
 }
 
 fn one_i64() -> i64 {

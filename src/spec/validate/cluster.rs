@@ -56,6 +56,7 @@ pub fn cluster(spec: &ClusterSpec) -> Vec<Finding> {
     }
     pools(&mut out, spec, &type_names);
     super::eligibility::named_servers(&mut out, spec);
+    super::fabric::fabric(&mut out, spec);
     out.0
 }
 

@@ -8,6 +8,7 @@ mod budgets;
 mod cluster;
 mod colocation;
 mod eligibility;
+mod fabric;
 mod findings;
 mod preemption;
 mod ranges;

@@ -5,8 +5,10 @@
 //! once; the preemptor's GPUs and cores are free after eviction and on one server; level, hit
 //! and admission match the placement; costs, metrics and the objective recompute.
 
+mod gangs;
 mod ledger;
 mod replay;
 
+pub use self::gangs::verify_gang_plan;
 pub use self::ledger::Rejection;
 pub use self::replay::verify_plan;
