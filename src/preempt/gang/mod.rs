@@ -2,6 +2,8 @@
 //! of a level above the server (rack, block, NVLink domain), or not at all.
 
 pub mod apply;
+pub mod batch;
+pub mod batch_model;
 pub mod decision;
 pub mod exact;
 pub mod fit;

@@ -35,6 +35,20 @@ impl PreemptionPlanner for IlpBatch {
         true
     }
 
+    fn gang_aware(&self) -> bool {
+        true
+    }
+
+    fn decide_gang_batch(
+        &self,
+        problem: &Problem<'_>,
+        initial: &ClusterState,
+        gangs: &[crate::preempt::gang::Gang],
+        warm_start: Option<&[crate::preempt::gang::GangDecision]>,
+    ) -> Result<crate::preempt::planner::GangBatch, PlanningError> {
+        crate::preempt::gang::batch::decide_batch(problem, initial, gangs, warm_start)
+    }
+
     fn describe_search(&self, _decision: &Decision) -> String {
         "the whole list decided at once (batch optimum)".into()
     }
