@@ -75,7 +75,8 @@ pub fn plan(
         let gangs = super::gang::gangs(cluster, spec, &mut initial);
         let preemptors: Vec<Preemptor> = gangs.iter().map(|g| g.any_pod()).collect();
         let warnings = unplaceable_warnings(cluster, &preemptors);
-        let reports = super::gang::planning::plan_gangs(&problem, &initial, &gangs, &names)?;
+        let reports =
+            super::gang::planning::plan_gangs(&problem, &initial, &gangs, &names, options.worst)?;
         (reports, warnings)
     } else {
         let preemptors = scenario::preemptors(cluster, spec, &mut initial);

@@ -373,8 +373,13 @@ pub fn run_cycles(
         // depend on how many ran before it.
         problem.cancel = cancel.restarted();
         let mut start = state.clone();
-        let preemptors = scenario::preemptors(problem.cluster, spec, &mut start);
-        let reports = plan_from_state(&problem, &start, &preemptors, planners)?;
+        let reports = if spec.has_gangs() {
+            let gangs = crate::preempt::gang::gangs(problem.cluster, spec, &mut start);
+            crate::preempt::gang::planning::plan_gangs(&problem, &start, &gangs, planners, None)?
+        } else {
+            let preemptors = scenario::preemptors(problem.cluster, spec, &mut start);
+            plan_from_state(&problem, &start, &preemptors, planners)?
+        };
         // A solve cut short by the stop request must not count as a result.
         cancel.check()?;
         for (report, (metrics, totals)) in reports.iter().zip(sums.iter_mut()) {
@@ -426,6 +431,24 @@ fn numeric_metrics(r: &PreemptionPlannerReport) -> Vec<(String, f64)> {
                 .collect()
         })
         .unwrap_or_default();
+    // A plan of gangs: its gang metrics too, as `gangs.<metric>` and
+    // `gangs.hit_rate.<level>`.
+    if let Some(g) = &r.metrics.gangs {
+        let mut put = |k: &str, v: Option<f64>| {
+            if let Some(v) = v {
+                out.push((format!("gangs.{k}"), v));
+            }
+        };
+        put("placed", Some(g.placed as f64));
+        put("partial", Some(g.partial as f64));
+        put("split", Some(g.split as f64));
+        put("preferred_hits", Some(g.preferred_hits as f64));
+        put("victims_per_gang", g.victims_per_gang);
+        put("over_eviction", g.over_eviction);
+        for (level, rate) in &g.hit_rate_by_level {
+            out.push((format!("gangs.hit_rate.{level}"), *rate));
+        }
+    }
     // By name, whatever order the map keeps.
     out.sort_by(|a, b| a.0.cmp(&b.0));
     out

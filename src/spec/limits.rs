@@ -56,6 +56,9 @@ pub const MAX_DISRUPTION_BUDGETS: usize = 50_000;
 
 /// Preemptors of one preemption workload: the sum of its `[[preempt]] count`s.
 pub const MAX_PREEMPTORS: i64 = 100_000;
+/// Pods of one gang preemptor (`[[preempt]] pods`); the sum over the list of count × pods is
+/// bounded by [`MAX_PREEMPTORS`] too.
+pub const MAX_GANG_PODS: i64 = 4_096;
 
 /// GPUs and cores one pod may request: the range of the allocator's request (a `u32`), which
 /// the importers read Kubernetes and Alibaba requests into. A pod larger than every server is

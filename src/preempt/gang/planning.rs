@@ -11,7 +11,7 @@ use super::metrics::gang_metrics;
 use super::request::Gang;
 use crate::plan::cancel::Progress;
 use crate::plan::error::PlanningError;
-use crate::plan::preemption::PreemptionPlannerReport;
+use crate::plan::preemption::{PreemptionPlannerReport, WorstDecision};
 use crate::plan::{PlanStatus, PlannerRole};
 use crate::preempt::metrics;
 use crate::preempt::planner::PreemptionPlanner;
@@ -57,11 +57,13 @@ pub fn plan_gangs(
     initial: &ClusterState,
     gangs: &[Gang],
     names: &[String],
+    worst: Option<usize>,
 ) -> Result<Vec<PreemptionPlannerReport>, PlanningError> {
     let chosen = registry::resolve(names)?;
-    let measured = chosen
-        .iter()
-        .any(|p| p.role() == PlannerRole::PerEventReference);
+    let measured = worst.is_some()
+        || chosen
+            .iter()
+            .any(|p| p.role() == PlannerRole::PerEventReference);
     let (joint, sequential) = run_order(&chosen);
     let mut runs: Vec<(&dyn PreemptionPlanner, GangRun)> = Vec::new();
     for planner in sequential {
@@ -84,7 +86,8 @@ pub fn plan_gangs(
     runs.sort_by_key(|(p, _)| names.iter().position(|n| n == p.name()));
     let mut reports = Vec::new();
     for (planner, run) in &runs {
-        let report = measure(problem, *planner, run, measured);
+        let mut report = measure(problem, *planner, run, measured);
+        report.worst = worst.map(|k| worst_decisions(run, k));
         crate::verify::preemption::verify_gang_plan(
             problem.cluster,
             problem.spec,
@@ -211,6 +214,29 @@ fn run_joint(
         incumbent,
         state,
     })
+}
+
+/// The `k` gangs whose cost exceeds the per-event optimum on the same state the most, largest
+/// first (`plan --worst K`).
+fn worst_decisions(run: &GangRun, k: usize) -> Vec<WorstDecision> {
+    let mut out: Vec<WorstDecision> = run
+        .applied
+        .iter()
+        .zip(&run.optima)
+        .enumerate()
+        .map(|(i, (a, (optimum, _)))| WorstDecision {
+            event: i + 1,
+            preemptor: a.applied.event.preemptor.clone(),
+            server: a.applied.event.node.clone(),
+            optimum_server: None,
+            excess: a.applied.event.cost - optimum,
+            deciding_term: None,
+        })
+        .filter(|w| w.excess > 1e-9)
+        .collect();
+    out.sort_by(|a, b| b.excess.total_cmp(&a.excess).then(a.event.cmp(&b.event)));
+    out.truncate(k);
+    out
 }
 
 fn measure(

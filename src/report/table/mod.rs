@@ -4,6 +4,7 @@ pub mod capacity;
 pub mod diff;
 pub mod explain;
 pub mod explain_colocation;
+pub mod gangs;
 pub mod grid;
 pub mod import;
 pub mod plan;

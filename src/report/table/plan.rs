@@ -100,6 +100,7 @@ pub fn preemption(report: &PreemptionPlan, lines: EventLines) -> String {
     }
     out.push_str(&comparison(report));
     out.push_str(&notes(report));
+    out.push_str(&super::gangs::gang_metrics(report));
     out.push_str(&worst_decisions(report));
     out.push_str(&event_tables(report, lines, preemptors));
     out
@@ -433,6 +434,21 @@ fn event_table(r: &PreemptionPlannerReport, lines: EventLines) -> String {
         let _ = writeln!(out, "\n{} events:", r.name);
         r.events.iter().collect()
     };
+    if listed.first().is_some_and(|e| e.gang.is_some()) {
+        let rows: Vec<Vec<String>> = listed
+            .into_iter()
+            .filter_map(|e| {
+                let cost = format!("{:.3}", zero_when_rounded(e.cost, 1.0, 3));
+                super::gangs::gang_event_row(e, cost)
+            })
+            .collect();
+        out.push_str(&aligned(
+            &super::gangs::GANG_EVENT_HEADER,
+            &rows,
+            &super::gangs::GANG_EVENT_RIGHT,
+        ));
+        return out;
+    }
     let rows: Vec<Vec<String>> = listed.into_iter().map(event_row).collect();
     out.push_str(&aligned(
         &[

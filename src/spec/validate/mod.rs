@@ -9,11 +9,13 @@ mod cluster;
 mod colocation;
 mod eligibility;
 mod fabric;
+mod gangs;
 mod findings;
 mod preemption;
 mod ranges;
 
 pub use self::cluster::cluster;
 pub use self::colocation::{colocation, colocation_with_trace};
+pub use self::gangs::gang_levels;
 pub use self::preemption::preemption;
 pub use crate::spec::limits::{MAX_CORES_PER_SERVER, MAX_GPUS_PER_SERVER};
