@@ -112,6 +112,9 @@ pub struct DecisionColumn {
     /// For an optimum column: whether the solve proved it (`false`: stopped at the time limit).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub proven: Option<bool>,
+    /// A gang's decision: its domain, spread and every pod's place (DESIGN §12.3).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gang: Option<crate::plan::preemption::GangEvent>,
 }
 
 /// An evicted pod.

@@ -79,7 +79,7 @@ pub struct PreemptionEvent {
 }
 
 /// What happened to a gang: its asked levels, and where each pod landed.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct GangEvent {
     /// Pods in the gang.
     pub pods: u32,
@@ -106,7 +106,7 @@ pub struct GangEvent {
 }
 
 /// Where one pod of a gang landed.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct GangPodPlacement {
     /// The pod's name (`<gang>/<k>`).
     pub pod: String,

@@ -89,6 +89,9 @@ fn explain_events_within(
     cancel: Cancel,
 ) -> Result<Vec<EventExplanation>, PlanningError> {
     let names = planners.unwrap_or_else(|| spec.planners_to_run());
+    if spec.has_gangs() {
+        return super::gang::explain::explain_gangs(cluster, spec, &names, (seed, event), cancel);
+    }
     let planners = registry::resolve(&names)?;
     let problem = Problem {
         cancel,
@@ -279,7 +282,7 @@ fn explain_one(
 }
 
 /// Every server the filter keeps `p` off, in name order, with the rule.
-fn filtered_out(cluster: &Cluster, spec: &PreemptionSpec, p: &Preemptor) -> Vec<FilteredServer> {
+pub(super) fn filtered_out(cluster: &Cluster, spec: &PreemptionSpec, p: &Preemptor) -> Vec<FilteredServer> {
     let mut out: Vec<FilteredServer> = (0..cluster.servers.len() as u32)
         .map(ServerId)
         .filter_map(|s| {
@@ -295,7 +298,7 @@ fn filtered_out(cluster: &Cluster, spec: &PreemptionSpec, p: &Preemptor) -> Vec<
 }
 
 /// The 0-based index of a 1-based event, or an input error naming the range.
-fn event_index(event: usize, preemptors: usize) -> Result<usize, PlanningError> {
+pub(super) fn event_index(event: usize, preemptors: usize) -> Result<usize, PlanningError> {
     if event == 0 || event > preemptors {
         return Err(PlanningError::OutOfRange(match preemptors {
             0 => format!("--event {event}: the workload has no preemptors"),
@@ -425,5 +428,6 @@ fn column(
             truncated: f.decision.truncated,
         },
         proven,
+        gang: None,
     }
 }

@@ -9,6 +9,19 @@ use crate::plan::explain::{CostTerms, TermDifference};
 /// The canonical cost of an applied decision, term by term (its `total` is the event's cost).
 pub fn terms_of(problem: &Problem<'_>, applied: &Applied) -> CostTerms {
     let e = &applied.event;
+    if let Some(g) = &e.gang {
+        // A gang: its victims as any event's; the rest of its cost is its pods' placements
+        // and spread when placed whole, else every pod unplaced.
+        let prios: Vec<i64> = applied.victims.iter().map(|v| v.priority).collect();
+        let victims = problem.cost.event_terms(None, &prios);
+        let rest = e.cost - victims.victims - victims.priority;
+        return CostTerms {
+            topology: if e.placed { rest } else { 0.0 },
+            unplaced: if e.placed { 0.0 } else { g.pods as f64 * problem.cost.weights.unplaced },
+            total: e.cost,
+            ..victims
+        };
+    }
     let placed = match (applied.ids.server, e.level) {
         (Some(server), Some(level)) if e.placed => Some((problem.cluster.type_of(server), level)),
         _ => None,

@@ -194,6 +194,7 @@ fn decode(
     }
     for d in &mut decisions {
         d.victims.sort_unstable();
+        d.search = "the joint optimum of the whole list, enacted highest priority first".into();
     }
     Some(decisions)
 }

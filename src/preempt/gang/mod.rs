@@ -6,6 +6,7 @@ pub mod batch;
 pub mod batch_model;
 pub mod decision;
 pub mod exact;
+pub mod explain;
 pub mod fit;
 pub mod kueue_tas;
 pub mod levels;

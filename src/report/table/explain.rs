@@ -60,6 +60,11 @@ pub fn preemption_event(e: &EventExplanation) -> String {
             ),
         };
     }
+    let gangs = gang_lines(e);
+    if !gangs.is_empty() {
+        out.push_str("\ngang placements:\n");
+        out.push_str(&gangs);
+    }
     let victims = victim_lines(e);
     if !victims.is_empty() {
         out.push_str("\nvictims:\n");
@@ -113,12 +118,17 @@ fn search(c: &DecisionColumn) -> String {
 
 type Cell = fn(&DecisionColumn) -> String;
 
+/// Above this many victims a column counts them; the list below names each.
+const LISTED_VICTIMS: usize = 6;
+
 /// The table's rows: a label and how each column fills it.
 const ROWS: &[(&str, Cell)] = &[
     ("server", |c| c.server.clone().unwrap_or_else(|| "-".into())),
     ("victims", |c| {
         if c.victims.is_empty() {
             "none".into()
+        } else if c.victims.len() > LISTED_VICTIMS {
+            format!("{} pods (listed below)", c.victims.len())
         } else {
             c.victims
                 .iter()
@@ -209,6 +219,38 @@ fn victim_lines(e: &EventExplanation) -> String {
             v.class,
             v.priority,
             v.topology_qos.as_str()
+        );
+    }
+    out
+}
+
+/// Where each column's gang landed: its domain and spread, and every pod's server.
+pub fn gang_lines(e: &EventExplanation) -> String {
+    let mut out = String::new();
+    for c in &e.columns {
+        let Some(g) = &c.gang else { continue };
+        let pods: Vec<String> = g
+            .placements
+            .iter()
+            .map(|p| format!("{}@{}", p.pod.rsplit('/').next().unwrap_or(&p.pod), p.node))
+            .collect();
+        let _ = writeln!(
+            out,
+            "{}: {}/{} pods, {} {} (required {}{}){}",
+            heading(c),
+            g.pods_placed,
+            g.pods,
+            g.spread_level.as_deref().unwrap_or("no domain:"),
+            g.domain.as_deref().unwrap_or("-"),
+            g.required_level,
+            g.preferred_level
+                .as_ref()
+                .map_or(String::new(), |p| format!(", preferred {p}")),
+            if pods.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", pods.join(" "))
+            },
         );
     }
     out
