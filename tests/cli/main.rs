@@ -11,6 +11,7 @@ mod capacity;
 mod diff;
 mod examples;
 mod explain;
+mod gangs;
 mod generated;
 mod import;
 mod imported;

@@ -9,7 +9,6 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::error::SvgError;
 use crate::spec::colocation::COLOCATION_PLANNERS;
-use crate::spec::preemption::PREEMPTION_PLANNERS;
 
 /// The drawing area every printer draws on: an SVG written into a string.
 pub type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
@@ -79,15 +78,27 @@ pub const POD_PALETTE: [RGBColor; 18] = [
     RGBColor(0xD7, 0xB5, 0xA6),
 ];
 
+/// The order preemption planners take their colours in: the single-pod planners first, then
+/// those added later, so that a planner's colour never changes when one is added.
+const PREEMPTION_COLOUR_ORDER: [&str; 7] = [
+    "k8s-default",
+    "k8s-nrt",
+    "flextopo-imp",
+    "flextopo-exhaustive",
+    "ilp",
+    "ilp-batch",
+    "kueue-tas",
+];
+
 /// Colours of planners, in the order given. A planner of the library keeps its place in its
 /// kind's planner list, so it has the same colour in every picture of that kind whichever
 /// subset ran; other names take the colours after the list's, in order of appearance.
 pub fn planner_colours(names: &[&str]) -> Vec<RGBColor> {
     let known = |list: &[&str]| names.iter().filter(|n| list.contains(n)).count();
-    let list: &[&str] = if known(&COLOCATION_PLANNERS) > known(&PREEMPTION_PLANNERS) {
+    let list: &[&str] = if known(&COLOCATION_PLANNERS) > known(&PREEMPTION_COLOUR_ORDER) {
         &COLOCATION_PLANNERS
     } else {
-        &PREEMPTION_PLANNERS
+        &PREEMPTION_COLOUR_ORDER
     };
     let mut next_free = list.len();
     names
@@ -442,7 +453,14 @@ mod tests {
 
     #[test]
     fn planners_keep_their_colour_whichever_subset_runs() {
-        let all = planner_colours(&PREEMPTION_PLANNERS);
+        use crate::spec::preemption::PREEMPTION_PLANNERS;
+        let all = planner_colours(&PREEMPTION_COLOUR_ORDER);
+        assert_eq!(
+            PREEMPTION_PLANNERS.len(),
+            PREEMPTION_COLOUR_ORDER.len(),
+            "every planner has a colour of its own"
+        );
+        assert!(PREEMPTION_PLANNERS.iter().all(|p| PREEMPTION_COLOUR_ORDER.contains(p)));
         let some = planner_colours(&["ilp", "flextopo-imp"]);
         assert_eq!(some, vec![all[4], all[2]]);
         let colocation = planner_colours(&COLOCATION_PLANNERS);
