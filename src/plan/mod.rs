@@ -7,6 +7,7 @@ pub mod error;
 pub mod estimate;
 pub mod explain;
 pub mod explain_colocation;
+pub mod gang;
 pub mod preemption;
 pub mod status;
 

@@ -1,13 +1,24 @@
 //! Applying one decision to the state: evict the victims, place the pod (the node allocator,
 //! unless the planner placed it), check admission, price the event.
 
-use super::planner::AppliedDecision;
 use super::problem::{Decision, Problem};
 use crate::plan::error::PlanningError;
 use crate::plan::preemption::{EventOutcome, PreemptionEvent, Preemptor};
 use crate::spec::preemption::TopologyQos;
-use crate::topology::place;
 use crate::topology::state::{ClusterState, Pod};
+use crate::topology::{CoreSet, GpuSet, Level, PodId, ServerId, place};
+
+/// One decision of a sequential plan as it was applied, by ids: what a joint planner takes as
+/// its warm start.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct AppliedDecision {
+    /// The server chosen (also for a refused pod, whose victims were evicted there).
+    pub server: Option<ServerId>,
+    /// GPUs, cores and level of the placement, when the pod was placed.
+    pub placement: Option<(GpuSet, CoreSet, Level)>,
+    /// Evicted pods, by their id in the initial state.
+    pub victims: Vec<PodId>,
+}
 
 /// An applied decision: its event, and what measurement and warm starts need besides.
 #[derive(Debug, Clone, PartialEq)]

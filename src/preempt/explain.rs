@@ -5,26 +5,26 @@
 //! plan's own [`apply`]: nothing is re-derived by a second copy of a planner's rules.
 
 use super::apply::{Applied, apply};
+use super::event_facts::{event_index, filtered_out};
 use super::exact::per_event::{self, IlpPerEvent};
 use super::planner::{AppliedDecision, PreemptionPlanner};
-use super::planning::{run_order, warm_start};
+use super::planning::warm_start;
 use super::problem::{Decision, DecisionPoint, Problem};
 use super::registry;
+use super::reports::run_order;
 use super::scenario;
 use super::terms::{difference, terms_of};
 use crate::plan::PlannerRole;
 use crate::plan::cancel::Cancel;
 use crate::plan::error::PlanningError;
 use crate::plan::explain::{
-    ColumnKind, DecisionColumn, EventExplanation, FilteredServer, ScoreRecord, SearchRecord,
-    VictimFacts,
+    ColumnKind, DecisionColumn, EventExplanation, ScoreRecord, SearchRecord, VictimFacts,
 };
 use crate::plan::preemption::{Preemptor, enactment_order};
 use crate::spec::PreemptionSpec;
 use crate::spec::preemption::TopologyQos;
-use crate::topology::eligibility::Eligibility;
+use crate::topology::Cluster;
 use crate::topology::state::ClusterState;
-use crate::topology::{Cluster, ServerId};
 
 /// What to explain.
 #[derive(Debug, Clone, Default)]
@@ -279,35 +279,6 @@ fn explain_one(
         differences,
         notes,
     })
-}
-
-/// Every server the filter keeps `p` off, in name order, with the rule.
-pub(super) fn filtered_out(cluster: &Cluster, spec: &PreemptionSpec, p: &Preemptor) -> Vec<FilteredServer> {
-    let mut out: Vec<FilteredServer> = (0..cluster.servers.len() as u32)
-        .map(ServerId)
-        .filter_map(|s| {
-            Eligibility::why(cluster, spec, p.workload, s).map(|r| FilteredServer {
-                server: cluster.server(s).name.clone(),
-                rule: r.rule(),
-                reason: r.to_string(),
-            })
-        })
-        .collect();
-    out.sort_by(|a, b| a.server.cmp(&b.server));
-    out
-}
-
-/// The 0-based index of a 1-based event, or an input error naming the range.
-pub(super) fn event_index(event: usize, preemptors: usize) -> Result<usize, PlanningError> {
-    if event == 0 || event > preemptors {
-        return Err(PlanningError::OutOfRange(match preemptors {
-            0 => format!("--event {event}: the workload has no preemptors"),
-            n => format!(
-                "--event {event} is out of range: the workload has {n} preemptors (events 1–{n})"
-            ),
-        }));
-    }
-    Ok(event - 1)
 }
 
 /// The planner's decisions for preemptors 0 ..= `last`, each with the state its decisions

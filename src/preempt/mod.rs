@@ -3,6 +3,7 @@
 //! the planning loop that applies decisions, measures and verifies them.
 
 pub mod apply;
+pub mod event_facts;
 pub mod exact;
 pub mod explain;
 pub mod fill_index;
@@ -15,6 +16,7 @@ pub mod planner;
 pub mod planning;
 pub mod problem;
 pub mod registry;
+pub mod reports;
 pub mod scenario;
 pub mod terms;
 pub mod victims;

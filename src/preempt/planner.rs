@@ -1,25 +1,13 @@
 //! The preemption planner trait: a sequential planner decides one preemptor on the current
 //! state; a joint planner decides the whole list at once.
 
+pub use super::apply::AppliedDecision;
 use super::gang::{Gang, GangDecision, GangPoint};
 use super::problem::{Decision, DecisionPoint, Problem};
 use crate::plan::error::PlanningError;
 use crate::plan::preemption::Preemptor;
 use crate::plan::{PlanStatus, PlannerRole};
 use crate::topology::state::ClusterState;
-use crate::topology::{CoreSet, GpuSet, Level, PodId, ServerId};
-
-/// One decision of a sequential plan as it was applied, by ids: what a joint planner takes as
-/// its warm start.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct AppliedDecision {
-    /// The server chosen (also for a refused pod, whose victims were evicted there).
-    pub server: Option<ServerId>,
-    /// GPUs, cores and level of the placement, when the pod was placed.
-    pub placement: Option<(GpuSet, CoreSet, Level)>,
-    /// Evicted pods, by their id in the initial state.
-    pub victims: Vec<PodId>,
-}
 
 /// What a batch planner returns: one decision per preemptor, plus its solver status and bound.
 #[derive(Debug, Clone, PartialEq)]

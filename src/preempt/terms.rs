@@ -17,7 +17,11 @@ pub fn terms_of(problem: &Problem<'_>, applied: &Applied) -> CostTerms {
         let rest = e.cost - victims.victims - victims.priority;
         return CostTerms {
             topology: if e.placed { rest } else { 0.0 },
-            unplaced: if e.placed { 0.0 } else { g.pods as f64 * problem.cost.weights.unplaced },
+            unplaced: if e.placed {
+                0.0
+            } else {
+                g.pods as f64 * problem.cost.weights.unplaced
+            },
             total: e.cost,
             ..victims
         };

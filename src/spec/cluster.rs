@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 use super::eligibility::{NodeRules, Taint};
-use super::fabric::FabricSpec;
+use super::fabric::{FabricSpec, ServerPlace};
 use super::kind::SpecKind;
 
 /// A cluster: server types and pools of servers of each type.
@@ -345,6 +345,45 @@ fn builtin(
 }
 
 impl ClusterSpec {
+    /// The place of every server, in pool order: per level, the server's own `domain`
+    /// entry, else its pool's, else the value of the level's label on the server.
+    pub fn server_places(&self) -> Vec<ServerPlace> {
+        let spec = self;
+        let fabric = spec.topology.clone().unwrap_or_default();
+        let own: BTreeMap<&str, &BTreeMap<String, String>> = spec
+            .server
+            .iter()
+            .map(|s| (s.name.as_str(), &s.domain))
+            .collect();
+        let mut out = Vec::new();
+        for (pool_index, pool) in spec.pool.iter().enumerate() {
+            for (name, rules) in spec.pool_server_rules(pool) {
+                let domains = fabric
+                    .levels
+                    .iter()
+                    .map(|level| {
+                        own.get(name.as_str())
+                            .and_then(|d| d.get(level))
+                            .or_else(|| pool.domain.get(level))
+                            .or_else(|| {
+                                fabric
+                                    .labels
+                                    .get(level)
+                                    .and_then(|key| rules.labels.get(key))
+                            })
+                            .cloned()
+                    })
+                    .collect();
+                out.push(ServerPlace {
+                    name,
+                    pool: pool_index,
+                    domains,
+                });
+            }
+        }
+        out
+    }
+
     /// The definition of a server type: this file's, else a built-in one.
     pub fn server_type(&self, name: &str) -> Option<ServerTypeSpec> {
         self.server_type

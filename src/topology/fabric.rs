@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use super::ids::ServerId;
 use crate::spec::ClusterSpec;
-use crate::spec::fabric::{CLUSTER_LEVEL, HOST_LEVEL, server_places};
+use crate::spec::fabric::{CLUSTER_LEVEL, HOST_LEVEL};
 
 /// A level above the server, by its index in [`Fabric::levels`]: 0 is `cluster` (outermost),
 /// the last is `host`. A smaller index is a wider level.
@@ -51,7 +51,7 @@ impl Fabric {
     /// spec's server without a domain lands in a domain named `?`.
     pub fn from_spec(spec: &ClusterSpec, cluster_name: &str, names: &[String]) -> Fabric {
         let settings = spec.topology.clone().unwrap_or_default();
-        let places = server_places(spec);
+        let places = spec.server_places();
         let mut levels = vec![CLUSTER_LEVEL.to_string()];
         levels.extend(settings.levels.iter().cloned());
         levels.push(HOST_LEVEL.to_string());

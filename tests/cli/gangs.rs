@@ -71,7 +71,11 @@ fn pod_by_pod_preemption_splits_a_gang_the_optimum_keeps_in_one_rack() {
         assert_eq!(e["outcome"], "placed", "{exact}");
         assert_eq!(e["gang"]["domain"], "r2", "{exact}");
         assert_eq!(sorted(&e["victims"]), ["low-20-0", "low-30-0"], "{exact}");
-        assert!(close(&e["cost"], 2.0 + 30.0 / 91.0), "{exact}: {}", e["cost"]);
+        assert!(
+            close(&e["cost"], 2.0 + 30.0 / 91.0),
+            "{exact}: {}",
+            e["cost"]
+        );
     }
     assert_eq!(planner(&p, "ilp-batch")["status"], "optimal");
     // Kueue's best fit takes the rack with the least capacity once its pods are treated as
@@ -112,6 +116,9 @@ fn the_optimum_weighs_a_preferred_level_by_its_penalty() {
     assert_eq!(e["gang"]["preferred_hit"], true);
     assert!(close(&e["cost"], 1.0 + 4.0 * (1.0 - 1.0 / 1.05)));
     let kueue = event(&steep, "kueue-tas");
-    assert_eq!(kueue["gang"]["spread_level"], "block", "Kueue does not preempt for a preference");
+    assert_eq!(
+        kueue["gang"]["spread_level"], "block",
+        "Kueue does not preempt for a preference"
+    );
     assert_eq!(planner(&steep, "ilp-batch")["status"], "optimal");
 }

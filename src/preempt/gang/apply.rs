@@ -105,7 +105,10 @@ pub fn apply_gang(
         EventOutcome::Placed
     };
     let victim_prios: Vec<i64> = victims.iter().map(|v| v.priority).collect();
-    let victim_cost: f64 = victim_prios.iter().map(|&p| problem.cost.victim_cost(p)).sum();
+    let victim_cost: f64 = victim_prios
+        .iter()
+        .map(|&p| problem.cost.victim_cost(p))
+        .sum();
     let cost = victim_cost
         + match (whole, spread) {
             (true, Some(s)) => {
@@ -115,7 +118,11 @@ pub fn apply_gang(
         };
     let domain = spread.and_then(|s| {
         let first = *servers.first()?;
-        Some(fabric.domains_at(s)[fabric.domain_of(s, first) as usize].name.clone())
+        Some(
+            fabric.domains_at(s)[fabric.domain_of(s, first) as usize]
+                .name
+                .clone(),
+        )
     });
     let level_name = |l: FabricLevel| fabric.level_name(l).to_string();
     let event = PreemptionEvent {

@@ -13,10 +13,10 @@ use good_lp::Variable;
 use super::apply::apply_gang;
 use super::batch_model::{GangModel, build};
 use super::decision::{GangDecision, PodPlacement};
-use super::planning::gang_enactment_order;
 use super::request::Gang;
 use crate::plan::PlanStatus;
 use crate::plan::error::PlanningError;
+use crate::plan::gang::gang_enactment_order;
 use crate::preempt::exact::ilp::deadline;
 use crate::preempt::planner::GangBatch;
 use crate::preempt::problem::Problem;
@@ -81,14 +81,18 @@ pub fn decide_batch(
         .map(|((id, _), _)| *id)
         .collect();
     let decoded = decode(problem, initial, gangs, &slots, &counts, &evicted);
-    let replayed = decoded.as_ref().and_then(|d| replay_cost(problem, initial, gangs, d));
+    let replayed = decoded
+        .as_ref()
+        .and_then(|d| replay_cost(problem, initial, gangs, d));
     let warm_cost = warm_start.and_then(|w| replay_cost(problem, initial, gangs, w));
     match (decoded, replayed) {
-        (Some(decisions), Some(cost)) if warm_cost.is_none_or(|w| cost <= w + 1e-9) => Ok(GangBatch {
-            decisions,
-            status,
-            bound: solved.bound,
-        }),
+        (Some(decisions), Some(cost)) if warm_cost.is_none_or(|w| cost <= w + 1e-9) => {
+            Ok(GangBatch {
+                decisions,
+                status,
+                bound: solved.bound,
+            })
+        }
         // The solver's plan does not replay, or a sequential plan is better: that plan, with
         // the proven bound if any; never `optimal` unless the bound says so.
         _ => {
@@ -97,7 +101,11 @@ pub fn decide_batch(
                 (Some(b), Some(w)) if (w - b).abs() <= 1e-9 * w.abs().max(1.0)
             );
             Ok(fallback(
-                if proven { PlanStatus::Optimal } else { PlanStatus::TimeLimit },
+                if proven {
+                    PlanStatus::Optimal
+                } else {
+                    PlanStatus::TimeLimit
+                },
                 solved.bound,
             ))
         }
@@ -172,8 +180,10 @@ fn decode(
                 (g.or(p.gpus), c.or(p.cores))
             });
         for level in Level::ALL {
-            let mut here: Vec<&(usize, u32)> =
-                demands.iter().filter(|(i, _)| slots[*i].0.level == level).collect();
+            let mut here: Vec<&(usize, u32)> = demands
+                .iter()
+                .filter(|(i, _)| slots[*i].0.level == level)
+                .collect();
             here.sort_by_key(|(i, _)| (rank[slots[*i].0.gang], *i));
             for &&(i, count) in &here {
                 let slot = slots[i].0;
@@ -225,9 +235,12 @@ fn warm_values(
             servers_of[gi].push(p.server);
         }
     }
-    let evicted: std::collections::BTreeSet<PodId> =
-        warm.iter().flat_map(|d| d.victims.iter().copied()).collect();
-    let known: std::collections::BTreeSet<PodId> = model.victims.iter().map(|(id, _)| *id).collect();
+    let evicted: std::collections::BTreeSet<PodId> = warm
+        .iter()
+        .flat_map(|d| d.victims.iter().copied())
+        .collect();
+    let known: std::collections::BTreeSet<PodId> =
+        model.victims.iter().map(|(id, _)| *id).collect();
     if !evicted.is_subset(&known) || initial.pod_count() == 0 && !evicted.is_empty() {
         return None;
     }

@@ -107,7 +107,8 @@ pub fn build(problem: &Problem<'_>, initial: &ClusterState, gangs: &[Gang]) -> G
     }
     // Evictions, and the capacity of every domain of every server that holds a slot.
     let mut victims = Vec::new();
-    let servers: std::collections::BTreeSet<ServerId> = slots.iter().map(|(s, _)| s.server).collect();
+    let servers: std::collections::BTreeSet<ServerId> =
+        slots.iter().map(|(s, _)| s.server).collect();
     for &server in &servers {
         let t = cluster.type_of(server);
         let alloc = &initial.servers()[server.index()];
@@ -135,14 +136,16 @@ pub fn build(problem: &Problem<'_>, initial: &ClusterState, gangs: &[Gang]) -> G
                 let mut gpu_demand = Expression::from(0.0);
                 let mut core_demand = Expression::from(0.0);
                 for (slot, var) in slots.iter().filter(|(s, _)| s.server == server) {
-                    if slot.domain.gpus.is_subset(&e.gpus) && slot.domain.cores.is_subset(&e.cores) {
+                    if slot.domain.gpus.is_subset(&e.gpus) && slot.domain.cores.is_subset(&e.cores)
+                    {
                         let g = &gangs[slot.gang];
                         gpu_demand += g.request.gpus as f64 * *var;
                         core_demand += g.request.cores as f64 * *var;
                     }
                 }
                 let mut gpu_supply = Expression::from(alloc.free_gpus().and(e.gpus).len() as f64);
-                let mut core_supply = Expression::from(alloc.free_cores().and(e.cores).len() as f64);
+                let mut core_supply =
+                    Expression::from(alloc.free_cores().and(e.cores).len() as f64);
                 for (id, z) in &freed {
                     if let Some(p) = initial.pod(*id) {
                         gpu_supply += p.gpus.and(e.gpus).len() as f64 * *z;
@@ -168,7 +171,9 @@ pub fn build(problem: &Problem<'_>, initial: &ClusterState, gangs: &[Gang]) -> G
             out
         };
         let mut any = Expression::from(0.0);
-        let required_cost = problem.cost.spread_cost(g.pods, fabric.penalty_of(g.required));
+        let required_cost = problem
+            .cost
+            .spread_cost(g.pods, fabric.penalty_of(g.required));
         for (d, pods) in per_domain(g.required) {
             let y = vars.add(variable().binary());
             constraints.push(constraint!(pods == g.pods as f64 * y));

@@ -40,7 +40,10 @@ pub fn decide_with(at: &GangPoint<'_>, menus: &[HostMenu]) -> (GangDecision, f64
     let exhaustive = menus.iter().all(|m| m.exhaustive);
     let tables = Tables::<f64>::build(fabric, gang, menus, &cheapest);
     let priced = |f: &Fitting<f64>| {
-        f.value + problem.cost.spread_cost(gang.pods, fabric.penalty_of(f.level))
+        f.value
+            + problem
+                .cost
+                .spread_cost(gang.pods, fabric.penalty_of(f.level))
     };
     // Host level first, so on a tie the narrower domain wins, then the lower index.
     let best = tables
@@ -101,11 +104,12 @@ pub fn realise<K: Key>(
             continue;
         };
         d.victims.extend(chosen.victims);
-        d.pods.extend(pods.into_iter().map(|(g, c, _)| PodPlacement {
-            server,
-            gpus: g,
-            cores: c,
-        }));
+        d.pods
+            .extend(pods.into_iter().map(|(g, c, _)| PodPlacement {
+                server,
+                gpus: g,
+                cores: c,
+            }));
     }
     d.victims.sort_unstable();
     d

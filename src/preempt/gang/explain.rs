@@ -6,17 +6,19 @@
 
 use super::apply::{AppliedGang, apply_gang};
 use super::decision::{GangDecision, GangPoint};
-use super::planning::gang_enactment_order;
 use super::request::{Gang, gangs};
 use crate::plan::PlannerRole;
 use crate::plan::cancel::Cancel;
 use crate::plan::error::PlanningError;
-use crate::plan::explain::{ColumnKind, DecisionColumn, EventExplanation, SearchRecord, VictimFacts};
-use crate::preempt::explain::{event_index, filtered_out};
+use crate::plan::explain::{
+    ColumnKind, DecisionColumn, EventExplanation, SearchRecord, VictimFacts,
+};
+use crate::plan::gang::gang_enactment_order;
+use crate::preempt::event_facts::{event_index, filtered_out};
 use crate::preempt::planner::PreemptionPlanner;
-use crate::preempt::planning::run_order;
 use crate::preempt::problem::Problem;
 use crate::preempt::registry;
+use crate::preempt::reports::run_order;
 use crate::preempt::scenario;
 use crate::preempt::terms::{difference, terms_of};
 use crate::spec::PreemptionSpec;
@@ -113,7 +115,10 @@ fn sequential_run(
             gang,
         })?;
         let before = state.clone();
-        let cost = apply_gang(problem, &mut state, gang, &decision)?.applied.event.cost;
+        let cost = apply_gang(problem, &mut state, gang, &decision)?
+            .applied
+            .event
+            .cost;
         out.push(Faced {
             planner: planner.name().to_string(),
             role: planner.role(),
@@ -164,8 +169,8 @@ fn explain_one(
 ) -> Result<EventExplanation, PlanningError> {
     let mut columns = Vec::new();
     for f in faced {
-        let applied = apply_on(problem, &f.state, gang, &f.decision)
-            .map_err(|e| e.in_planner(&f.planner))?;
+        let applied =
+            apply_on(problem, &f.state, gang, &f.decision).map_err(|e| e.in_planner(&f.planner))?;
         let kind = if f.role == PlannerRole::PerEventReference {
             ColumnKind::Optimum
         } else {
@@ -206,7 +211,14 @@ fn explain_one(
         let applied = apply_on(problem, &f.state, gang, &optimum.decision)
             .map_err(|e| e.in_planner("ilp"))?;
         let proven = Some(!optimum.decision.unproven);
-        let mut col = column(problem, gang, &optimum, &applied, ColumnKind::Optimum, proven);
+        let mut col = column(
+            problem,
+            gang,
+            &optimum,
+            &applied,
+            ColumnKind::Optimum,
+            proven,
+        );
         col.state_of = vec![f.planner.clone()];
         columns.push(col);
         optimum_of[i] = Some(columns.len() - 1);

@@ -43,7 +43,11 @@ fn node_capacity(
 }
 
 /// Free GPUs and cores of `server` with `removed` pods gone.
-fn free_with(state: &ClusterState, server: ServerId, removed: &BTreeSet<PodId>) -> (GpuSet, CoreSet) {
+fn free_with(
+    state: &ClusterState,
+    server: ServerId,
+    removed: &BTreeSet<PodId>,
+) -> (GpuSet, CoreSet) {
     let a = &state.servers()[server.index()];
     a.residents()
         .iter()
@@ -114,7 +118,14 @@ impl Capacities {
 
     /// Pods per node of `k` pods in `domain` at level index `at`: the largest children first
     /// until one can hold the rest, which goes to the smallest that can.
-    fn descend(&self, fabric: &Fabric, at: usize, domain: u32, k: u32, out: &mut Vec<(ServerId, u32)>) {
+    fn descend(
+        &self,
+        fabric: &Fabric,
+        at: usize,
+        domain: u32,
+        k: u32,
+        out: &mut Vec<(ServerId, u32)>,
+    ) {
         let (level, _) = self.levels[at];
         if k == 0 {
             return;
@@ -227,7 +238,11 @@ pub fn decide(at: &GangPoint<'_>) -> GangDecision {
     let mut removed: BTreeSet<PodId> = candidates
         .iter()
         .copied()
-        .filter(|id| at.state.pod(*id).is_some_and(|p| in_domain.contains(&p.server)))
+        .filter(|id| {
+            at.state
+                .pod(*id)
+                .is_some_and(|p| in_domain.contains(&p.server))
+        })
         .collect();
     let mut order: Vec<PodId> = removed.iter().copied().collect();
     order.sort_by(|a, b| match (at.state.pod(*a), at.state.pod(*b)) {
@@ -264,7 +279,11 @@ fn name(fabric: &Fabric, (level, domain): (FabricLevel, u32)) -> String {
 
 /// The victims evicted, then each node's kubelet placing its pods (the node allocator); a pod
 /// it refuses leaves the gang unplaced.
-fn bind(at: &GangPoint<'_>, removed: &BTreeSet<PodId>, per_node: &[(ServerId, u32)]) -> GangDecision {
+fn bind(
+    at: &GangPoint<'_>,
+    removed: &BTreeSet<PodId>,
+    per_node: &[(ServerId, u32)],
+) -> GangDecision {
     let problem = at.problem;
     let mut d = GangDecision {
         victims: removed.iter().copied().collect(),

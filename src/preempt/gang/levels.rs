@@ -46,7 +46,10 @@ pub fn decide(at: &GangPoint<'_>, exhaustive: bool) -> GangDecision {
     let tables = Tables::<ImpKey>::build(fabric, gang, &menus, &smallest);
     let fitting = tables.fitting();
     let Some(fewest) = fitting.iter().map(|f| f.value.0).min() else {
-        return GangDecision::none("no domain of the required level can hold every pod", subsets);
+        return GangDecision::none(
+            "no domain of the required level can hold every pod",
+            subsets,
+        );
     };
     let candidates: Vec<&Fitting<ImpKey>> =
         fitting.iter().filter(|f| f.value.0 == fewest).collect();

@@ -142,7 +142,8 @@ pub fn host_menu(
                 .map(|(&k, cost)| k as f64 * cost)
                 .sum();
             let better_cost = menu.cheapest[j as usize].as_ref().is_none_or(|o| {
-                (victim_cost + placement_cost, mask.count_ones() as usize) < (o.cost(), o.victims.len())
+                (victim_cost + placement_cost, mask.count_ones() as usize)
+                    < (o.cost(), o.victims.len())
             });
             let option = || HostOption {
                 victims: (0..n)

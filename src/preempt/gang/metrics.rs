@@ -25,7 +25,12 @@ pub fn gang_metrics(
         entry.0 += 1;
         entry.1 += u64::from(a.applied.event.hit);
     }
-    let count = |o: EventOutcome| applied.iter().filter(|a| a.applied.event.outcome == o).count() as u64;
+    let count = |o: EventOutcome| {
+        applied
+            .iter()
+            .filter(|a| a.applied.event.outcome == o)
+            .count() as u64
+    };
     let victims: usize = applied.iter().map(|a| a.applied.victims.len()).sum();
     let over_eviction = optima.map(|optima| {
         applied
@@ -50,7 +55,12 @@ pub fn gang_metrics(
         let sums: Vec<(String, u32)> = fabric
             .domains_at(level)
             .iter()
-            .map(|d| (d.name.clone(), d.servers.iter().map(|s| free[s.index()]).sum()))
+            .map(|d| {
+                (
+                    d.name.clone(),
+                    d.servers.iter().map(|s| free[s.index()]).sum(),
+                )
+            })
             .collect();
         largest.insert(
             fabric.level_name(level).to_string(),

@@ -11,13 +11,14 @@ use super::metrics::gang_metrics;
 use super::request::Gang;
 use crate::plan::cancel::Progress;
 use crate::plan::error::PlanningError;
+use crate::plan::gang::gang_enactment_order;
 use crate::plan::preemption::{PreemptionPlannerReport, WorstDecision};
 use crate::plan::{PlanStatus, PlannerRole};
 use crate::preempt::metrics;
 use crate::preempt::planner::PreemptionPlanner;
-use crate::preempt::planning::{apply_gaps, reported_bound, run_order};
 use crate::preempt::problem::Problem;
 use crate::preempt::registry;
+use crate::preempt::reports::{apply_gaps, reported_bound, run_order};
 use crate::topology::ServerId;
 use crate::topology::state::ClusterState;
 
@@ -36,19 +37,10 @@ struct GangRun {
 
 impl GangRun {
     fn objective(&self) -> f64 {
-        self.applied.iter().fold(0.0, |s, a| s + a.applied.event.cost)
+        self.applied
+            .iter()
+            .fold(0.0, |s, a| s + a.applied.event.cost)
     }
-}
-
-/// The order a joint plan's gangs are enacted in: highest priority first, list order among
-/// equals (an eviction needs a strictly higher priority, so every victim's evictor comes no
-/// later than the pods that take its place).
-pub fn gang_enactment_order(gangs: &[Gang], joint: bool) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..gangs.len()).collect();
-    if joint {
-        order.sort_by_key(|&i| (std::cmp::Reverse(gangs[i].priority), i));
-    }
-    order
 }
 
 /// Plans `gangs` from `initial` with the named planners, in that report order.
@@ -163,7 +155,8 @@ fn run_sequential(
         let reference = planner.role() == PlannerRole::PerEventReference;
         let optimum = (measured && !reference).then(|| optimum_on(problem, &state, gang));
         let a = apply_gang(problem, &mut state, gang, &d)?;
-        run.optima.push(optimum.unwrap_or((a.applied.event.cost, a.victim_cost)));
+        run.optima
+            .push(optimum.unwrap_or((a.applied.event.cost, a.victim_cost)));
         run.applied.push(a);
         run.decisions.push(d);
     }
@@ -286,6 +279,10 @@ fn measure(
         runtime_ms: run.runtime_ms,
         truncated: false,
         metrics: m,
-        events: run.applied.iter().map(|a| a.applied.event.clone()).collect(),
+        events: run
+            .applied
+            .iter()
+            .map(|a| a.applied.event.clone())
+            .collect(),
     }
 }

@@ -41,6 +41,10 @@ pub fn decide(
         d.pods.len(),
         at.gang.pods,
         d.victims.len()
-    ) + if refused > 0 { " (the rest found no server)" } else { "" };
+    ) + if refused > 0 {
+        " (the rest found no server)"
+    } else {
+        ""
+    };
     Ok(d)
 }

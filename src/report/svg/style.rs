@@ -460,7 +460,11 @@ mod tests {
             PREEMPTION_COLOUR_ORDER.len(),
             "every planner has a colour of its own"
         );
-        assert!(PREEMPTION_PLANNERS.iter().all(|p| PREEMPTION_COLOUR_ORDER.contains(p)));
+        assert!(
+            PREEMPTION_PLANNERS
+                .iter()
+                .all(|p| PREEMPTION_COLOUR_ORDER.contains(p))
+        );
         let some = planner_colours(&["ilp", "flextopo-imp"]);
         assert_eq!(some, vec![all[4], all[2]]);
         let colocation = planner_colours(&COLOCATION_PLANNERS);

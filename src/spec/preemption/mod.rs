@@ -4,9 +4,9 @@ mod settings;
 mod workload;
 
 pub use settings::{
-    Admission, EventSolver, FlextopoSettings, ImpScope, LevelScores, PREEMPTION_PLANNERS, SINGLE_POD_PLANNERS,
-    PreemptionObjective, PreemptionPlanners, PriorityNorm, ResetMode, ScoreBasis, Seeds,
-    SimulationSettings, TopologyScore, TopologyScoreName,
+    Admission, EventSolver, FlextopoSettings, ImpScope, LevelScores, PREEMPTION_PLANNERS,
+    PreemptionObjective, PreemptionPlanners, PriorityNorm, ResetMode, SINGLE_POD_PLANNERS,
+    ScoreBasis, Seeds, SimulationSettings, TopologyScore, TopologyScoreName,
 };
 pub use workload::{
     DeviceAlignment, DisruptionBudget, FillAllocator, FillSpec, IdsOrCount, IntOrPercent,

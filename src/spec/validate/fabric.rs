@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::findings::Findings;
 use crate::p;
 use crate::spec::cluster::ClusterSpec;
-use crate::spec::fabric::{CLUSTER_LEVEL, FabricSpec, HOST_LEVEL, server_places};
+use crate::spec::fabric::{CLUSTER_LEVEL, FabricSpec, HOST_LEVEL};
 use crate::spec::limits::MAX_PENALTY;
 use crate::spec::source::Finding;
 
@@ -147,7 +147,7 @@ fn domain_keys(out: &mut Findings, spec: &ClusterSpec, fabric: &FabricSpec) {
 
 /// Every server in one domain per level; each domain inside one domain of the level above.
 fn placement(out: &mut Findings, spec: &ClusterSpec, fabric: &FabricSpec) {
-    let places = server_places(spec);
+    let places = spec.server_places();
     let mut reported_missing = BTreeSet::new();
     for place in &places {
         for (l, domain) in place.domains.iter().enumerate() {

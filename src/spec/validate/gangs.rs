@@ -4,13 +4,14 @@
 
 use super::findings::Findings;
 use crate::p;
-use crate::spec::PreemptionSpec;
 use crate::spec::limits::MAX_GANG_PODS;
 use crate::spec::preemption::PreemptEntry;
+use crate::spec::preemption::PreemptionSpec;
 use crate::spec::source::Finding;
 
 fn unsupported(path: String, message: String, help: &str) -> Finding {
-    Finding::new("spec::unsupported", path, message, "not modelled for gangs").help(help.to_string())
+    Finding::new("spec::unsupported", path, message, "not modelled for gangs")
+        .help(help.to_string())
 }
 
 /// The single-file rules of entry `i` when it is a gang.
@@ -45,7 +46,9 @@ pub(super) fn entry(out: &mut Findings, i: usize, e: &PreemptEntry, spec: &Preem
                 "`slice_size` without `slice_level`".to_string(),
                 "no slice level",
             )
-            .help("name the level one domain of which holds each slice, e.g. slice_level = \"host\""),
+            .help(
+                "name the level one domain of which holds each slice, e.g. slice_level = \"host\"",
+            ),
         ),
         (None, Some(_)) => out.push(
             Finding::new(
@@ -107,7 +110,10 @@ pub fn gang_levels(levels: &[String], spec: &PreemptionSpec) -> Vec<Finding> {
                         format!("`{level}` is not a level of the cluster"),
                         "no such level",
                     )
-                    .help(format!("the cluster's levels, outermost first: {}", levels.join(", "))),
+                    .help(format!(
+                        "the cluster's levels, outermost first: {}",
+                        levels.join(", ")
+                    )),
                 ),
             }
         }

@@ -9,8 +9,8 @@ mod cluster;
 mod colocation;
 mod eligibility;
 mod fabric;
-mod gangs;
 mod findings;
+mod gangs;
 mod preemption;
 mod ranges;
 

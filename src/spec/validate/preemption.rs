@@ -2,8 +2,8 @@
 //! references, id lists, FlexTopo scores) follow the preemption model alone.
 
 use crate::spec::limits::{
-    MAX_CHURN_ROUNDS, MAX_CYCLES, MAX_GANG_PODS, MAX_POD_CORES, MAX_POD_GPUS, MAX_PREEMPTORS, MAX_RUNNING_PODS,
-    MAX_SEEDS, MAX_SUBSET_EVALUATIONS, MAX_TIMESTAMP_S,
+    MAX_CHURN_ROUNDS, MAX_CYCLES, MAX_GANG_PODS, MAX_POD_CORES, MAX_POD_GPUS, MAX_PREEMPTORS,
+    MAX_RUNNING_PODS, MAX_SEEDS, MAX_SUBSET_EVALUATIONS, MAX_TIMESTAMP_S,
 };
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -132,8 +132,11 @@ pub fn preemption(spec: &PreemptionSpec) -> Vec<Finding> {
         }
         out.at_least(p!["preempt", i, "count"], e.count, 1, "`count`");
         super::gangs::entry(&mut out, i, e, spec);
-        preemptors = preemptors
-            .saturating_add(e.count.max(0).saturating_mul(e.pods.unwrap_or(1).clamp(1, MAX_GANG_PODS)));
+        preemptors = preemptors.saturating_add(
+            e.count
+                .max(0)
+                .saturating_mul(e.pods.unwrap_or(1).clamp(1, MAX_GANG_PODS)),
+        );
         // Named at the entry that crosses the limit: the sum has no single place in the file.
         if preemptors > MAX_PREEMPTORS {
             out.at_most(

@@ -22,7 +22,10 @@ pub fn running_state(
 ) -> Result<ClusterState, Vec<Finding>> {
     let mut state = ClusterState::empty(cluster);
     let mut findings = unknown_device_kinds(cluster, spec);
-    findings.extend(crate::spec::validate::gang_levels(&cluster.fabric.levels, spec));
+    findings.extend(crate::spec::validate::gang_levels(
+        &cluster.fabric.levels,
+        spec,
+    ));
     for (i, running) in spec.running.iter().enumerate() {
         match place_running(cluster, spec, &state, i, running) {
             Ok(mut pod) => {

@@ -9,9 +9,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::ledger::{PodRecord, Rejection, close, level_of, reject, score};
 use crate::plan::PlannerRole;
+use crate::plan::gang::{Gang, gang_enactment_order};
 use crate::plan::preemption::{EventOutcome, GangEvent, PreemptionEvent, PreemptionPlannerReport};
-use crate::preempt::gang::Gang;
-use crate::preempt::gang::planning::gang_enactment_order;
 use crate::spec::PreemptionSpec;
 use crate::spec::cluster::DEFAULT_GPU_KIND;
 use crate::spec::eligibility::PreemptionPolicy;
@@ -113,7 +112,10 @@ impl GangCheck<'_> {
     fn event(&mut self, e: &PreemptionEvent, gang: &Gang) -> Result<(), Rejection> {
         let name = e.preemptor.as_str();
         if name != gang.name {
-            return Err(reject(name, format!("event order differs: expected {}", gang.name)));
+            return Err(reject(
+                name,
+                format!("event order differs: expected {}", gang.name),
+            ));
         }
         let Some(g) = &e.gang else {
             return Err(reject(name, "a gang's event has no gang record".into()));
@@ -124,13 +126,19 @@ impl GangCheck<'_> {
             .get(gang.workload)
             .is_some_and(|c| c.preemption_policy == PreemptionPolicy::Never);
         if never && !e.victims.is_empty() {
-            return Err(reject(name, "evicts, but its class's preemption_policy is `never`".into()));
+            return Err(reject(
+                name,
+                "evicts, but its class's preemption_policy is `never`".into(),
+            ));
         }
         let victim_servers = self.evict(e, gang)?;
         let (servers, placement_cost, all_hit) = self.place(e, g, gang)?;
         let whole = self.judge(e, g, gang, &servers, all_hit)?;
         if self.gang_aware && !whole && !servers.is_empty() {
-            return Err(reject(name, "a gang-aware planner placed part of a gang, or split it".into()));
+            return Err(reject(
+                name,
+                "a gang-aware planner placed part of a gang, or split it".into(),
+            ));
         }
         if self.gang_aware && whole {
             let fabric = &self.cluster.fabric;
@@ -165,7 +173,10 @@ impl GangCheck<'_> {
                 gang.pods as f64 * w.unplaced
             };
         if !close(cost, e.cost) {
-            return Err(reject(name, format!("reported cost {}, recomputed {cost}", e.cost)));
+            return Err(reject(
+                name,
+                format!("reported cost {}, recomputed {cost}", e.cost),
+            ));
         }
         self.objective += cost;
         self.victims += e.victims.len() as u64;
@@ -179,7 +190,11 @@ impl GangCheck<'_> {
     }
 
     /// Evicts the event's victims, each checked; returns each one's server and priority.
-    fn evict(&mut self, e: &PreemptionEvent, gang: &Gang) -> Result<Vec<(ServerId, i64)>, Rejection> {
+    fn evict(
+        &mut self,
+        e: &PreemptionEvent,
+        gang: &Gang,
+    ) -> Result<Vec<(ServerId, i64)>, Rejection> {
         let name = e.preemptor.as_str();
         let mut out = Vec::new();
         for v in &e.victims {
@@ -202,7 +217,10 @@ impl GangCheck<'_> {
                 ));
             }
             let Some(server) = self.cluster.server_id(&rec.server) else {
-                return Err(reject(name, format!("victim {v} runs on an unknown server")));
+                return Err(reject(
+                    name,
+                    format!("victim {v} runs on an unknown server"),
+                ));
             };
             out.push((server, rec.priority));
         }
@@ -228,47 +246,80 @@ impl GangCheck<'_> {
         let mut cost = 0.0;
         let mut all_hit = true;
         if g.placements.len() as u32 != g.pods_placed || g.pods_placed > gang.pods {
-            return Err(reject(name, "the pods placed do not match the gang's count".into()));
+            return Err(reject(
+                name,
+                "the pods placed do not match the gang's count".into(),
+            ));
         }
         for pod in &g.placements {
             let Some(server) = cluster.server_id(&pod.node) else {
                 return Err(reject(name, format!("unknown server {}", pod.node)));
             };
             if let Some(refusal) = Eligibility::why(cluster, spec, gang.workload, server) {
-                return Err(reject(name, format!("{} on {}, which refuses it: {refusal}", pod.pod, pod.node)));
+                return Err(reject(
+                    name,
+                    format!("{} on {}, which refuses it: {refusal}", pod.pod, pod.node),
+                ));
             }
             let t = cluster.type_of(server);
             let gpus: BTreeSet<u32> = pod.gpus.iter().copied().collect();
             let cores: BTreeSet<u32> = pod.cores.iter().copied().collect();
-            if gpus.len() as u32 != gang.request.gpus || cores.len() as u32 != gang.request.cores
-                || gpus.len() != pod.gpus.len() || cores.len() != pod.cores.len()
+            if gpus.len() as u32 != gang.request.gpus
+                || cores.len() as u32 != gang.request.cores
+                || gpus.len() != pod.gpus.len()
+                || cores.len() != pod.cores.len()
             {
-                return Err(reject(name, format!("{} holds other than the GPUs and cores it asks for", pod.pod)));
+                return Err(reject(
+                    name,
+                    format!(
+                        "{} holds other than the GPUs and cores it asks for",
+                        pod.pod
+                    ),
+                ));
             }
             if gpus.iter().any(|&x| x as usize >= t.gpu_count())
                 || cores.iter().any(|&x| x as usize >= t.core_count())
             {
-                return Err(reject(name, format!("{}: an id lies outside {}", pod.pod, pod.node)));
+                return Err(reject(
+                    name,
+                    format!("{}: an id lies outside {}", pod.pod, pod.node),
+                ));
             }
             if let Some((holder, _)) = self.pods.iter().find(|(_, r)| {
                 r.server == pod.node && (!r.gpus.is_disjoint(&gpus) || !r.cores.is_disjoint(&cores))
             }) {
-                return Err(reject(name, format!("{}: its GPUs or cores are still held by {holder}", pod.pod)));
+                return Err(reject(
+                    name,
+                    format!("{}: its GPUs or cores are still held by {holder}", pod.pod),
+                ));
             }
             if let Some(why) = ask.broken_by(cluster, t, &gpus, &cores) {
                 return Err(reject(name, why));
             }
             let level = level_of(t, &gpus, &cores);
             if pod.level != level {
-                return Err(reject(name, format!("{}: reported level {}, the placement is {level}", pod.pod, pod.level)));
+                return Err(reject(
+                    name,
+                    format!(
+                        "{}: reported level {}, the placement is {level}",
+                        pod.pod, pod.level
+                    ),
+                ));
             }
-            let required = required_level(cluster, t, &ask, (gang.request.gpus, gang.request.cores));
+            let required =
+                required_level(cluster, t, &ask, (gang.request.gpus, gang.request.cores));
             let hit = required.is_some_and(|r| level <= r);
             let enforced = gang.qos == TopologyQos::Guaranteed
                 && t.enforces_alignment()
                 && spec.simulation.admission == Admission::Kubelet;
             if enforced && !hit {
-                return Err(reject(name, format!("{}: guaranteed pod placed at {level}, below its required level", pod.pod)));
+                return Err(reject(
+                    name,
+                    format!(
+                        "{}: guaranteed pod placed at {level}, below its required level",
+                        pod.pod
+                    ),
+                ));
             }
             all_hit &= hit;
             cost += spec.objective.topology * (1.0 - score(spec, t, level));
@@ -309,7 +360,13 @@ impl GangCheck<'_> {
                 *per_domain.entry(fabric.domain_of(level, *s)).or_default() += 1;
             }
             if per_domain.values().any(|n| n % size != 0) {
-                return Err(reject(name, format!("a slice of {size} pods does not lie inside one {}", fabric.level_name(level))));
+                return Err(reject(
+                    name,
+                    format!(
+                        "a slice of {size} pods does not lie inside one {}",
+                        fabric.level_name(level)
+                    ),
+                ));
             }
         }
         let expected = if e.outcome == EventOutcome::Refused {
@@ -334,10 +391,16 @@ impl GangCheck<'_> {
             ("placed", e.placed == whole),
             ("hit", e.hit == (whole && all_hit)),
             ("spread_level", g.spread_level == spread.map(level_name)),
-            ("required_level", g.required_level == level_name(gang.required)),
+            (
+                "required_level",
+                g.required_level == level_name(gang.required),
+            ),
         ];
         if let Some((what, _)) = checks.iter().find(|(_, ok)| !ok) {
-            return Err(reject(name, format!("reported `{what}` does not match the placement")));
+            return Err(reject(
+                name,
+                format!("reported `{what}` does not match the placement"),
+            ));
         }
         Ok(whole)
     }
@@ -348,4 +411,3 @@ fn priority_range(spec: &PreemptionSpec) -> (i64, i64) {
     let prios = spec.workload.iter().map(|w| w.priority);
     (prios.clone().min().unwrap_or(0), prios.max().unwrap_or(0))
 }
-
