@@ -9,6 +9,7 @@ mod common;
 
 mod colocation;
 mod equivalence;
+mod gangs;
 mod memory_bound;
 mod planners;
 mod plans;
