@@ -19,7 +19,7 @@ use super::menu::worst_level;
 use super::request::Gang;
 use crate::preempt::problem::Problem;
 use crate::topology::state::ClusterState;
-use crate::topology::{Domain, FabricLevel, Level, PodId, ServerId};
+use crate::topology::{CoreSet, Domain, FabricLevel, GpuSet, Level, PodId, ServerId};
 
 /// One placement variable: pods of `gang` in `domain` (at `level`) of `server`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -60,6 +60,48 @@ fn empty_capacity(g: &Gang, d: &Domain) -> u32 {
     by(d.gpus.len(), g.request.gpus)
         .min(by(d.cores.len(), g.request.cores))
         .min(g.pods)
+}
+
+/// Pods of `g` that fit in `d` with `gpus` and `cores` free there.
+fn pods_fitting(g: &Gang, d: &Domain, gpus: GpuSet, cores: CoreSet) -> u32 {
+    empty_capacity(
+        g,
+        &Domain {
+            gpus: gpus.and(d.gpus),
+            cores: cores.and(d.cores),
+        },
+    )
+}
+
+/// Valid inequalities that tighten the relaxation: a slot that holds more than `k` pods only
+/// when pod v is evicted, `k` being what it holds with every other candidate evicted, obeys
+/// x ≤ k + (cap − k)·z_v. (Without them the relaxation evicts fractions of pods: a whole-host
+/// pod would need a share of each resident.)
+fn must_evict_cuts(
+    constraints: &mut Vec<Constraint>,
+    (initial, server): (&ClusterState, ServerId),
+    slots: &[(Slot, Variable)],
+    freed: &[(PodId, Variable)],
+    gangs: &[Gang],
+) {
+    let alloc = &initial.servers()[server.index()];
+    let everything = freed
+        .iter()
+        .filter_map(|(id, _)| initial.pod(*id))
+        .fold((alloc.free_gpus(), alloc.free_cores()), |(g, c), p| {
+            (g.or(p.gpus), c.or(p.cores))
+        });
+    for (slot, x) in slots.iter().filter(|(s, _)| s.server == server) {
+        let g = &gangs[slot.gang];
+        let cap = empty_capacity(g, &slot.domain).min(pods_fitting(g, &slot.domain, everything.0, everything.1));
+        for (id, z) in freed {
+            let Some(v) = initial.pod(*id) else { continue };
+            let without = pods_fitting(g, &slot.domain, everything.0.minus(v.gpus), everything.1.minus(v.cores));
+            if without < cap {
+                constraints.push(constraint!(*x <= without as f64 + (cap - without) as f64 * *z));
+            }
+        }
+    }
 }
 
 /// Builds the joint model of `gangs` on `initial`.
@@ -131,6 +173,7 @@ pub fn build(problem: &Problem<'_>, initial: &ClusterState, gangs: &[Gang]) -> G
             freed.push((r.id, z));
             victims.push((r.id, z));
         }
+        must_evict_cuts(&mut constraints, (initial, server), &slots, &freed, gangs);
         for level in Level::ALL {
             for e in t.domains(level) {
                 let mut gpu_demand = Expression::from(0.0);
