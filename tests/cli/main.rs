@@ -22,4 +22,5 @@ mod schemas;
 mod support;
 mod svg;
 mod sweep;
+mod topology;
 mod traces;
