@@ -6,10 +6,11 @@ use std::fmt::Write;
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use super::fabric::{DomainTree, gpus_of};
 use crate::sim::sweep::SweepOutput;
 use crate::spec::sorted_keys;
 use crate::topology::state::ClusterState;
-use crate::topology::{Cluster, Level, ServerId};
+use crate::topology::{Cluster, FabricLevel, Level, ServerId};
 
 /// Pretty JSON with a final newline.
 pub fn to_json<T: Serialize>(value: &T) -> String {
@@ -37,9 +38,60 @@ pub fn to_json_line<T: Serialize>(value: &T) -> String {
 struct TopologyView<'a> {
     cluster: &'a str,
     kind: &'static str,
+    /// Only for a cluster with levels above the server: a cluster without keeps its text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    levels: Option<LevelsView<'a>>,
     pods: PodsView<'a>,
     schema_version: u32,
     servers: ServersView<'a>,
+}
+
+/// The levels above the server (DESIGN §12.3), outermost first from `cluster` to `host`: per
+/// level its name, the penalty of a gang spread across one of its domains, and its domains,
+/// each with its GPUs, the domain of the level outside that holds it (`null` for the
+/// cluster) and its servers.
+struct LevelsView<'a> {
+    cluster: &'a Cluster,
+}
+
+#[derive(Serialize)]
+struct LevelView<'a> {
+    domains: Vec<DomainView<'a>>,
+    name: &'a str,
+    penalty: f64,
+}
+
+#[derive(Serialize)]
+struct DomainView<'a> {
+    gpus: usize,
+    name: &'a str,
+    parent: Option<&'a str>,
+    servers: Vec<&'a str>,
+}
+
+impl Serialize for LevelsView<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let cluster = self.cluster;
+        let tree = DomainTree::of(&cluster.fabric);
+        let fabric = tree.fabric;
+        serializer.collect_seq((0..fabric.levels.len()).map(|l| {
+            let level = FabricLevel(l as u16);
+            LevelView {
+                domains: (fabric.domains_at(level).iter())
+                    .map(|d| DomainView {
+                        gpus: gpus_of(cluster, &d.servers),
+                        name: &d.name,
+                        parent: tree.parent_name(level, d),
+                        servers: (d.servers.iter())
+                            .map(|s| cluster.server(*s).name.as_str())
+                            .collect(),
+                    })
+                    .collect(),
+                name: fabric.level_name(level),
+                penalty: fabric.penalty_of(level),
+            }
+        }))
+    }
 }
 
 struct ServersView<'a> {
@@ -200,6 +252,7 @@ pub fn topology(cluster: &Cluster, state: Option<&ClusterState>) -> String {
     let view = TopologyView {
         cluster: &cluster.name,
         kind: "topology",
+        levels: (cluster.fabric.has_named_levels()).then_some(LevelsView { cluster }),
         pods: PodsView { cluster, state },
         schema_version: 1,
         servers: ServersView { cluster, state },

@@ -4,6 +4,7 @@ pub mod chrome_trace;
 pub mod csv;
 pub mod diagnostic;
 pub mod dot;
+pub mod fabric;
 pub mod json;
 pub mod render;
 pub mod svg;

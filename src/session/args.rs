@@ -223,7 +223,8 @@ pub enum TopologyFormat {
     Json,
     /// A terminal table.
     Table,
-    /// A server map: sockets, NUMA nodes, cores and GPUs coloured by the pod holding them.
+    /// A server map: sockets, NUMA nodes, cores and GPUs coloured by the pod holding them (a
+    /// rack map of a cluster with `[topology] levels`, when no workload is given).
     Svg,
 }
 

@@ -23,4 +23,5 @@ mod schemas;
 mod support;
 mod svg;
 mod sweep;
+mod topology;
 mod traces;

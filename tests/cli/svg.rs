@@ -296,6 +296,33 @@ fn a_large_cluster_is_cut_to_its_first_servers() {
 }
 
 #[test]
+fn a_cluster_with_levels_is_a_rack_map_unless_a_workload_is_given() {
+    let racks = root().join("examples/clusters/h100-racks.toml");
+    let (cluster, _) = session_topology::topology(&racks, None).unwrap_or_else(|e| panic!("{e:?}"));
+    // Its snapshot is the CLI's (`topology__h100-racks__svg`).
+    let svg = check("topology-racks", || {
+        topology::topology(&cluster, None, None)
+    });
+    assert!(
+        svg.contains("block b2: 8 hosts, 64 GPUs"),
+        "outermost boxes labelled"
+    );
+    assert!(svg.contains("rack b2-r2"), "inner boxes labelled");
+    let gangs = root().join("examples/workloads/gangs-racks.toml");
+    let (cluster, state) =
+        session_topology::topology(&racks, Some(&gangs)).unwrap_or_else(|e| panic!("{e:?}"));
+    assert!(state.is_some(), "a preemption workload gives a state");
+    let svg = check("topology-racks-workload", || {
+        topology::topology(&cluster, state.as_ref(), None)
+    });
+    assert!(
+        svg.contains("coloured by the pod holding them"),
+        "the server map"
+    );
+    assert!(!svg.contains("rack b2-r2"), "no rack map with a workload");
+}
+
+#[test]
 fn timeline_of_a_colocation_run() {
     let p = pair(
         "examples/clusters/a100-x16.toml",

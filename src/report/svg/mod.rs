@@ -4,6 +4,7 @@
 pub mod capacity;
 pub mod error;
 pub mod headline;
+pub mod rack_map;
 pub mod simulation;
 pub mod style;
 pub mod sweep;

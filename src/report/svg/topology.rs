@@ -3,7 +3,9 @@
 //! squares) above its cores; a square is coloured by the pod holding it, light grey when
 //! free. Without a server named, every server is drawn in a grid, smaller past
 //! `MEDIUM_MAX_SERVERS` (the first `MAX_SERVERS` of a bigger cluster, as the subtitle says);
-//! with one, that server is drawn large with its socket, NUMA node, GPU and core ids.
+//! with one, that server is drawn large with its socket, NUMA node, GPU and core ids. A
+//! cluster with levels above the server and no workload is drawn as a rack map instead
+//! ([`rack_map`](super::rack_map)).
 
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
@@ -207,8 +209,9 @@ impl Pods {
     }
 }
 
-/// A map of the cluster (every server small) or, with `server`, of that server (large, with
-/// ids); `state` colours what its pods hold. An unknown server name is an error naming a few
+/// A map of the cluster (every server small; a rack map of a cluster with levels above the
+/// server, without `state`) or, with `server`, of that server (large, with ids); `state`
+/// colours what its pods hold. An unknown server name is an error naming a few
 /// of the cluster's servers.
 pub fn topology(
     cluster: &Cluster,
@@ -220,6 +223,9 @@ pub fn topology(
             Some(id) => single(cluster, state, id),
             None => Err(unknown_server(cluster, name)),
         },
+        None if state.is_none() && cluster.fabric.has_named_levels() => {
+            super::rack_map::rack_map(cluster)
+        }
         None => grid(cluster, state),
     }
 }
