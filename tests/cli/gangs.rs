@@ -122,3 +122,18 @@ fn the_optimum_weighs_a_preferred_level_by_its_penalty() {
     );
     assert_eq!(planner(&steep, "ilp-batch")["status"], "optimal");
 }
+
+#[test]
+fn kueue_admits_a_gang_the_kubelet_refuses_and_the_optimum_frees_numa_nodes() {
+    let p = plan("kueue-admitted-cannot-run");
+    let kueue = event(&p, "kueue-tas");
+    assert_eq!(kueue["outcome"], "refused", "admitted by counts, refused by the kubelet");
+    assert!(kueue["victims"].as_array().is_some_and(Vec::is_empty));
+    for name in ["ilp", "ilp-batch"] {
+        let e = event(&p, name);
+        assert_eq!(e["outcome"], "placed", "{name}");
+        assert_eq!(nodes(&e), ["h0", "h0"], "{name}");
+        assert_eq!(e["victims"].as_array().map(Vec::len), Some(2), "{name}");
+        assert!(close(&e["cost"], 2.0), "{name}: {}", e["cost"]);
+    }
+}
