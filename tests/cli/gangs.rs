@@ -127,7 +127,10 @@ fn the_optimum_weighs_a_preferred_level_by_its_penalty() {
 fn kueue_admits_a_gang_the_kubelet_refuses_and_the_optimum_frees_numa_nodes() {
     let p = plan("kueue-admitted-cannot-run");
     let kueue = event(&p, "kueue-tas");
-    assert_eq!(kueue["outcome"], "refused", "admitted by counts, refused by the kubelet");
+    assert_eq!(
+        kueue["outcome"], "refused",
+        "admitted by counts, refused by the kubelet"
+    );
     assert!(kueue["victims"].as_array().is_some_and(Vec::is_empty));
     for name in ["ilp", "ilp-batch"] {
         let e = event(&p, name);

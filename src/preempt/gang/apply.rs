@@ -26,6 +26,19 @@ pub struct AppliedGang {
     pub victim_cost: f64,
 }
 
+/// Whether each domain of the gang's slice level holds whole slices of its pods (`servers`:
+/// one entry per placed pod), so that every slice can lie inside one of them.
+pub fn slices_hold(fabric: &crate::topology::Fabric, gang: &Gang, servers: &[ServerId]) -> bool {
+    let Some((size, level)) = gang.slice else {
+        return true;
+    };
+    let mut per_domain: std::collections::BTreeMap<u32, u32> = Default::default();
+    for s in servers {
+        *per_domain.entry(fabric.domain_of(level, *s)).or_default() += 1;
+    }
+    per_domain.values().all(|n| n % size == 0)
+}
+
 /// Applies `d` for `gang` to `state`.
 pub fn apply_gang(
     problem: &Problem<'_>,
@@ -90,7 +103,9 @@ pub fn apply_gang(
     }
     let spread = (!servers.is_empty()).then(|| fabric.spread_level(&servers));
     let all_placed = placements.len() as u32 == gang.pods;
-    let whole = all_placed && spread.is_some_and(|s| s >= gang.required);
+    let whole = all_placed
+        && spread.is_some_and(|s| s >= gang.required)
+        && slices_hold(fabric, gang, &servers);
     let outcome = if d.refused {
         EventOutcome::Refused
     } else if placements.is_empty() {

@@ -93,12 +93,24 @@ fn must_evict_cuts(
         });
     for (slot, x) in slots.iter().filter(|(s, _)| s.server == server) {
         let g = &gangs[slot.gang];
-        let cap = empty_capacity(g, &slot.domain).min(pods_fitting(g, &slot.domain, everything.0, everything.1));
+        let cap = empty_capacity(g, &slot.domain).min(pods_fitting(
+            g,
+            &slot.domain,
+            everything.0,
+            everything.1,
+        ));
         for (id, z) in freed {
             let Some(v) = initial.pod(*id) else { continue };
-            let without = pods_fitting(g, &slot.domain, everything.0.minus(v.gpus), everything.1.minus(v.cores));
+            let without = pods_fitting(
+                g,
+                &slot.domain,
+                everything.0.minus(v.gpus),
+                everything.1.minus(v.cores),
+            );
             if without < cap {
-                constraints.push(constraint!(*x <= without as f64 + (cap - without) as f64 * *z));
+                constraints.push(constraint!(
+                    *x <= without as f64 + (cap - without) as f64 * *z
+                ));
             }
         }
     }

@@ -353,22 +353,16 @@ impl GangCheck<'_> {
         let fabric = &self.cluster.fabric;
         let spread = (!servers.is_empty()).then(|| fabric.spread_level(servers));
         let all = g.pods_placed == gang.pods;
-        let whole = all && spread.is_some_and(|s| s >= gang.required);
-        if let (true, Some((size, level))) = (whole, gang.slice) {
+        // Whole: every pod placed, inside one domain of the required level, each domain of the
+        // slice level holding whole slices (recounted here, not asked of the planner side).
+        let slices_hold = gang.slice.is_none_or(|(size, level)| {
             let mut per_domain: BTreeMap<u32, u32> = BTreeMap::new();
             for s in servers {
                 *per_domain.entry(fabric.domain_of(level, *s)).or_default() += 1;
             }
-            if per_domain.values().any(|n| n % size != 0) {
-                return Err(reject(
-                    name,
-                    format!(
-                        "a slice of {size} pods does not lie inside one {}",
-                        fabric.level_name(level)
-                    ),
-                ));
-            }
-        }
+            per_domain.values().all(|n| n % size == 0)
+        });
+        let whole = all && spread.is_some_and(|s| s >= gang.required) && slices_hold;
         let expected = if e.outcome == EventOutcome::Refused {
             if !servers.is_empty() {
                 return Err(reject(name, "refused, but pods are placed".into()));
