@@ -382,6 +382,7 @@ mod tests {
             taints: Vec::new(),
             unschedulable: false,
             ready: true,
+            domain: Default::default(),
         });
         let (c, w, s) = shrink(&cluster, &critical, 0, 1).expect("shrinks");
         assert_eq!(s.removed, ["n-3", "n-2", "n-1"]);
