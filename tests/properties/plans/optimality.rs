@@ -285,16 +285,8 @@ fn contested_workload() -> impl Strategy<Value = PreemptionSpec> {
         spec.running.retain(|r| r.workload == "w0");
         spec.fill = Some(fill_spec("w0", 1.0, allocator, 3));
         spec.preempt = vec![
-            PreemptEntry {
-                workload: "w1".into(),
-                count: first,
-                name: None,
-            },
-            PreemptEntry {
-                workload: "w2".into(),
-                count: second,
-                name: None,
-            },
+            PreemptEntry::pods_of("w1", first),
+            PreemptEntry::pods_of("w2", second),
         ];
         spec
     })

@@ -43,6 +43,7 @@ fn with_rules(
         taints: vec![],
         unschedulable,
         ready,
+        domain: Default::default(),
     };
     match which {
         1 => cluster.server.push(rule("a0", true, true)),
