@@ -6,8 +6,10 @@
 //! objects), `dra_inventory` (the DRA devices), `nodes` (nodes → servers, with `nrt` for
 //! NodeResourceTopology layouts), `pod_mapping` (each pod to a running pod or a preemptor,
 //! with `pods` and `pod_devices` for what it asks), `running` and `placement` (running pods
-//! onto cores and ids), `rules` and `budgets`; `conventions` holds the Kubernetes rules they
-//! share, `options` what the command line sets.
+//! onto cores and ids), `rules` and `budgets`, then the levels above the server
+//! (`fabric_levels`, `hypernodes`, `fabric_domains`, from the objects `fabric_read` sorts)
+//! and the gangs of pending pods (`gang_asks`, `gangs`); `conventions` holds the Kubernetes
+//! rules they share, `options` what the command line sets.
 
 mod budgets;
 mod claims;
@@ -15,6 +17,12 @@ mod conventions;
 mod device_plugins;
 mod devices;
 mod dra_inventory;
+mod fabric_domains;
+mod fabric_levels;
+mod fabric_read;
+mod gang_asks;
+mod gangs;
+mod hypernodes;
 mod importer;
 mod nodes;
 mod nrt;
