@@ -117,9 +117,15 @@ impl Fabric {
                 .collect(),
             penalty: BTreeMap::new(),
         });
+        let index: BTreeMap<String, usize> = cluster
+            .server
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.name.clone(), i))
+            .collect();
         for (name, domain) in self.domains {
-            match cluster.server.iter_mut().find(|s| s.name == name) {
-                Some(server) => server.domain = domain,
+            match index.get(&name) {
+                Some(&i) => cluster.server[i].domain = domain,
                 None => cluster.server.push(ServerRulesSpec {
                     name,
                     labels: BTreeMap::new(),

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::read::Origin;
+use super::origin::Origin;
 use crate::import::fabric_objects::FabricObject;
 use crate::import::k8s_objects::Object;
 use crate::import::summary::ImportSummary;

@@ -4,7 +4,7 @@
 //! tier, a HyperNode in two parents, a member of a tier not below its parent's and a
 //! `regexMatch` (coplan has no regular expressions) are refused where they are written.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_saphyr::Spanned;
 
@@ -48,19 +48,24 @@ struct Direct<'a> {
 struct Members<'a> {
     direct: Vec<Direct<'a>>,
     parent: BTreeMap<&'a str, &'a str>,
+    /// The servers' names.
+    servers: BTreeSet<&'a str>,
 }
 
 /// The HyperNode of each tier that holds each of `servers`.
-pub(super) fn hypernode_places(
-    hypernodes: &BTreeMap<String, Placed>,
-    servers: &[&NodeObject],
+pub(super) fn hypernode_places<'a>(
+    hypernodes: &'a BTreeMap<String, Placed>,
+    servers: &[&'a NodeObject],
     summary: &mut ImportSummary,
 ) -> Result<TierPlaces, ImportError> {
     let mut tiers: BTreeMap<&str, i64> = BTreeMap::new();
     for (name, h) in hypernodes {
         tiers.insert(name, tier_of(h)?);
     }
-    let mut members = Members::default();
+    let mut members = Members {
+        servers: servers.iter().map(|n| n.name.as_str()).collect(),
+        ..Members::default()
+    };
     for h in hypernodes.values() {
         for (j, member) in h.object.spec.members.iter().enumerate() {
             members.read(h, (j + 1, member), (hypernodes, &tiers), servers, summary)?;
@@ -131,7 +136,7 @@ impl<'a> Members<'a> {
         };
         match selector(&h.origin, &what, &member.selector)? {
             At::Name(name) if is_node => {
-                if servers.iter().any(|n| n.name == name.value) {
+                if self.servers.contains(name.value.as_str()) {
                     self.direct.push(Direct {
                         hypernode: h,
                         node: name.value.clone(),

@@ -3,7 +3,7 @@
 //! workload whose preemptors are the Pending pods. The mapping rules are in `docs/import.md`.
 //!
 //! The steps have a file each, in the order `importer` runs them: `read` (documents → located
-//! objects), `dra_inventory` (the DRA devices), `nodes` (nodes → servers, with `nrt` for
+//! objects, each with its `origin`), `dra_inventory` (the DRA devices), `nodes` (nodes → servers, with `nrt` for
 //! NodeResourceTopology layouts), `pod_mapping` (each pod to a running pod or a preemptor,
 //! with `pods` and `pod_devices` for what it asks), `running` and `placement` (running pods
 //! onto cores and ids), `rules` and `budgets`, then the levels above the server
@@ -27,6 +27,7 @@ mod importer;
 mod nodes;
 mod nrt;
 mod options;
+mod origin;
 mod placement;
 mod pod_devices;
 mod pod_mapping;

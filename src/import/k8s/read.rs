@@ -7,9 +7,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde_saphyr::Spanned;
-
 use super::fabric_read::FabricObjects;
+pub(super) use super::origin::{Origin, at_object, at_span};
 use crate::calendar::rfc3339_seconds;
 use crate::import::dra_objects::{DRA_KINDS, DraObject};
 use crate::import::error::ImportError;
@@ -20,27 +19,6 @@ use crate::import::limits::{MAX_CLOCK_SPAN_S, MAX_QUANTITY};
 use crate::import::summary::ImportSummary;
 use crate::import::tree::{Node, Sink, Value, from_tree};
 use crate::import::{json, quantity, yaml};
-
-/// Where an object came from: file, document, item, and the line it starts on.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Origin {
-    file: usize,
-    document: usize,
-    item: Option<usize>,
-    line: usize,
-}
-
-impl Origin {
-    fn describe(&self, files: &[(String, String)]) -> String {
-        format!("{}, {}", files[self.file].0, self.place())
-    }
-
-    /// `document D` or `document D, item I`: where in its file the object is.
-    fn place(&self) -> String {
-        let item = self.item.map(|i| format!(", item {i}")).unwrap_or_default();
-        format!("document {}{item}", self.document)
-    }
-}
 
 pub(super) struct NodeObject {
     pub(super) name: String,
@@ -53,22 +31,6 @@ pub(super) struct NodeObject {
 pub(super) struct PodObject {
     pub(super) origin: Origin,
     pub(super) object: Object,
-}
-
-/// The located error of a value written at `at` (a line within the document), its message
-/// naming the document (and the item of a List).
-pub(super) fn at_span<T>(
-    origin: &Origin,
-    doc_line: usize,
-    s: &Spanned<T>,
-    message: String,
-) -> ImportError {
-    ImportError::at(
-        origin.file,
-        doc_line + s.referenced.line() as usize - 1,
-        Some(s.referenced.column() as usize),
-        format!("{}: {message}", origin.place()),
-    )
 }
 
 /// Whether a text is JSON (its first character opens an object or an array); YAML otherwise.
@@ -559,14 +521,4 @@ fn check_clock_span(
         bounds = Some((lo, hi));
     }
     Ok(())
-}
-
-/// The located error of an object as a whole (its first line), naming the document.
-pub(super) fn at_object(origin: &Origin, message: String) -> ImportError {
-    ImportError::at(
-        origin.file,
-        origin.line,
-        None,
-        format!("{}: {message}", origin.place()),
-    )
 }
