@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use super::fabric_objects as fo;
 use super::tree::{Node, Value};
 
 /// A path step matching every extended resource name (one with a `/`: `nvidia.com/gpu`,
@@ -107,6 +108,16 @@ fn modelled(kind: &str) -> &'static [&'static [&'static str]] {
             &["status", "phase"],
             &["status", "qosClass"],
             &["metadata", "labels"],
+            &["metadata", "annotations", fo::KUEUE_REQUIRED],
+            &["metadata", "annotations", fo::KUEUE_PREFERRED],
+            &["metadata", "annotations", fo::KUEUE_SLICE_REQUIRED],
+            &["metadata", "annotations", fo::KUEUE_SLICE_SIZE],
+            &["metadata", "annotations", fo::KUEUE_WORKLOAD],
+            &["metadata", "annotations", fo::VOLCANO_GROUP],
+            &["metadata", "annotations", fo::VOLCANO_GROUP_OLD],
+            &["metadata", "ownerReferences", "[]", "kind"],
+            &["metadata", "ownerReferences", "[]", "name"],
+            &["metadata", "ownerReferences", "[]", "controller"],
         ],
         "PodDisruptionBudget" => &[
             COMMON,

@@ -9,6 +9,7 @@ use serde::Deserialize;
 use serde::de::{self, Deserializer, Visitor};
 use serde_saphyr::Spanned;
 
+use super::fabric_objects as fo;
 pub use super::labels::{LabelRequirement, LabelSelector, Labels};
 
 /// A quantity as written: `64`, `63500m` or `"512Gi"` (YAML may give a bare number).
@@ -78,6 +79,10 @@ pub struct Object {
     /// by its own types: its `spec.devices` is a list in one kind and a map in another.
     #[serde(skip)]
     pub dra: Option<Box<super::dra_objects::DraObject>>,
+    /// A Kueue Topology or ResourceFlavor, a Volcano HyperNode or PodGroup, read by its own
+    /// types.
+    #[serde(skip)]
+    pub fabric: Option<Box<super::fabric_objects::FabricObject>>,
 }
 
 /// The `metadata` of an object.
@@ -93,6 +98,107 @@ pub struct Metadata {
     /// Labels; `nvidia.com/gpu.product` gives a node's GPU model; a pod's are matched by
     /// PodDisruptionBudgets.
     pub labels: Labels,
+    /// A pod's annotations that coplan reads (Kueue's topology requests, Volcano's group
+    /// name), each with where its value was written.
+    pub annotations: Annotations,
+    /// A pod's owners; its controller groups it with its siblings into a gang.
+    pub owner_references: Vec<OwnerReference>,
+}
+
+/// The annotations coplan reads ([`READ_ANNOTATIONS`]), by key; the others are not kept.
+#[derive(Debug, Default)]
+pub struct Annotations(BTreeMap<String, Spanned<Text>>);
+
+/// The annotations a pod is read for.
+pub const READ_ANNOTATIONS: [&str; 7] = [
+    fo::KUEUE_REQUIRED,
+    fo::KUEUE_PREFERRED,
+    fo::KUEUE_SLICE_REQUIRED,
+    fo::KUEUE_SLICE_SIZE,
+    fo::KUEUE_WORKLOAD,
+    fo::VOLCANO_GROUP,
+    fo::VOLCANO_GROUP_OLD,
+];
+
+impl Annotations {
+    /// The value of `key`, with where it was written.
+    pub fn get(&self, key: &str) -> Option<&Spanned<Text>> {
+        self.0.get(key)
+    }
+}
+
+impl<'de> Deserialize<'de> for Annotations {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Annotations;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a map of annotation keys to values")
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(Annotations::default())
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut kept = BTreeMap::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    if READ_ANNOTATIONS.contains(&key.as_str()) {
+                        kept.insert(key, map.next_value::<Spanned<Text>>()?);
+                    } else {
+                        map.next_value::<de::IgnoredAny>()?;
+                    }
+                }
+                Ok(Annotations(kept))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// One owner of an object.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct OwnerReference {
+    /// The owner's kind (`Job`, `JobSet`, `LeaderWorkerSet`, …).
+    pub kind: String,
+    /// The owner's name.
+    pub name: String,
+    /// Whether it is the object's controller.
+    pub controller: Option<bool>,
+}
+
+/// A free-form value as text (an annotation's): YAML may leave `true` or `8` unquoted.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Text(pub String);
+
+impl<'de> Deserialize<'de> for Text {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Text;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a text value")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Text(v.to_string()))
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
+                Ok(Text(v.to_string()))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+                Ok(Text(v.to_string()))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+                Ok(Text(v.to_string()))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+                Ok(Text(v.to_string()))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(Text(String::new()))
+            }
+        }
+        d.deserialize_str(V)
+    }
 }
 
 /// The `spec` of a Pod.

@@ -7,6 +7,7 @@ pub mod build;
 mod document;
 pub mod dra_objects;
 pub mod error;
+pub mod fabric_objects;
 pub mod fields;
 pub mod imported;
 pub mod json;

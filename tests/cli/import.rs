@@ -4,6 +4,7 @@
 //! column, snapshotted too.
 
 mod devices;
+mod fabric;
 mod invalid;
 mod k8s;
 mod traces;
@@ -45,6 +46,11 @@ fn path_str(p: &Path) -> String {
 /// Imports with `args` (the outputs appended), checks the specs validate and plan, and
 /// returns the transcript: the cluster, the workload and the summary.
 fn import_and_plan(name: &str, args: &[&str]) -> String {
+    import_and_plan_with(name, args, "k8s-default,k8s-nrt,flextopo-imp,ilp")
+}
+
+/// [`import_and_plan`] with the planners `planners` (a list that holds flextopo-imp).
+fn import_and_plan_with(name: &str, args: &[&str], planners: &str) -> String {
     let dir = scratch(name);
     let (c, w) = (dir.join("cluster.toml"), dir.join("workload.toml"));
     let (c, w) = (path_str(&c), path_str(&w));
@@ -60,13 +66,7 @@ fn import_and_plan(name: &str, args: &[&str]) -> String {
         code, 0,
         "{name}: the written specs validate together:\n{err}"
     );
-    let (code, out, err) = run(&[
-        "plan",
-        &c,
-        &w,
-        "--planners",
-        "k8s-default,k8s-nrt,flextopo-imp,ilp",
-    ]);
+    let (code, out, err) = run(&["plan", &c, &w, "--planners", planners]);
     assert_eq!(code, 0, "{name}: the written specs plan:\n{err}");
     assert!(out.contains("flextopo-imp"));
     format!(

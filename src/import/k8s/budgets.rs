@@ -163,7 +163,7 @@ fn check_selector(origin: &Origin, id: &str, selector: &LabelSelector) -> Result
 
 /// Whether a pod's labels satisfy a label selector: every `matchLabels` entry and every
 /// requirement (an empty selector selects every pod).
-fn matches(selector: &LabelSelector, labels: &Labels) -> bool {
+pub(super) fn matches(selector: &LabelSelector, labels: &Labels) -> bool {
     let value = |key: &str| labels.get(key).map(str::to_string);
     selector
         .match_labels

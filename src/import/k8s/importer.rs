@@ -7,13 +7,16 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::budgets::{Labelled, disruption_budgets};
 use super::conventions::TopologyPolicy;
 use super::dra_inventory::DraInventory;
+use super::fabric_domains::{Fabric, read_fabric};
+use super::gang_asks::Pending;
+use super::gangs::gang_entries;
 use super::nodes::read_nodes;
 use super::options::K8sOptions;
 use super::placement::{hold_reserved_cores, place_running};
 use super::pod_devices::DeviceAsks;
 use super::pod_mapping::PodMapper;
 use super::pods::{Prepared, pods_in_order};
-use super::read::{Snapshot, read_objects, sort_objects};
+use super::read::{NodeObject, Snapshot, read_objects, sort_objects};
 use super::rules::node_rules;
 use super::running::running_to_place;
 use crate::import::build::{ClassRegistry, ClusterBuilder, Ledger, preemption_workload, slug};
@@ -21,7 +24,7 @@ use crate::import::error::ImportError;
 use crate::import::imported::Imported;
 use crate::import::summary::ImportSummary;
 use crate::spec::ClusterSpec;
-use crate::spec::preemption::{DisruptionBudget, RunningPod};
+use crate::spec::preemption::{DisruptionBudget, PreemptEntry, RunningPod};
 
 /// Imports a Kubernetes snapshot from `files` (name, text) with the default options.
 pub fn import(files: &[(String, String)]) -> Result<Imported, ImportError> {
@@ -95,8 +98,22 @@ pub fn import_with(
     let stem = stem_of(files);
     let mut cluster = nodes.builder.build(&format!("k8s-{stem}"), &[]);
     add_node_rules(&snapshot, &ledger, &mut cluster, &mut summary)?;
+    let servers: Vec<&NodeObject> = snapshot
+        .nodes
+        .values()
+        .filter(|n| ledger.node_index(&n.name).is_some())
+        .collect();
+    let fabric = read_fabric(&snapshot, &servers, &mut summary)?;
     let running = std::mem::take(&mut ledger.running);
     let budgets = budgets_over(&running, &prepared, &snapshot, &mut summary)?;
+    let preempt = preempt_with_gangs(
+        &preemptors,
+        &prepared,
+        (&snapshot, &fabric),
+        &running,
+        &mut summary,
+    )?;
+    fabric.apply(&mut cluster);
     let classes = classes.into_classes();
     summary.mapped("workload_classes", classes.len() as u64);
     let mut workload = preemption_workload(
@@ -104,8 +121,9 @@ pub fn import_with(
         Some(now_s),
         classes,
         running,
-        &preemptors,
+        &[],
     );
+    workload.preempt = preempt;
     workload.disruption_budget = budgets;
     let sources = summary.files.join(", ");
     Ok(Imported::new(
@@ -199,6 +217,28 @@ fn add_node_rules(
         }
     }
     Ok(())
+}
+
+/// The preemptors as `[[preempt]]` entries, the pods that ask for a gang together.
+fn preempt_with_gangs(
+    preemptors: &[(String, Option<String>)],
+    prepared: &[Prepared<'_>],
+    (snapshot, fabric): (&Snapshot, &Fabric),
+    running: &[RunningPod],
+    summary: &mut ImportSummary,
+) -> Result<Vec<PreemptEntry>, ImportError> {
+    let pending: BTreeMap<&str, Pending<'_>> = prepared
+        .iter()
+        .map(|(_, name, pod, doc_line)| (name.as_str(), (*pod, name.as_str(), *doc_line)))
+        .collect();
+    let taken = running.iter().filter_map(|r| r.name.clone()).collect();
+    gang_entries(
+        preemptors,
+        &pending,
+        (fabric, &snapshot.fabric.pod_groups),
+        taken,
+        summary,
+    )
 }
 
 /// The snapshot's disruption budgets over the pods that run.

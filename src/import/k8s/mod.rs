@@ -3,11 +3,13 @@
 //! workload whose preemptors are the Pending pods. The mapping rules are in `docs/import.md`.
 //!
 //! The steps have a file each, in the order `importer` runs them: `read` (documents → located
-//! objects), `dra_inventory` (the DRA devices), `nodes` (nodes → servers, with `nrt` for
-//! NodeResourceTopology layouts), `pod_mapping` (each pod to a running pod or a preemptor,
-//! with `pods` and `pod_devices` for what it asks), `running` and `placement` (running pods
-//! onto cores and ids), `rules` and `budgets`; `conventions` holds the Kubernetes rules they
-//! share, `options` what the command line sets.
+//! objects, each with its `origin`), `dra_inventory` (the DRA devices), `nodes` (nodes →
+//! servers, with `nrt` for NodeResourceTopology layouts), `pod_mapping` (each pod to a
+//! running pod or a preemptor, with `pods` and `pod_devices` for what it asks), `running` and
+//! `placement` (running pods onto cores and ids), `rules` and `budgets`, then the levels above
+//! the server (`fabric_levels`, `hypernodes`, `fabric_domains`, from the objects `fabric_read`
+//! sorts) and the gangs of pending pods (`gang_asks`, `gangs`); `conventions` holds the
+//! Kubernetes rules they share, `options` what the command line sets.
 
 mod budgets;
 mod claims;
@@ -15,10 +17,17 @@ mod conventions;
 mod device_plugins;
 mod devices;
 mod dra_inventory;
+mod fabric_domains;
+mod fabric_levels;
+mod fabric_read;
+mod gang_asks;
+mod gangs;
+mod hypernodes;
 mod importer;
 mod nodes;
 mod nrt;
 mod options;
+mod origin;
 mod placement;
 mod pod_devices;
 mod pod_mapping;

@@ -7,38 +7,18 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde_saphyr::Spanned;
-
+use super::fabric_read::FabricObjects;
+pub(super) use super::origin::{Origin, at_object, at_span};
 use crate::calendar::rfc3339_seconds;
 use crate::import::dra_objects::{DRA_KINDS, DraObject};
 use crate::import::error::ImportError;
+use crate::import::fabric_objects::{FabricObject, is_fabric_object};
 use crate::import::fields::ignored_fields;
 use crate::import::k8s_objects::{Object, Quantity};
 use crate::import::limits::{MAX_CLOCK_SPAN_S, MAX_QUANTITY};
 use crate::import::summary::ImportSummary;
 use crate::import::tree::{Node, Sink, Value, from_tree};
 use crate::import::{json, quantity, yaml};
-
-/// Where an object came from: file, document, item, and the line it starts on.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Origin {
-    file: usize,
-    document: usize,
-    item: Option<usize>,
-    line: usize,
-}
-
-impl Origin {
-    fn describe(&self, files: &[(String, String)]) -> String {
-        format!("{}, {}", files[self.file].0, self.place())
-    }
-
-    /// `document D` or `document D, item I`: where in its file the object is.
-    fn place(&self) -> String {
-        let item = self.item.map(|i| format!(", item {i}")).unwrap_or_default();
-        format!("document {}{item}", self.document)
-    }
-}
 
 pub(super) struct NodeObject {
     pub(super) name: String,
@@ -51,22 +31,6 @@ pub(super) struct NodeObject {
 pub(super) struct PodObject {
     pub(super) origin: Origin,
     pub(super) object: Object,
-}
-
-/// The located error of a value written at `at` (a line within the document), its message
-/// naming the document (and the item of a List).
-pub(super) fn at_span<T>(
-    origin: &Origin,
-    doc_line: usize,
-    s: &Spanned<T>,
-    message: String,
-) -> ImportError {
-    ImportError::at(
-        origin.file,
-        doc_line + s.referenced.line() as usize - 1,
-        Some(s.referenced.column() as usize),
-        format!("{}: {message}", origin.place()),
-    )
 }
 
 /// Whether a text is JSON (its first character opens an object or an array); YAML otherwise.
@@ -119,14 +83,16 @@ impl Objects<'_> {
             .to_string();
         count_ignored(&kind, &node, self.summary);
         // A Node's labels give its rules and GPU model, a Pod's are matched by the
-        // PodDisruptionBudgets; other kinds' are dropped before they cost memory.
-        if kind != "Node"
-            && kind != "Pod"
+        // PodDisruptionBudgets, and a Pod's annotations and owners make gangs; other kinds'
+        // are dropped before they cost memory.
+        if kind != "Pod"
             && let Value::Map(entries) = &mut node.value
             && let Some((_, metadata)) = entries.iter_mut().find(|(k, _)| k == "metadata")
             && let Value::Map(fields) = &mut metadata.value
         {
-            fields.retain(|(k, _)| k != "labels");
+            fields.retain(|(k, _)| {
+                (k != "labels" || kind == "Node") && k != "annotations" && k != "ownerReferences"
+            });
         }
         let malformed = |e: crate::import::tree::TreeError| {
             let at = e.at.unwrap_or_default();
@@ -152,6 +118,23 @@ impl Objects<'_> {
                     ..Default::default()
                 },
                 dra: Some(Box::new(dra)),
+                ..Object::default()
+            };
+            self.out.push((origin, 1, object));
+            return Ok(());
+        }
+        let api_version = node.get("apiVersion").and_then(Node::as_str);
+        if is_fabric_object(&kind, api_version.unwrap_or_default()) {
+            let mut fabric: FabricObject = from_tree(node).map_err(malformed)?;
+            let object = Object {
+                kind: fabric.kind.clone(),
+                api_version: fabric.api_version.clone(),
+                metadata: crate::import::k8s_objects::Metadata {
+                    name: fabric.metadata.name.take(),
+                    namespace: fabric.metadata.namespace.take(),
+                    ..Default::default()
+                },
+                fabric: Some(Box::new(fabric)),
                 ..Object::default()
             };
             self.out.push((origin, 1, object));
@@ -296,6 +279,8 @@ pub(super) struct Snapshot {
     pub(super) budgets: BTreeMap<String, (Origin, Object)>,
     /// The DRA objects.
     pub(super) dra: DraObjects,
+    /// Kueue Topologies and ResourceFlavors, Volcano HyperNodes and PodGroups.
+    pub(super) fabric: FabricObjects,
 }
 
 /// PriorityClass objects by name: value and preemption policy.
@@ -439,6 +424,10 @@ impl Snapshot {
                 let name = named()?;
                 self.dra.add(&kind, name, object, summary);
             }
+            _ if object.fabric.is_some() => {
+                let name = named()?;
+                self.fabric.add(&kind, name, origin, object, summary);
+            }
             _ => summary.dropped("objects_of_other_kinds", 1),
         }
         Ok(())
@@ -532,14 +521,4 @@ fn check_clock_span(
         bounds = Some((lo, hi));
     }
     Ok(())
-}
-
-/// The located error of an object as a whole (its first line), naming the document.
-pub(super) fn at_object(origin: &Origin, message: String) -> ImportError {
-    ImportError::at(
-        origin.file,
-        origin.line,
-        None,
-        format!("{}: {message}", origin.place()),
-    )
 }

@@ -34,6 +34,16 @@ const INVALID: &[(&str, &[&str])] = &[
     ),
     ("k8s-billion-laughs.yaml", &["import", "k8s", "{file}"]),
     ("k8s-nesting-limit.json", &["import", "k8s", "{file}"]),
+    ("k8s-kueue-unknown-level.yaml", &["import", "k8s", "{file}"]),
+    (
+        "k8s-topology-node-without-level-label.yaml",
+        &["import", "k8s", "{file}"],
+    ),
+    (
+        "k8s-hypernode-regex-member.yaml",
+        &["import", "k8s", "{file}"],
+    ),
+    ("k8s-podgroup-bad-mode.yaml", &["import", "k8s", "{file}"]),
     (
         "alibaba-bad-node-row.csv",
         &[
