@@ -36,7 +36,7 @@ pub fn slices_hold(fabric: &crate::topology::Fabric, gang: &Gang, servers: &[Ser
     for s in servers {
         *per_domain.entry(fabric.domain_of(level, *s)).or_default() += 1;
     }
-    per_domain.values().all(|n| n % size == 0)
+    per_domain.values().all(|n| n.is_multiple_of(size))
 }
 
 /// Applies `d` for `gang` to `state`.

@@ -56,7 +56,7 @@ pub struct GangModel {
 
 /// Pods of `g` an empty domain could hold.
 fn empty_capacity(g: &Gang, d: &Domain) -> u32 {
-    let by = |n: u32, need: u32| if need == 0 { g.pods } else { n / need };
+    let by = |n: u32, need: u32| n.checked_div(need).unwrap_or(g.pods);
     by(d.gpus.len(), g.request.gpus)
         .min(by(d.cores.len(), g.request.cores))
         .min(g.pods)

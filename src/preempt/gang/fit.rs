@@ -11,7 +11,7 @@ const UNBOUNDED: u32 = u16::MAX as u32;
 
 /// Pods of `req` that fit in one domain with these free GPUs and cores.
 fn in_domain(req: Request, gpus: u32, cores: u32) -> u32 {
-    let by = |free: u32, need: u32| if need == 0 { UNBOUNDED } else { free / need };
+    let by = |free: u32, need: u32| free.checked_div(need).unwrap_or(UNBOUNDED);
     by(gpus, req.gpus).min(by(cores, req.cores))
 }
 

@@ -36,7 +36,7 @@ fn node_capacity(
     }
     let (gpus, cores) = free_with(state, server, removed);
     let gpus = gpus.and(t.usable(gang.request)).len();
-    let by = |free: u32, need: u32| if need == 0 { gang.pods } else { free / need };
+    let by = |free: u32, need: u32| free.checked_div(need).unwrap_or(gang.pods);
     by(gpus, gang.request.gpus)
         .min(by(cores.len(), gang.request.cores))
         .min(gang.pods)
@@ -169,13 +169,16 @@ impl Capacities {
     }
 }
 
+/// A domain: its level and its index there.
+type DomainRef = (FabricLevel, u32);
+
 /// Kueue's placement of `gang` with `removed` pods gone, limited to `within` (a domain) when
 /// given: the domain and the pods per node.
 fn fit(
     at: &GangPoint<'_>,
     removed: &BTreeSet<PodId>,
     within: Option<(FabricLevel, u32)>,
-) -> Option<((FabricLevel, u32), Vec<(ServerId, u32)>)> {
+) -> Option<(DomainRef, Vec<(ServerId, u32)>)> {
     let fabric = &at.problem.cluster.fabric;
     let servers: Vec<ServerId> = match within {
         Some((l, d)) => fabric.domains_at(l)[d as usize].servers.clone(),

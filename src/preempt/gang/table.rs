@@ -77,7 +77,7 @@ impl<K: Key> Tables<K> {
                 && at == level
             {
                 for (k, v) in t.iter_mut().enumerate() {
-                    if k as u32 % size != 0 {
+                    if !(k as u32).is_multiple_of(size) {
                         *v = None;
                     }
                 }

@@ -360,7 +360,7 @@ impl GangCheck<'_> {
             for s in servers {
                 *per_domain.entry(fabric.domain_of(level, *s)).or_default() += 1;
             }
-            per_domain.values().all(|n| n % size == 0)
+            per_domain.values().all(|n| n.is_multiple_of(size))
         });
         let whole = all && spread.is_some_and(|s| s >= gang.required) && slices_hold;
         let expected = if e.outcome == EventOutcome::Refused {
