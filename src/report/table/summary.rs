@@ -63,12 +63,23 @@ fn preemption(spec: &PreemptionSpec) -> String {
         plural(spec.running.len(), "running pod", "running pods"),
         explicit,
         fill,
-        plural(preemptors.max(0) as usize, "preemptor", "preemptors"),
+        if spec.has_gangs() {
+            let pods = spec.preempt.iter().fold(0i64, |sum, e| {
+                sum.saturating_add(e.count.saturating_mul(e.pods.unwrap_or(1)))
+            });
+            format!(
+                "{} ({} pods)",
+                plural(preemptors.max(0) as usize, "gang", "gangs"),
+                pods.max(0)
+            )
+        } else {
+            plural(preemptors.max(0) as usize, "preemptor", "preemptors")
+        },
         match spec.simulation.admission {
             crate::spec::preemption::Admission::Kubelet => "",
             crate::spec::preemption::Admission::Bind => ", bind admission (nothing refuses)",
         },
-        spec.planners.run.join(","),
+        spec.planners_to_run().join(","),
     )
 }
 
