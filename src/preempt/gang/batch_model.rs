@@ -232,6 +232,16 @@ pub fn build(problem: &Problem<'_>, initial: &ClusterState, gangs: &[Gang]) -> G
         for (d, pods) in per_domain(g.required) {
             let y = vars.add(variable().binary());
             constraints.push(constraint!(pods == g.pods as f64 * y));
+            // Each slot holds pods only as far as its domain is chosen: implied for whole
+            // solutions, it keeps the relaxation from spreading a gang over several domains.
+            for (slot, x) in &slots {
+                if slot.gang == gi && fabric.domain_of(g.required, slot.server) == d {
+                    let cap = empty_capacity(g, &slot.domain);
+                    if cap < g.pods {
+                        constraints.push(constraint!(*x <= cap as f64 * y));
+                    }
+                }
+            }
             objective += (required_cost - g.pods as f64 * w.unplaced) * y;
             any += y;
             choices.push(((gi, g.required, d), y));
