@@ -2,10 +2,11 @@
 //! is asked for, and which servers the scheduler's filter keeps the preemptor off.
 
 use crate::plan::error::PlanningError;
-use crate::plan::explain::FilteredServer;
+use crate::plan::explain::{FilteredServer, VictimFacts};
 use crate::plan::preemption::Preemptor;
 use crate::spec::PreemptionSpec;
 use crate::topology::eligibility::Eligibility;
+use crate::topology::state::Pod;
 use crate::topology::{Cluster, ServerId};
 
 /// Every server the filter keeps `p` off, in name order, with the rule.
@@ -39,4 +40,20 @@ pub fn event_index(event: usize, preemptors: usize) -> Result<usize, PlanningErr
         }));
     }
     Ok(event - 1)
+}
+
+/// The evicted pods as an explanation lists them: name, class, priority and QoS.
+pub fn victim_facts(spec: &PreemptionSpec, victims: &[Pod]) -> Vec<VictimFacts> {
+    victims
+        .iter()
+        .map(|v| {
+            let class = &spec.workload[v.workload];
+            VictimFacts {
+                name: v.name.clone(),
+                class: class.name.clone(),
+                priority: v.priority,
+                topology_qos: class.topology_qos,
+            }
+        })
+        .collect()
 }

@@ -5,7 +5,7 @@
 //! plan's own [`apply`]: nothing is re-derived by a second copy of a planner's rules.
 
 use super::apply::{Applied, apply};
-use super::event_facts::{event_index, filtered_out};
+use super::event_facts::{event_index, filtered_out, victim_facts};
 use super::exact::per_event::{self, IlpPerEvent};
 use super::planner::{AppliedDecision, PreemptionPlanner};
 use super::planning::warm_start;
@@ -18,7 +18,7 @@ use crate::plan::PlannerRole;
 use crate::plan::cancel::Cancel;
 use crate::plan::error::PlanningError;
 use crate::plan::explain::{
-    ColumnKind, DecisionColumn, EventExplanation, ScoreRecord, SearchRecord, VictimFacts,
+    ColumnKind, DecisionColumn, EventExplanation, ScoreRecord, SearchRecord,
 };
 use crate::plan::preemption::{Preemptor, enactment_order};
 use crate::spec::PreemptionSpec;
@@ -366,19 +366,7 @@ fn column(
         column: kind,
         state_of,
         server: e.node.clone(),
-        victims: applied
-            .victims
-            .iter()
-            .map(|v| {
-                let class = &problem.spec.workload[v.workload];
-                VictimFacts {
-                    name: v.name.clone(),
-                    class: class.name.clone(),
-                    priority: v.priority,
-                    topology_qos: class.topology_qos,
-                }
-            })
-            .collect(),
+        victims: victim_facts(problem.spec, &applied.victims),
         level: e.level,
         server_required_level,
         placed: e.placed,

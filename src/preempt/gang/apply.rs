@@ -2,7 +2,7 @@
 //! gang (whole and inside one domain of its required level, or partial, split or refused)
 //! and price it.
 
-use super::decision::GangDecision;
+use super::decision::{GangDecision, PodPlacement};
 use super::request::Gang;
 use crate::plan::error::PlanningError;
 use crate::plan::preemption::{EventOutcome, GangEvent, GangPodPlacement, PreemptionEvent};
@@ -39,28 +39,33 @@ pub fn slices_hold(fabric: &crate::topology::Fabric, gang: &Gang, servers: &[Ser
     per_domain.values().all(|n| n.is_multiple_of(size))
 }
 
-/// Applies `d` for `gang` to `state`.
-pub fn apply_gang(
+/// The pods of a gang as they were placed, with what its event and metrics need of them.
+struct Placed {
+    placements: Vec<GangPodPlacement>,
+    servers: Vec<ServerId>,
+    all_hit: bool,
+    worst: Option<Level>,
+    placement_cost: f64,
+    slowdowns: Vec<f64>,
+}
+
+/// Adds each of `pods` to `state` (a pod of this plan is never a victim later in it), each
+/// checked for admission at its level.
+fn place_pods(
     problem: &Problem<'_>,
     state: &mut ClusterState,
     gang: &Gang,
-    d: &GangDecision,
-) -> Result<AppliedGang, PlanningError> {
+    pods: &[PodPlacement],
+) -> Result<Placed, PlanningError> {
     let fail = |e: String| PlanningError::Internal(format!("{}: {e}", gang.name));
-    let mut victims = Vec::with_capacity(d.victims.len());
-    for id in &d.victims {
-        victims.push(state.evict(*id).map_err(|e| fail(e.to_string()))?);
-    }
     let cluster = problem.cluster;
-    let fabric = &cluster.fabric;
     let mut placements = Vec::new();
     let mut servers: Vec<ServerId> = Vec::new();
     let mut all_hit = true;
     let mut worst: Option<Level> = None;
     let mut placement_cost = 0.0;
     let mut slowdowns = Vec::new();
-    let placed_pods = if d.refused { &[][..] } else { &d.pods[..] };
-    for (k, p) in placed_pods.iter().enumerate() {
+    for (k, p) in pods.iter().enumerate() {
         let pod = gang.pod(k as u32);
         let t = cluster.type_of(p.server);
         let level = t.level_of(p.gpus, p.cores);
@@ -101,6 +106,39 @@ pub fn apply_gang(
             level,
         });
     }
+    Ok(Placed {
+        placements,
+        servers,
+        all_hit,
+        worst,
+        placement_cost,
+        slowdowns,
+    })
+}
+
+/// Applies `d` for `gang` to `state`.
+pub fn apply_gang(
+    problem: &Problem<'_>,
+    state: &mut ClusterState,
+    gang: &Gang,
+    d: &GangDecision,
+) -> Result<AppliedGang, PlanningError> {
+    let fail = |e: String| PlanningError::Internal(format!("{}: {e}", gang.name));
+    let mut victims = Vec::with_capacity(d.victims.len());
+    for id in &d.victims {
+        victims.push(state.evict(*id).map_err(|e| fail(e.to_string()))?);
+    }
+    let cluster = problem.cluster;
+    let fabric = &cluster.fabric;
+    let placed_pods = if d.refused { &[][..] } else { &d.pods[..] };
+    let Placed {
+        placements,
+        servers,
+        all_hit,
+        worst,
+        placement_cost,
+        slowdowns,
+    } = place_pods(problem, state, gang, placed_pods)?;
     let spread = (!servers.is_empty()).then(|| fabric.spread_level(&servers));
     let all_placed = placements.len() as u32 == gang.pods;
     let whole = all_placed

@@ -119,14 +119,12 @@ fn must_evict_cuts(
 /// Builds the joint model of `gangs` on `initial`.
 pub fn build(problem: &Problem<'_>, initial: &ClusterState, gangs: &[Gang]) -> GangModel {
     let cluster = problem.cluster;
-    let fabric = &cluster.fabric;
-    let w = &problem.cost.weights;
     let mut vars = ProblemVariables::new();
     let mut objective = Expression::from(0.0);
-    let mut constraints = Vec::new();
+    let constraints = Vec::new();
     let mut slots: Vec<(Slot, Variable)> = Vec::new();
     // Per (gang, server): the pods it places there.
-    let mut pods_on: BTreeMap<(usize, ServerId), Expression> = BTreeMap::new();
+    let mut pods_on: PodsOn = BTreeMap::new();
     for (gi, g) in gangs.iter().enumerate() {
         let pod = g.any_pod();
         for server in problem.servers() {
@@ -159,126 +157,162 @@ pub fn build(problem: &Problem<'_>, initial: &ClusterState, gangs: &[Gang]) -> G
             }
         }
     }
-    // Evictions, and the capacity of every domain of every server that holds a slot.
-    let mut victims = Vec::new();
-    let servers: std::collections::BTreeSet<ServerId> =
-        slots.iter().map(|(s, _)| s.server).collect();
-    for &server in &servers {
-        let t = cluster.type_of(server);
-        let alloc = &initial.servers()[server.index()];
-        let mut freed: Vec<(PodId, Variable)> = Vec::new();
-        for r in alloc.residents() {
-            let evictors: Vec<usize> = (0..gangs.len())
-                .filter(|&gi| pods_on.contains_key(&(gi, server)))
-                .filter(|&gi| problem.may_evict(&gangs[gi].any_pod(), r.priority, r.preemptible))
-                .collect();
-            if evictors.is_empty() {
-                continue;
-            }
-            let z = vars.add(variable().binary());
-            objective += problem.cost.victim_cost(r.priority) * z;
-            let mut reach = Expression::from(0.0);
-            for gi in evictors {
-                reach += pods_on[&(gi, server)].clone();
-            }
-            constraints.push(constraint!(z <= reach));
-            freed.push((r.id, z));
-            victims.push((r.id, z));
-        }
-        must_evict_cuts(&mut constraints, (initial, server), &slots, &freed, gangs);
-        for level in Level::ALL {
-            for e in t.domains(level) {
-                let mut gpu_demand = Expression::from(0.0);
-                let mut core_demand = Expression::from(0.0);
-                for (slot, var) in slots.iter().filter(|(s, _)| s.server == server) {
-                    if slot.domain.gpus.is_subset(&e.gpus) && slot.domain.cores.is_subset(&e.cores)
-                    {
-                        let g = &gangs[slot.gang];
-                        gpu_demand += g.request.gpus as f64 * *var;
-                        core_demand += g.request.cores as f64 * *var;
-                    }
-                }
-                let mut gpu_supply = Expression::from(alloc.free_gpus().and(e.gpus).len() as f64);
-                let mut core_supply =
-                    Expression::from(alloc.free_cores().and(e.cores).len() as f64);
-                for (id, z) in &freed {
-                    if let Some(p) = initial.pod(*id) {
-                        gpu_supply += p.gpus.and(e.gpus).len() as f64 * *z;
-                        core_supply += p.cores.and(e.cores).len() as f64 * *z;
-                    }
-                }
-                constraints.push(constraint!(gpu_demand <= gpu_supply));
-                constraints.push(constraint!(core_demand <= core_supply));
-            }
-        }
-    }
-    let mut choices = Vec::new();
-    let mut slices = Vec::new();
-    let mut within = Vec::new();
-    for (gi, g) in gangs.iter().enumerate() {
-        let per_domain = |level: FabricLevel| {
-            let mut out: BTreeMap<u32, Expression> = BTreeMap::new();
-            for ((gj, server), e) in &pods_on {
-                if *gj == gi {
-                    *out.entry(fabric.domain_of(level, *server)).or_default() += e.clone();
-                }
-            }
-            out
-        };
-        let mut any = Expression::from(0.0);
-        let required_cost = problem
-            .cost
-            .spread_cost(g.pods, fabric.penalty_of(g.required));
-        for (d, pods) in per_domain(g.required) {
-            let y = vars.add(variable().binary());
-            constraints.push(constraint!(pods == g.pods as f64 * y));
-            // Each slot holds pods only as far as its domain is chosen: implied for whole
-            // solutions, it keeps the relaxation from spreading a gang over several domains.
-            for (slot, x) in &slots {
-                if slot.gang == gi && fabric.domain_of(g.required, slot.server) == d {
-                    let cap = empty_capacity(g, &slot.domain);
-                    if cap < g.pods {
-                        constraints.push(constraint!(*x <= cap as f64 * y));
-                    }
-                }
-            }
-            objective += (required_cost - g.pods as f64 * w.unplaced) * y;
-            any += y;
-            choices.push(((gi, g.required, d), y));
-        }
-        constraints.push(constraint!(any <= 1.0));
-        objective += g.pods as f64 * w.unplaced;
-        if let Some((size, level)) = g.slice {
-            for (f, pods) in per_domain(level) {
-                let q = vars.add(variable().integer().min(0).max((g.pods / size) as f64));
-                constraints.push(constraint!(pods == size as f64 * q));
-                slices.push(((gi, f), q));
-            }
-        }
-        let mut level = g.required;
-        while level < fabric.host() {
-            let inner = FabricLevel(level.0 + 1);
-            let earned = problem.cost.spread_cost(g.pods, fabric.penalty_of(level))
-                - problem.cost.spread_cost(g.pods, fabric.penalty_of(inner));
-            if earned > 0.0 {
-                for (e, pods) in per_domain(inner) {
-                    let u = vars.add(variable().binary());
-                    constraints.push(constraint!(g.pods as f64 * u <= pods));
-                    objective -= earned * u;
-                    within.push(((gi, inner, e), u));
-                }
-            }
-            level = inner;
-        }
-    }
-    GangModel {
+    let mut model = GangModel {
         vars,
         objective,
         constraints,
         slots,
-        victims,
-        choices,
-        slices,
-        within,
+        victims: Vec::new(),
+        choices: Vec::new(),
+        slices: Vec::new(),
+        within: Vec::new(),
+    };
+    model.add_servers(problem, initial, gangs, &pods_on);
+    model.add_gangs(problem, gangs, &pods_on);
+    model
+}
+
+/// Per (gang, server): the pods it places there.
+type PodsOn = BTreeMap<(usize, ServerId), Expression>;
+
+impl GangModel {
+    /// Evictions, and the capacity of every domain of every server that holds a slot.
+    fn add_servers(
+        &mut self,
+        problem: &Problem<'_>,
+        initial: &ClusterState,
+        gangs: &[Gang],
+        pods_on: &PodsOn,
+    ) {
+        let cluster = problem.cluster;
+        // Evictions, and the capacity of every domain of every server that holds a slot.
+        let servers: std::collections::BTreeSet<ServerId> =
+            self.slots.iter().map(|(s, _)| s.server).collect();
+        for &server in &servers {
+            let t = cluster.type_of(server);
+            let alloc = &initial.servers()[server.index()];
+            let mut freed: Vec<(PodId, Variable)> = Vec::new();
+            for r in alloc.residents() {
+                let evictors: Vec<usize> = (0..gangs.len())
+                    .filter(|&gi| pods_on.contains_key(&(gi, server)))
+                    .filter(|&gi| {
+                        problem.may_evict(&gangs[gi].any_pod(), r.priority, r.preemptible)
+                    })
+                    .collect();
+                if evictors.is_empty() {
+                    continue;
+                }
+                let z = self.vars.add(variable().binary());
+                self.objective += problem.cost.victim_cost(r.priority) * z;
+                let mut reach = Expression::from(0.0);
+                for gi in evictors {
+                    reach += pods_on[&(gi, server)].clone();
+                }
+                self.constraints.push(constraint!(z <= reach));
+                freed.push((r.id, z));
+                self.victims.push((r.id, z));
+            }
+            must_evict_cuts(
+                &mut self.constraints,
+                (initial, server),
+                &self.slots,
+                &freed,
+                gangs,
+            );
+            for level in Level::ALL {
+                for e in t.domains(level) {
+                    let mut gpu_demand = Expression::from(0.0);
+                    let mut core_demand = Expression::from(0.0);
+                    for (slot, var) in self.slots.iter().filter(|(s, _)| s.server == server) {
+                        if slot.domain.gpus.is_subset(&e.gpus)
+                            && slot.domain.cores.is_subset(&e.cores)
+                        {
+                            let g = &gangs[slot.gang];
+                            gpu_demand += g.request.gpus as f64 * *var;
+                            core_demand += g.request.cores as f64 * *var;
+                        }
+                    }
+                    let mut gpu_supply =
+                        Expression::from(alloc.free_gpus().and(e.gpus).len() as f64);
+                    let mut core_supply =
+                        Expression::from(alloc.free_cores().and(e.cores).len() as f64);
+                    for (id, z) in &freed {
+                        if let Some(p) = initial.pod(*id) {
+                            gpu_supply += p.gpus.and(e.gpus).len() as f64 * *z;
+                            core_supply += p.cores.and(e.cores).len() as f64 * *z;
+                        }
+                    }
+                    self.constraints.push(constraint!(gpu_demand <= gpu_supply));
+                    self.constraints
+                        .push(constraint!(core_demand <= core_supply));
+                }
+            }
+        }
+    }
+
+    /// Each gang's domain choice, slices and the narrower domains that earn back spread.
+    fn add_gangs(&mut self, problem: &Problem<'_>, gangs: &[Gang], pods_on: &PodsOn) {
+        let fabric = &problem.cluster.fabric;
+        let w = &problem.cost.weights;
+        for (gi, g) in gangs.iter().enumerate() {
+            let per_domain = |level: FabricLevel| {
+                let mut out: BTreeMap<u32, Expression> = BTreeMap::new();
+                for ((gj, server), e) in pods_on {
+                    if *gj == gi {
+                        *out.entry(fabric.domain_of(level, *server)).or_default() += e.clone();
+                    }
+                }
+                out
+            };
+            let mut any = Expression::from(0.0);
+            let required_cost = problem
+                .cost
+                .spread_cost(g.pods, fabric.penalty_of(g.required));
+            for (d, pods) in per_domain(g.required) {
+                let y = self.vars.add(variable().binary());
+                self.constraints
+                    .push(constraint!(pods == g.pods as f64 * y));
+                // Each slot holds pods only as far as its domain is chosen: implied for whole
+                // solutions, it keeps the relaxation from spreading a gang over several domains.
+                for (slot, x) in &self.slots {
+                    if slot.gang == gi && fabric.domain_of(g.required, slot.server) == d {
+                        let cap = empty_capacity(g, &slot.domain);
+                        if cap < g.pods {
+                            self.constraints.push(constraint!(*x <= cap as f64 * y));
+                        }
+                    }
+                }
+                self.objective += (required_cost - g.pods as f64 * w.unplaced) * y;
+                any += y;
+                self.choices.push(((gi, g.required, d), y));
+            }
+            self.constraints.push(constraint!(any <= 1.0));
+            self.objective += g.pods as f64 * w.unplaced;
+            if let Some((size, level)) = g.slice {
+                for (f, pods) in per_domain(level) {
+                    let q = self
+                        .vars
+                        .add(variable().integer().min(0).max((g.pods / size) as f64));
+                    self.constraints.push(constraint!(pods == size as f64 * q));
+                    self.slices.push(((gi, f), q));
+                }
+            }
+            let mut level = g.required;
+            while level < fabric.host() {
+                let inner = FabricLevel(level.0 + 1);
+                let earned = problem.cost.spread_cost(g.pods, fabric.penalty_of(level))
+                    - problem.cost.spread_cost(g.pods, fabric.penalty_of(inner));
+                if earned > 0.0 {
+                    for (e, pods) in per_domain(inner) {
+                        let u = self.vars.add(variable().binary());
+                        self.constraints
+                            .push(constraint!(g.pods as f64 * u <= pods));
+                        self.objective -= earned * u;
+                        self.within.push(((gi, inner, e), u));
+                    }
+                }
+                level = inner;
+            }
+        }
     }
 }

@@ -10,11 +10,9 @@ use super::request::{Gang, gangs};
 use crate::plan::PlannerRole;
 use crate::plan::cancel::Cancel;
 use crate::plan::error::PlanningError;
-use crate::plan::explain::{
-    ColumnKind, DecisionColumn, EventExplanation, SearchRecord, VictimFacts,
-};
+use crate::plan::explain::{ColumnKind, DecisionColumn, EventExplanation, SearchRecord};
 use crate::plan::gang::gang_enactment_order;
-use crate::preempt::event_facts::{event_index, filtered_out};
+use crate::preempt::event_facts::{event_index, filtered_out, victim_facts};
 use crate::preempt::planner::PreemptionPlanner;
 use crate::preempt::problem::Problem;
 use crate::preempt::registry;
@@ -286,19 +284,7 @@ fn column(
         column: kind,
         state_of: vec![f.planner.clone()],
         server: e.node.clone(),
-        victims: a
-            .victims
-            .iter()
-            .map(|v| {
-                let class = &problem.spec.workload[v.workload];
-                VictimFacts {
-                    name: v.name.clone(),
-                    class: class.name.clone(),
-                    priority: v.priority,
-                    topology_qos: class.topology_qos,
-                }
-            })
-            .collect(),
+        victims: victim_facts(problem.spec, &a.victims),
         level: e.level,
         server_required_level: e.required_level,
         placed: e.placed,
