@@ -8,7 +8,8 @@
 //!    each.
 //!
 //! Run: `cargo bench --bench gangs` (`-- --seeds 5 --repeats 11` to change the sample, `-- --hosts
-//! 1000` for another size, `-- --no-study` to skip part 3).
+//! 1000` for another size, `-- --no-study` to skip part 3); `cargo bench --bench gangs --features
+//! highs -- --solver highs` solves the joint optimum (parts 2 and 3) with HiGHS.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a bench may panic: that is its failure
 
@@ -16,12 +17,12 @@ use std::time::Instant;
 
 mod common;
 
-use common::{example, flag, median, number_arg, timed_run};
+use common::{arg_or, example, flag, median, number_arg, timed_run};
 use coplan::preempt::gang::{self, Gang, GangPoint};
 use coplan::preempt::planning::{PlanOptions, plan};
 use coplan::preempt::problem::Problem;
 use coplan::preempt::scenario;
-use coplan::spec::{ClusterSpec, PoolSpec, PreemptionSpec};
+use coplan::spec::{ClusterSpec, PoolSpec, PreemptionSpec, SolverBackend};
 use coplan::topology::Cluster;
 
 /// The study's H100 cluster at `hosts` hosts (8 per rack, 25 racks per block).
@@ -133,7 +134,7 @@ fn batch(cluster: &Cluster, spec: &PreemptionSpec) {
     println!("- wall time {:.1} s\n", t.elapsed().as_secs_f64());
 }
 
-fn study() {
+fn study(solver: &str) {
     println!("## The gang study's default run (cold, one process each)\n");
     let runs: [&[&str]; 4] = [
         &[
@@ -191,10 +192,14 @@ fn main() {
     let seeds: u64 = number_arg("--seeds", 5);
     let repeats: usize = number_arg("--repeats", 11);
     let cluster = Cluster::from_spec(&cluster(hosts));
-    let spec: PreemptionSpec = example("examples/workloads/gangs-h100-study.toml");
+    let mut spec: PreemptionSpec = example("examples/workloads/gangs-h100-study.toml");
+    let solver = arg_or("--solver", "microlp");
+    if solver == "highs" {
+        spec.planners.solver = SolverBackend::Highs;
+    }
     decisions(&cluster, &spec, seeds, repeats);
     batch(&cluster, &spec);
     if !flag("--no-study") {
-        study();
+        study(&solver);
     }
 }
