@@ -5,23 +5,13 @@
 use super::*;
 
 /// Each fixture of `tests/fixtures/import/fabric/` with the planners its specs are planned
-/// with. The sliced gang of `kueue-topology` is planned by the gang-aware planners only: the
-/// verifier rejects a gang-blind planner's plan that places a sliced gang whole in its domain
-/// but not slice by slice, where it would count the gang as split.
+/// with: every gang planner, gang-blind and gang-aware.
+const PLANNERS: &str = "k8s-default,k8s-nrt,kueue-tas,flextopo-imp,ilp,ilp-batch";
 const FIXTURES: &[(&str, &str)] = &[
-    ("kueue-topology", "kueue-tas,flextopo-imp,ilp"),
-    (
-        "volcano-hypernodes",
-        "k8s-default,k8s-nrt,kueue-tas,flextopo-imp,ilp",
-    ),
-    (
-        "topograph",
-        "k8s-default,k8s-nrt,kueue-tas,flextopo-imp,ilp",
-    ),
-    (
-        "gpu-clique",
-        "k8s-default,k8s-nrt,kueue-tas,flextopo-imp,ilp",
-    ),
+    ("kueue-topology", PLANNERS),
+    ("volcano-hypernodes", PLANNERS),
+    ("topograph", PLANNERS),
+    ("gpu-clique", PLANNERS),
 ];
 
 fn fixture(name: &str) -> String {
