@@ -180,7 +180,9 @@ fn study(solver: &str) {
     ];
     let mut total = 0.0;
     for args in runs {
-        let s = timed_run(args);
+        let mut args = args.to_vec();
+        args.extend(["--solver", solver]);
+        let s = timed_run(&args);
         total += s;
         println!("- `coplan {}`: {s:.1} s", args.join(" "));
     }
