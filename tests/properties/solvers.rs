@@ -100,6 +100,64 @@ mod both_backends {
         }
     }
 
+    /// The joint optimum of gangs on both backends: the hand-checked gang cases, and the
+    /// 256-host H100 study, which only HiGHS proves within its budget (the embedded solver's
+    /// plan is then no better than HiGHS's optimum, and its bound no higher).
+    #[test]
+    fn gang_optima_agree_on_both_backends() {
+        for (cluster_file, rel) in [
+            (
+                "tests/fixtures/clusters/two-racks.toml",
+                "tests/fixtures/gangs/split-by-pod-by-pod.toml",
+            ),
+            (
+                "tests/fixtures/clusters/nvl-two-domains.toml",
+                "tests/fixtures/gangs/whole-nvlink-domain.toml",
+            ),
+            (
+                "tests/fixtures/clusters/block-rack-steep.toml",
+                "tests/fixtures/gangs/preferred-pays.toml",
+            ),
+            (
+                "tests/fixtures/clusters/numa-rack.toml",
+                "tests/fixtures/gangs/kueue-admitted-cannot-run.toml",
+            ),
+            (
+                "examples/clusters/gb200-nvl72.toml",
+                "examples/workloads/gangs-gb200-study.toml",
+            ),
+        ] {
+            let (mut workload, _) = load_preemption(rel);
+            let cluster = load_cluster(cluster_file);
+            let mut optima = Vec::new();
+            for backend in [SolverBackend::Microlp, SolverBackend::Highs] {
+                workload.planners.solver = backend;
+                let report = plan(&cluster, &workload, &["ilp", "ilp-batch"]);
+                let batch = &report.planners[1];
+                assert_eq!(batch.status, PlanStatus::Optimal, "{rel}: {backend:?}");
+                optima.push(batch.objective.expect("objective"));
+            }
+            assert!(close(optima[0], optima[1]), "{rel}: {optima:?}");
+        }
+        let (mut workload, _) = load_preemption("examples/workloads/gangs-h100-study.toml");
+        let cluster = load_cluster("examples/clusters/h100-blocks.toml");
+        workload.planners.solver = SolverBackend::Highs;
+        let highs = plan(&cluster, &workload, &["ilp-batch"]);
+        assert_eq!(highs.planners[0].status, PlanStatus::Optimal);
+        let optimum = highs.planners[0].objective.expect("objective");
+        workload.planners.solver = SolverBackend::Microlp;
+        workload.planners.ilp_time_limit_s = 2.0;
+        // With `ilp` beside it, the joint solve starts from its plan.
+        let microlp = plan(&cluster, &workload, &["ilp", "ilp-batch"]);
+        let p = &microlp.planners[1];
+        assert!(p.objective.expect("objective") >= optimum - 1e-6);
+        assert!(
+            p.bound.is_none_or(|b| b <= optimum + 1e-6),
+            "bound {:?} above {optimum}",
+            p.bound
+        );
+    }
+
     #[test]
     fn colocation_lp_bounds_agree_on_the_examples() {
         let cluster_text =
