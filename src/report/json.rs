@@ -329,6 +329,14 @@ pub fn preemption_evictions(plan: &crate::plan::preemption::PreemptionPlan) -> S
         node: Option<&'a str>,
         placed: bool,
         victims: &'a [String],
+        /// A gang's pods: each one's name and node (its victims may lie on any of them).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pods: Option<Vec<PodNode<'a>>>,
+    }
+    #[derive(Serialize)]
+    struct PodNode<'a> {
+        pod: &'a str,
+        node: &'a str,
     }
     to_json(&Evictions {
         schema_version: 1,
@@ -349,6 +357,15 @@ pub fn preemption_evictions(plan: &crate::plan::preemption::PreemptionPlan) -> S
                         node: e.node.as_deref(),
                         placed: e.placed,
                         victims: &e.victims,
+                        pods: e.gang.as_ref().map(|g| {
+                            g.placements
+                                .iter()
+                                .map(|p| PodNode {
+                                    pod: &p.pod,
+                                    node: &p.node,
+                                })
+                                .collect()
+                        }),
                     })
                     .collect(),
             })
