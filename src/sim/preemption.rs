@@ -170,6 +170,28 @@ pub struct PreemptionSimulation {
 /// unsharded run.
 pub const TIMING_METRICS: [&str; 1] = ["runtime_ms"];
 
+/// The gang metrics a simulation of gangs writes per cycle (DESIGN §12.3), beside
+/// [`GANG_HIT_RATE`]`<level>` for each required level.
+pub const GANG_METRICS: [&str; 6] = [
+    "gangs.placed",
+    "gangs.partial",
+    "gangs.split",
+    "gangs.preferred_hits",
+    "gangs.victims_per_gang",
+    "gangs.over_eviction",
+];
+
+/// The prefix of a gang hit rate per required level (`gangs.hit_rate.rack`).
+pub const GANG_HIT_RATE: &str = "gangs.hit_rate.";
+
+/// Whether `metric` is one of the gang metrics a simulation of gangs writes.
+pub fn is_gang_metric(metric: &str) -> bool {
+    GANG_METRICS.contains(&metric)
+        || metric
+            .strip_prefix(GANG_HIT_RATE)
+            .is_some_and(|level| !level.is_empty())
+}
+
 /// Resolved options.
 pub fn resolve(spec: &PreemptionSpec, options: &SimOptions) -> (Vec<u64>, u64, Vec<String>) {
     let seeds = options
@@ -431,22 +453,23 @@ fn numeric_metrics(r: &PreemptionPlannerReport) -> Vec<(String, f64)> {
                 .collect()
         })
         .unwrap_or_default();
-    // A plan of gangs: its gang metrics too, as `gangs.<metric>` and
-    // `gangs.hit_rate.<level>`.
+    // A plan of gangs: its gang metrics too ([`GANG_METRICS`], [`GANG_HIT_RATE`]`<level>`).
     if let Some(g) = &r.metrics.gangs {
-        let mut put = |k: &str, v: Option<f64>| {
+        let values = [
+            Some(g.placed as f64),
+            Some(g.partial as f64),
+            Some(g.split as f64),
+            Some(g.preferred_hits as f64),
+            g.victims_per_gang,
+            g.over_eviction,
+        ];
+        for (name, v) in GANG_METRICS.iter().zip(values) {
             if let Some(v) = v {
-                out.push((format!("gangs.{k}"), v));
+                out.push((name.to_string(), v));
             }
-        };
-        put("placed", Some(g.placed as f64));
-        put("partial", Some(g.partial as f64));
-        put("split", Some(g.split as f64));
-        put("preferred_hits", Some(g.preferred_hits as f64));
-        put("victims_per_gang", g.victims_per_gang);
-        put("over_eviction", g.over_eviction);
+        }
         for (level, rate) in &g.hit_rate_by_level {
-            out.push((format!("gangs.hit_rate.{level}"), *rate));
+            out.push((format!("{GANG_HIT_RATE}{level}"), *rate));
         }
     }
     // By name, whatever order the map keeps.

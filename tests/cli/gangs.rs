@@ -140,3 +140,34 @@ fn kueue_admits_a_gang_the_kubelet_refuses_and_the_optimum_frees_numa_nodes() {
         assert!(close(&e["cost"], 2.0), "{name}: {}", e["cost"]);
     }
 }
+
+#[test]
+fn a_sweep_of_gangs_writes_gang_metrics_that_merge_reads() {
+    let dir = std::env::temp_dir().join(format!("coplan-gang-sweep-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("scratch folder");
+    let out = dir.join("sweep.csv");
+    let out_arg = out.to_string_lossy().to_string();
+    let (code, _, err) = crate::support::run_strs(&[
+        "sweep",
+        "examples/clusters/h100-racks.toml",
+        "examples/workloads/gangs-racks.toml",
+        "--set",
+        "fill.target_gpu_utilization=0.8,0.9",
+        "--seeds",
+        "2",
+        "--cycles",
+        "1",
+        "--planners",
+        "ilp,kueue-tas",
+        "--out",
+        &out_arg,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let rows = std::fs::read_to_string(&out).expect("shard");
+    assert!(rows.contains(",gangs.hit_rate.rack,"), "{rows}");
+    assert!(rows.contains(",gangs.over_eviction,"));
+    let (code, merged, err) = crate::support::run_strs(&["merge", &out_arg]);
+    assert_eq!(code, 0, "{err}");
+    assert!(merged.contains("kueue-tas"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

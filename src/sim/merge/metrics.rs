@@ -87,7 +87,9 @@ impl SweepKind {
     /// Whether a sweep of this kind writes `metric`.
     pub(super) fn writes(self, metric: &str) -> bool {
         match self {
-            SweepKind::Preemption => PREEMPTION.contains(&metric),
+            SweepKind::Preemption => {
+                PREEMPTION.contains(&metric) || crate::sim::preemption::is_gang_metric(metric)
+            }
             SweepKind::Colocation => COLOCATION.contains(&metric) || is_slo_attainment(metric),
         }
     }
@@ -95,7 +97,12 @@ impl SweepKind {
     /// Every metric a sweep of this kind writes, for a refusal that names them.
     pub(super) fn listed(self) -> String {
         match self {
-            SweepKind::Preemption => PREEMPTION.join(", "),
+            SweepKind::Preemption => format!(
+                "{}, and for gangs {}, {}<level>",
+                PREEMPTION.join(", "),
+                crate::sim::preemption::GANG_METRICS.join(", "),
+                crate::sim::preemption::GANG_HIT_RATE
+            ),
             SweepKind::Colocation => format!("{}, {SLO_ATTAINMENT}<k>x", COLOCATION.join(", ")),
         }
     }
