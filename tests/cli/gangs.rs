@@ -171,3 +171,24 @@ fn a_sweep_of_gangs_writes_gang_metrics_that_merge_reads() {
     assert!(merged.contains("kueue-tas"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn simulate_prints_the_gang_metrics_of_a_workload_of_gangs() {
+    let (code, out, err) = crate::support::run_strs(&[
+        "simulate",
+        "examples/clusters/h100-racks.toml",
+        "examples/workloads/gangs-racks.toml",
+        "--seeds",
+        "2",
+        "--cycles",
+        "1",
+        "--planners",
+        "k8s-default,ilp",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("gangs, per cycle:"), "{out}");
+    assert!(
+        out.contains("hit rack") && out.contains("over-eviction"),
+        "{out}"
+    );
+}

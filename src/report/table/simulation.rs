@@ -68,6 +68,54 @@ fn ratio(hits: u64, of: u64) -> String {
     }
 }
 
+/// The gang metrics of a simulation of gangs (DESIGN §12.3), per cycle: gangs placed, partial
+/// and split gangs, victims per gang, over-eviction and the hit rate per required level;
+/// nothing for a workload without gangs.
+fn gang_table(r: &PreemptionSimulation) -> String {
+    use crate::sim::preemption::{GANG_HIT_RATE, GANG_METRICS};
+    if !r
+        .planners
+        .iter()
+        .any(|p| p.metrics.keys().any(|k| GANG_METRICS.contains(&k.as_str())))
+    {
+        return String::new();
+    }
+    let levels: std::collections::BTreeSet<&str> = r
+        .planners
+        .iter()
+        .flat_map(|p| p.metrics.keys())
+        .filter_map(|k| k.strip_prefix(GANG_HIT_RATE))
+        .collect();
+    let fixed: [(&str, &str); 5] = [
+        ("gangs.placed", "gangs placed"),
+        ("gangs.partial", "partial"),
+        ("gangs.split", "split"),
+        ("gangs.victims_per_gang", "victims/gang"),
+        ("gangs.over_eviction", "over-eviction"),
+    ];
+    let mut header: Vec<String> = vec!["planner".into()];
+    header.extend(fixed.iter().map(|(_, h)| h.to_string()));
+    header.extend(levels.iter().map(|l| format!("hit {l}")));
+    let rows: Vec<Vec<String>> =
+        r.planners
+            .iter()
+            .map(|p| {
+                let mut row = vec![p.name.clone()];
+                row.extend(
+                    fixed
+                        .iter()
+                        .map(|(k, _)| summary_cell(p.metrics.get(*k), 1.0, "")),
+                );
+                row.extend(levels.iter().map(|l| {
+                    summary_cell(p.metrics.get(&format!("{GANG_HIT_RATE}{l}")), 100.0, "%")
+                }));
+                row
+            })
+            .collect();
+    let head: Vec<&str> = header.iter().map(String::as_str).collect();
+    format!("\ngangs, per cycle:\n{}", render_table(&head, &rows))
+}
+
 /// Per planner: key metrics as mean ± 95 % CI over seeds, and paper-style totals.
 pub fn preemption(r: &PreemptionSimulation) -> String {
     let mut out = String::new();
@@ -97,6 +145,7 @@ pub fn preemption(r: &PreemptionSimulation) -> String {
     out.push('\n');
     let planners = r.planners.iter().map(|p| (p.name.as_str(), &p.metrics));
     out.push_str(&summary_table(planners, &PREEMPTION_COLUMNS));
+    out.push_str(&gang_table(r));
     out.push_str("\ntotals over all cycles and seeds:\n");
     let rows: Vec<Vec<String>> = r
         .planners
