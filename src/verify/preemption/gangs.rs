@@ -43,19 +43,7 @@ pub fn verify_gang_plan(
         spec,
         pods: initial
             .pods()
-            .map(|(_, p)| {
-                (
-                    p.name.clone(),
-                    PodRecord {
-                        server: cluster.server(p.server).name.clone(),
-                        gpus: p.gpus.iter().map(|g| g as u32).collect(),
-                        cores: p.cores.iter().map(|c| c as u32).collect(),
-                        priority: p.priority,
-                        preemptible: p.preemptible,
-                        budgets: Vec::new(),
-                    },
-                )
-            })
+            .map(|(_, p)| (p.name.clone(), PodRecord::of(cluster, p, Vec::new())))
             .collect(),
         evicted: BTreeSet::new(),
         gang_aware,

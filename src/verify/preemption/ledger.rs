@@ -6,7 +6,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::spec::PreemptionSpec;
 use crate::spec::preemption::TopologyScore;
-use crate::topology::{Level, ServerType};
+use crate::topology::state::Pod;
+use crate::topology::{Cluster, Level, ServerType};
 use crate::verify::devices::numa_of_core;
 
 /// Where and why a plan was rejected.
@@ -27,6 +28,20 @@ pub(super) struct PodRecord {
     pub(super) preemptible: bool,
     /// The PodDisruptionBudgets covering it, by index.
     pub(super) budgets: Vec<usize>,
+}
+
+impl PodRecord {
+    /// A pod of the initial state as the checker records it, covered by `budgets`.
+    pub(super) fn of(cluster: &Cluster, p: &Pod, budgets: Vec<usize>) -> Self {
+        PodRecord {
+            server: cluster.server(p.server).name.clone(),
+            gpus: p.gpus.iter().map(|g| g as u32).collect(),
+            cores: p.cores.iter().map(|c| c as u32).collect(),
+            priority: p.priority,
+            preemptible: p.preemptible,
+            budgets,
+        }
+    }
 }
 
 const EPS: f64 = 1e-6;

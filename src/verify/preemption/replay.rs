@@ -84,20 +84,11 @@ impl<'a> Replay<'a> {
         let pods: BTreeMap<String, PodRecord> = initial
             .pods()
             .map(|(_, p)| {
-                (
-                    p.name.clone(),
-                    PodRecord {
-                        server: cluster.server(p.server).name.clone(),
-                        gpus: p.gpus.iter().map(|g| g as u32).collect(),
-                        cores: p.cores.iter().map(|c| c as u32).collect(),
-                        priority: p.priority,
-                        preemptible: p.preemptible,
-                        budgets: budget_index.of(
-                            spec.workload.get(p.workload).map(|w| w.name.as_str()),
-                            &p.name,
-                        ),
-                    },
-                )
+                let budgets = budget_index.of(
+                    spec.workload.get(p.workload).map(|w| w.name.as_str()),
+                    &p.name,
+                );
+                (p.name.clone(), PodRecord::of(cluster, p, budgets))
             })
             .collect();
         // What each budget allows, from the pods it covers at the start.
